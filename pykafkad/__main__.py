@@ -1,0 +1,5 @@
+import sys
+
+from pykafkad.cli import main
+
+sys.exit(main())

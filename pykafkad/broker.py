@@ -1,0 +1,216 @@
+"""The broker's state and its operations on topics and partitions, independent of the network.
+
+Handlers translate requests into calls on ``Broker``; this module owns the rules (auto topic
+creation, topic validation, per-topic configs) so that handlers stay thin.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import trio
+
+from pykafkad.cluster import (
+    Topic,
+    TopicRegistry,
+    new_topic_id,
+    validate_topic_name,
+    write_partition_metadata,
+)
+from pykafkad.config import BrokerConfig, ConfigError, resolve_topic_config, validate_topic_configs
+from pykafkad.fetch_sessions import FetchSessionCache
+from pykafkad.log.config import LogConfig
+from pykafkad.log.manager import LogManager
+from pykafkad.log.partition import PartitionLog
+from pykafkad.producer_ids import ProducerIdManager
+from wire.errors import ErrorCode, KafkaError
+
+log = logging.getLogger("pykafkad")
+
+#: Kafka starts every partition at leader epoch 0; a single node never changes leader.
+LEADER_EPOCH = 0
+
+
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    node_id: int
+    host: str
+    port: int
+
+
+def log_config_from(topic_config) -> LogConfig:
+    """Maps Kafka's topic config names onto the log's own settings."""
+    return LogConfig.from_topic_configs(topic_config)
+
+
+def read_or_create_meta(data_dir: Path, node_id: int) -> str:
+    """Kafka's ``meta.properties`` (KRaft, version 1): returns the cluster id."""
+    path = data_dir / "meta.properties"
+    props: dict[str, str] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if "=" in line and not line.startswith("#"):
+                k, v = line.split("=", 1)
+                props[k.strip()] = v.strip()
+    if "cluster.id" not in props:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        did = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        path.write_text(
+            f"#\n#Written by pykafkad\ncluster.id={cid}\ndirectory.id={did}\n"
+            f"node.id={node_id}\nversion=1\n"
+        )
+        return cid
+    return props["cluster.id"]
+
+
+class Broker:
+    """Everything a request handler may touch: config, topics, logs, fetch sessions, the clock."""
+
+    def __init__(
+        self,
+        config: BrokerConfig,
+        data_dir: Path,
+        *,
+        clock: Callable[[], int] = wall_clock_ms,
+    ):
+        self.config = config
+        self.data_dir = data_dir
+        self.clock = clock
+        self.node_id: int = config["node.id"]
+        self.endpoint = Endpoint(self.node_id, "localhost", 9092)
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self.cluster_id = read_or_create_meta(data_dir, self.node_id)
+        self.topics = TopicRegistry(data_dir)
+        self.logs = LogManager(data_dir, clock)
+        self.logs.load_all(self._log_config_for_partition)
+        for topic in self.topics.topics.values():
+            for p in range(topic.num_partitions):
+                if self.logs.get(topic.name, p) is None:
+                    self._create_partition(topic, p)
+        self.fetch_sessions = FetchSessionCache(clock=clock)
+        self.producer_ids = ProducerIdManager(data_dir)
+        self._appended = trio.Event()
+        self.shutting_down = False
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def set_endpoint(self, host: str, port: int) -> None:
+        self.endpoint = Endpoint(self.node_id, host, port)
+
+    def close(self) -> None:
+        self.logs.close()
+
+    # -- appends and waiting -----------------------------------------------------------------
+    def notify_append(self) -> None:
+        """Wakes every long-polling Fetch so it can re-check its partitions."""
+        self._appended.set()
+        self._appended = trio.Event()
+
+    async def wait_for_append(self, deadline: float) -> None:
+        event = self._appended
+        with trio.move_on_at(deadline):
+            await event.wait()
+
+    # -- topics --------------------------------------------------------------------------------
+    def topic_config(self, topic: Topic):
+        return resolve_topic_config(self.config, topic.configs)
+
+    def _log_config_for_partition(self, topic_name: str, partition: int) -> LogConfig | None:
+        topic = self.topics.get(topic_name)
+        if topic is None or partition >= topic.num_partitions:
+            return None
+        return log_config_from(self.topic_config(topic))
+
+    def _create_partition(self, topic: Topic, index: int) -> PartitionLog:
+        plog = self.logs.create(topic.name, index, log_config_from(self.topic_config(topic)))
+        write_partition_metadata(plog.dir, topic.topic_id)
+        return plog
+
+    def check_new_topic(self, name: str, num_partitions: int, configs: dict[str, str]) -> None:
+        """Raises KafkaError with Kafka's code when CreateTopics would refuse this topic."""
+        validate_topic_name(name)
+        if name in self.topics.topics:
+            raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        if num_partitions <= 0:
+            raise KafkaError(
+                ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value."
+            )
+        try:
+            validate_topic_configs(configs)
+        except ConfigError as e:
+            raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
+
+    def create_topic(self, name: str, num_partitions: int, configs: dict[str, str]) -> Topic:
+        self.check_new_topic(name, num_partitions, configs)
+        topic = Topic(name, new_topic_id(), num_partitions, dict(configs))
+        self.topics.add(topic)
+        for p in range(num_partitions):
+            self._create_partition(topic, p)
+        log.info("created topic %s with %d partitions", name, num_partitions)
+        return topic
+
+    def auto_create_topic(self, name: str) -> Topic | None:
+        """Creates ``name`` as Kafka's auto.create.topics.enable would, or returns None."""
+        if not self.config["auto.create.topics.enable"]:
+            return None
+        return self.create_topic(name, self.config["num.partitions"], {})
+
+    def delete_topic(self, name: str) -> Topic:
+        topic = self.topics.get(name)
+        if topic is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        if not self.config["delete.topic.enable"]:
+            raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED)
+        self.topics.remove(name)
+        self.logs.delete_topic(name)
+        self.fetch_sessions.forget_topic(topic.topic_id)
+        log.info("deleted topic %s", name)
+        return topic
+
+    def create_partitions(self, name: str, count: int, validate_only: bool) -> None:
+        topic = self.topics.get(name)
+        if topic is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        if count < topic.num_partitions:
+            raise KafkaError(
+                ErrorCode.INVALID_PARTITIONS,
+                f"Topic currently has {topic.num_partitions} partitions, which is higher than "
+                f"the requested {count}.",
+            )
+        if count == topic.num_partitions:
+            raise KafkaError(
+                ErrorCode.INVALID_PARTITIONS,
+                f"Topic already has {topic.num_partitions} partitions.",
+            )
+        if validate_only:
+            return
+        old = topic.num_partitions
+        topic.num_partitions = count
+        self.topics.save()
+        for p in range(old, count):
+            self._create_partition(topic, p)
+
+    def set_topic_configs(self, topic: Topic, configs: dict[str, str]) -> None:
+        topic.configs = dict(configs)
+        self.topics.save()
+        self.logs.update_config(topic.name, log_config_from(self.topic_config(topic)))
+
+    # -- partitions ----------------------------------------------------------------------------
+    def partition(self, topic: str, index: int) -> PartitionLog:
+        plog = self.logs.get(topic, index)
+        if plog is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        return plog
+
+    # -- housekeeping --------------------------------------------------------------------------
+    def apply_retention(self) -> int:
+        return self.logs.apply_retention(self.clock())

@@ -1,0 +1,130 @@
+"""One task per client connection: frames in, dispatch, responses out, in request order.
+
+Requests on a connection are handled one at a time, as Kafka does.  Bytes that break the
+protocol close this connection with one log line; a handler bug is logged with its traceback
+and closes this connection too.  The broker keeps serving everyone else either way.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+
+import trio
+
+from pykafkad.dispatch import HANDLERS, RequestContext
+from wire.errors import RemoteProtocolError
+from wire.framing import API_VERSIONS_KEY, encode_response, frame_size, read_request_header
+from wire.primitives import Reader
+
+log = logging.getLogger("pykafkad.connection")
+
+RECEIVE_SIZE = 256 * 1024
+
+
+class ConnectionClosed(Exception):
+    pass
+
+
+class Connection:
+    def __init__(self, stream: trio.SocketStream, broker, server) -> None:
+        self.stream = stream
+        self.broker = broker
+        self.server = server
+        self.buf = bytearray()
+        try:
+            host, port = stream.socket.getpeername()[:2]
+            self.peer = f"{host}:{port}"
+        except OSError:
+            self.peer = "?"
+        self.idle_scope: trio.CancelScope | None = None
+
+    async def _fill(self, n: int) -> None:
+        while len(self.buf) < n:
+            data = await self.stream.receive_some(max(RECEIVE_SIZE, n - len(self.buf)))
+            if not data:
+                raise ConnectionClosed
+            self.buf += data
+
+    async def read_frame(self) -> memoryview:
+        await self._fill(4)
+        size = frame_size(self.buf, self.broker.config["socket.request.max.bytes"])
+        await self._fill(4 + size)
+        frame = bytes(self.buf[4 : 4 + size])
+        del self.buf[: 4 + size]
+        return memoryview(frame)
+
+    async def send_chunks(self, chunks: list) -> None:
+        for chunk in chunks:
+            if isinstance(chunk, (bytes, bytearray, memoryview)):
+                await self.stream.send_all(chunk)
+            else:
+                await self._sendfile(chunk)
+
+    async def _sendfile(self, region) -> None:
+        """Zero-copy send of a segment file region; falls back to pread when unsupported."""
+        sock = self.stream.socket
+        offset, remaining, fd = region.offset, len(region), region.fileno()
+        while remaining > 0:
+            try:
+                sent = os.sendfile(sock.fileno(), fd, offset, remaining)
+            except BlockingIOError:
+                await trio.lowlevel.wait_writable(sock)
+                continue
+            except OSError as e:
+                if e.errno in (errno.EINVAL, errno.ENOSYS):
+                    await self.stream.send_all(os.pread(fd, remaining, offset))
+                    return
+                raise
+            if sent == 0:
+                raise ConnectionClosed
+            offset += sent
+            remaining -= sent
+
+    async def serve(self) -> None:
+        try:
+            while not self.server.shutting_down:
+                with trio.CancelScope() as scope:
+                    self.idle_scope = scope
+                    frame = await self.read_frame()
+                self.idle_scope = None
+                if scope.cancelled_caught:
+                    break
+                await self.handle_frame(frame)
+        except ConnectionClosed:
+            pass
+        except RemoteProtocolError as e:
+            log.warning("closing connection from %s: protocol error: %s", self.peer, e)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
+            pass
+        except Exception:
+            log.exception("closing connection from %s after an internal error", self.peer)
+        finally:
+            with trio.move_on_after(1) as cleanup:
+                cleanup.shield = True
+                await self.stream.aclose()
+
+    async def handle_frame(self, frame: memoryview) -> None:
+        r = Reader(frame)
+        header = read_request_header(r)
+        handler = HANDLERS.get(header.api_key)
+        if handler is None:
+            raise RemoteProtocolError(f"unknown API key {header.api_key}")
+        version = header.api_version
+        ctx = RequestContext(self.broker, header, self.peer)
+        if not handler.min_version <= version <= handler.max_version:
+            if header.api_key != API_VERSIONS_KEY:
+                raise RemoteProtocolError(
+                    f"unsupported version {version} of API {header.api_key}"
+                )
+            # ApiVersions: answer a v0 body with UNSUPPORTED_VERSION (clients fall back)
+            response = await handler.fn(ctx, None)
+            version = 0
+        else:
+            request = handler.request_type.read(r, version)
+            response = await handler.fn(ctx, request)
+        if response is None:
+            return
+        chunks = encode_response(header.correlation_id, header.api_key, version, response)
+        await self.send_chunks(chunks)

@@ -1,0 +1,68 @@
+"""The handler registry: which APIs and versions the broker serves, and how to call them.
+
+ApiVersions advertises exactly what is registered here, so an API exists for clients only
+once a handler for it is written and tested.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from wire.framing import RequestHeader
+from wire.messages import API_KEYS
+
+log = logging.getLogger("pykafkad.dispatch")
+
+
+@dataclass
+class RequestContext:
+    broker: Any  # pykafkad.broker.Broker (not imported: dispatch sits above handlers)
+    header: RequestHeader
+    peer: str
+
+    @property
+    def version(self) -> int:
+        return self.header.api_version
+
+
+HandlerFn = Callable[[RequestContext, Any], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Handler:
+    api_key: int
+    min_version: int
+    max_version: int
+    fn: HandlerFn
+
+    @property
+    def request_type(self) -> type:
+        return API_KEYS[self.api_key].request_type()
+
+    @property
+    def response_type(self) -> type:
+        return API_KEYS[self.api_key].response_type()
+
+
+HANDLERS: dict[int, Handler] = {}
+
+
+def handles(api_key: int, min_version: int, max_version: int) -> Callable[[HandlerFn], HandlerFn]:
+    """Registers an ``async def handle_x(ctx, request) -> response | None``."""
+    spec = API_KEYS[api_key]
+    assert spec.lowest_version <= min_version <= max_version <= spec.highest_version
+
+    def register(fn: HandlerFn) -> HandlerFn:
+        HANDLERS[api_key] = Handler(api_key, min_version, max_version, fn)
+        return fn
+
+    return register
+
+
+def load_handlers() -> dict[int, Handler]:
+    import pykafkad.handlers  # noqa: F401  (registers every handler module)
+
+    return HANDLERS

@@ -1,0 +1,40 @@
+"""DeleteRecords: raise a partition's log start offset."""
+
+from __future__ import annotations
+
+from pykafkad.dispatch import RequestContext, handles
+from wire.errors import ErrorCode, KafkaError
+from wire.messages.delete_records_response import (
+    DeleteRecordsPartitionResult,
+    DeleteRecordsResponse,
+    DeleteRecordsTopicResult,
+)
+
+HIGH_WATERMARK = -1
+
+
+@handles(21, 0, 2)
+async def handle_delete_records(ctx: RequestContext, req) -> DeleteRecordsResponse:
+    """Versions 0-2.  Offset -1 means the high watermark; beyond it is OFFSET_OUT_OF_RANGE."""
+    broker = ctx.broker
+    topics = []
+    for t in req.topics:
+        parts = []
+        for p in t.partitions:
+            res = DeleteRecordsPartitionResult(partition_index=p.partition_index, low_watermark=-1,
+                                               error_code=0)
+            parts.append(res)
+            plog = broker.logs.get(t.name, p.partition_index)
+            if plog is None:
+                res.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            offset = plog.log_end_offset if p.offset == HIGH_WATERMARK else p.offset
+            if offset < 0 or offset > plog.log_end_offset:
+                res.error_code = ErrorCode.OFFSET_OUT_OF_RANGE
+                continue
+            try:
+                res.low_watermark = plog.delete_records(offset)
+            except KafkaError as e:
+                res.error_code = e.code
+        topics.append(DeleteRecordsTopicResult(name=t.name, partitions=parts))
+    return DeleteRecordsResponse(throttle_time_ms=0, topics=topics)

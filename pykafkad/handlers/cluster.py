@@ -1,0 +1,67 @@
+"""DescribeCluster and FindCoordinator: this node is the whole cluster and every coordinator."""
+
+from __future__ import annotations
+
+from pykafkad.dispatch import RequestContext, handles
+from pykafkad.handlers.metadata import AUTHORIZED_OPERATIONS_OMITTED
+from wire.errors import ErrorCode
+from wire.messages.describe_cluster_response import (
+    DescribeClusterBroker,
+    DescribeClusterResponse,
+)
+from wire.messages.find_coordinator_response import Coordinator, FindCoordinatorResponse
+
+GROUP_KEY_TYPE = 0
+
+
+@handles(60, 0, 1)
+async def handle_describe_cluster(ctx: RequestContext, req) -> DescribeClusterResponse:
+    """Versions 0-1 (v1 adds endpoint_type: only brokers, 1, are described)."""
+    ep = ctx.broker.endpoint
+    if ctx.version >= 1 and req.endpoint_type != 1:
+        return DescribeClusterResponse(
+            error_code=ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
+            error_message="Only brokers are described by this cluster",
+            endpoint_type=req.endpoint_type,
+            cluster_id=ctx.broker.cluster_id,
+        )
+    return DescribeClusterResponse(
+        throttle_time_ms=0,
+        error_code=0,
+        endpoint_type=1,
+        cluster_id=ctx.broker.cluster_id,
+        controller_id=ep.node_id,
+        brokers=[DescribeClusterBroker(ep.node_id, ep.host, ep.port, None)],
+        cluster_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+    )
+
+
+@handles(10, 0, 6)
+async def handle_find_coordinator(ctx: RequestContext, req) -> FindCoordinatorResponse:
+    """Versions 0-6: the single ``key`` form (v0-3) and batched ``coordinator_keys`` (v4+).
+    Group keys resolve to this node.  Transaction keys get COORDINATOR_NOT_AVAILABLE until
+    the transaction coordinator exists."""
+    ep = ctx.broker.endpoint
+    v = ctx.version
+
+    def answer(key: str) -> tuple[int, str | None]:
+        if req.key_type != GROUP_KEY_TYPE:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available."
+        if not key:
+            return ErrorCode.INVALID_REQUEST, "Group id must not be empty"
+        return ErrorCode.NONE, None
+
+    if v >= 4:
+        coords = []
+        for key in req.coordinator_keys:
+            err, msg = answer(key)
+            ok = err == ErrorCode.NONE
+            coords.append(Coordinator(
+                key=key, node_id=ep.node_id if ok else -1, host=ep.host if ok else "",
+                port=ep.port if ok else -1, error_code=err, error_message=msg))
+        return FindCoordinatorResponse(throttle_time_ms=0, coordinators=coords)
+    err, msg = answer(req.key)
+    ok = err == ErrorCode.NONE
+    return FindCoordinatorResponse(
+        throttle_time_ms=0, error_code=err, error_message=msg,
+        node_id=ep.node_id if ok else -1, host=ep.host if ok else "", port=ep.port if ok else -1)

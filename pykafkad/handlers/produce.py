@@ -1,0 +1,72 @@
+"""Produce: validate each partition's batch, append it as sent, answer per partition."""
+
+from __future__ import annotations
+
+from pykafkad.broker import LEADER_EPOCH
+from pykafkad.dispatch import RequestContext, handles
+from wire.errors import ErrorCode, KafkaError
+from wire.messages.produce_response import (
+    PartitionProduceResponse,
+    ProduceResponse,
+    TopicProduceResponse,
+)
+from wire.records.batch import validate_produce_records
+
+API_KEY = 0
+#: zstd is accepted from Produce v7 on (KIP-110)
+ZSTD_MIN_VERSION = 7
+
+
+def _error(index: int, code: int, message: str | None = None) -> PartitionProduceResponse:
+    return PartitionProduceResponse(
+        index=index, error_code=code, base_offset=-1, log_append_time_ms=-1,
+        log_start_offset=-1, record_errors=[], error_message=message)
+
+
+@handles(API_KEY, 0, 11)
+async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
+    """Versions 0-11.  Only magic-2 batches are stored (v0-2 carry older message formats,
+    answered UNSUPPORTED_FOR_MESSAGE_FORMAT as Kafka 4 does).  acks=0 gets no response.
+    Every requested partition is answered, in request order."""
+    broker = ctx.broker
+    v = ctx.version
+    acks = req.acks
+    responses = []
+    appended = False
+    for td in req.topic_data:
+        topic = broker.topics.get(td.name)
+        max_bytes = broker.topic_config(topic)["max.message.bytes"] if topic else None
+        parts = []
+        for pd in td.partition_data:
+            if acks not in (-1, 0, 1):
+                parts.append(_error(pd.index, ErrorCode.INVALID_REQUIRED_ACKS))
+                continue
+            if topic is None or not 0 <= pd.index < topic.num_partitions:
+                parts.append(_error(pd.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                continue
+            if v < 3:
+                parts.append(_error(pd.index, ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT))
+                continue
+            try:
+                records = pd.records
+                if not records:
+                    raise KafkaError(ErrorCode.INVALID_RECORD, "no record batch in the request")
+                validate_produce_records(
+                    records, max_size=max_bytes, allow_zstd=v >= ZSTD_MIN_VERSION
+                )
+                plog = broker.partition(td.name, pd.index)
+                info = plog.append(records, LEADER_EPOCH, now_ms=broker.clock())
+            except KafkaError as e:
+                parts.append(_error(pd.index, e.code, e.message))
+                continue
+            appended = True
+            parts.append(PartitionProduceResponse(
+                index=pd.index, error_code=0, base_offset=info.base_offset,
+                log_append_time_ms=info.log_append_time, log_start_offset=info.log_start_offset,
+                record_errors=[], error_message=None))
+        responses.append(TopicProduceResponse(name=td.name, partition_responses=parts))
+    if appended:
+        broker.notify_append()
+    if acks == 0:
+        return None
+    return ProduceResponse(responses=responses, throttle_time_ms=0)

@@ -1,0 +1,44 @@
+"""Errors the partition log raises: Kafka error values (``KafkaError``) with Kafka's codes."""
+
+from __future__ import annotations
+
+from wire.errors import ErrorCode, KafkaError
+
+
+class LogError(KafkaError):
+    """Base class; ``code`` is what the handler answers for the partition."""
+
+    code_default = ErrorCode.UNKNOWN_SERVER_ERROR
+
+    def __init__(self, message: str | None = None):
+        super().__init__(self.code_default, message)
+
+
+class OffsetOutOfRangeError(LogError):
+    """The offset is below the log start offset or beyond the log end offset."""
+
+    code_default = ErrorCode.OFFSET_OUT_OF_RANGE
+
+
+class RecordTooLargeError(LogError):
+    """A batch is larger than ``max.message.bytes`` (Kafka: RecordTooLargeException)."""
+
+    code_default = ErrorCode.MESSAGE_TOO_LARGE
+
+
+class RecordBatchTooLargeError(LogError):
+    """The append is larger than ``segment.bytes`` (Kafka: RecordBatchTooLargeException)."""
+
+    code_default = ErrorCode.RECORD_LIST_TOO_LARGE
+
+
+class CorruptRecordError(LogError):
+    """The bytes handed to ``append`` do not frame as v2 batches."""
+
+    code_default = ErrorCode.CORRUPT_MESSAGE
+
+
+class LogClosedError(LogError):
+    """The partition log was closed or deleted (e.g. its topic was deleted meanwhile)."""
+
+    code_default = ErrorCode.NOT_LEADER_OR_FOLLOWER

@@ -1,0 +1,244 @@
+"""Sparse segment indexes in Kafka's on-disk formats.
+
+``.index`` (OffsetIndex): 8-byte entries, int32 offset relative to the segment's base offset +
+int32 file position, both big-endian. As Kafka's appends and recovery do, an entry is the *last*
+offset of the batch that starts at the position, so Kafka's DumpLogSegments verifies them.
+
+``.timeindex`` (TimeIndex): 12-byte entries, int64 timestamp + int32 relative offset; an entry is
+added only when the segment's max timestamp grows, so timestamps never go down.
+
+Files are never preallocated: they always hold exactly the valid entries. Entries live in memory
+(``array``s, loaded lazily from the file on first use) and appends are written through; a torn
+trailing entry (file length not a multiple of the entry size) is dropped on load.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import sys
+from array import array
+from bisect import bisect_right
+from pathlib import Path
+
+_LITTLE = sys.byteorder == "little"
+_TIME_ENTRY = struct.Struct(">qi")
+_INDEX_ENTRY = struct.Struct(">ii")
+
+
+class CorruptIndexError(Exception):
+    """An index whose entries contradict its segment; the segment rebuilds it."""
+
+
+class _IndexFile:
+    entry_size = 0
+
+    def __init__(self, path: Path, base_offset: int, max_entries: int, *, exists: bool):
+        self.path = path
+        self.base_offset = base_offset
+        self.max_entries = max_entries
+        self._loaded = not exists
+        self._pending = bytearray()
+        self._fd = -1
+        if not exists:
+            path.write_bytes(b"")
+
+    # -- file plumbing -------------------------------------------------------------------------
+    def _read_file(self) -> bytes:
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            data = b""
+        usable = len(data) - len(data) % self.entry_size
+        if usable != len(data):
+            os.truncate(self.path, usable)
+            data = data[:usable]
+        return data
+
+    def write_pending(self) -> None:
+        if not self._pending:
+            return
+        if self._fd < 0:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        view = memoryview(self._pending)
+        while view:
+            view = view[os.write(self._fd, view) :]
+        self._pending.clear()
+
+    def flush(self) -> None:
+        self.write_pending()
+        if self._fd >= 0:
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        self.write_pending()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def _rewrite(self, data: bytes) -> None:
+        self.close()
+        self._pending.clear()
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, self.path)
+
+    @property
+    def is_full(self) -> bool:
+        return self.entries >= self.max_entries
+
+    @property
+    def entries(self) -> int:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+class OffsetIndex(_IndexFile):
+    entry_size = 8
+
+    def __init__(self, path: Path, base_offset: int, max_entries: int, *, exists: bool):
+        super().__init__(path, base_offset, max_entries, exists=exists)
+        self._offsets = array("i")  # relative offsets
+        self._positions = array("i")
+
+    def load(self, log_size: int) -> None:
+        """Reads the file (once); raises CorruptIndexError when it contradicts the log."""
+        if self._loaded:
+            return
+        arr = array("i")
+        arr.frombytes(self._read_file())
+        if _LITTLE:
+            arr.byteswap()
+        offsets, positions = arr[0::2], arr[1::2]
+        if offsets:
+            if offsets[-1] < 0 or offsets[0] < 0:
+                raise CorruptIndexError(f"{self.path}: offset before the segment's base offset")
+            if positions[-1] >= log_size or positions[0] < 0:
+                raise CorruptIndexError(f"{self.path}: position beyond the end of the log")
+            if offsets[-1] < offsets[0] or positions[-1] < positions[0]:
+                raise CorruptIndexError(f"{self.path}: entries out of order")
+        self._offsets, self._positions = offsets, positions
+        self._loaded = True
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded
+
+    @property
+    def entries(self) -> int:
+        return len(self._offsets)
+
+    @property
+    def last_position(self) -> int:
+        return self._positions[-1] if self._positions else 0
+
+    def append(self, offset: int, position: int) -> None:
+        rel = offset - self.base_offset
+        self._offsets.append(rel)
+        self._positions.append(position)
+        self._pending += _INDEX_ENTRY.pack(rel, position)
+
+    def lookup(self, offset: int) -> int:
+        """File position of the last indexed batch whose last offset <= ``offset`` (else 0)."""
+        i = bisect_right(self._offsets, offset - self.base_offset)
+        return self._positions[i - 1] if i else 0
+
+    def floor_position(self, position: int) -> int:
+        """The largest indexed batch position <= ``position`` (else 0)."""
+        i = bisect_right(self._positions, position)
+        return self._positions[i - 1] if i else 0
+
+    def reset(self, entries: list[tuple[int, int]]) -> None:
+        """Replaces the whole index with ``[(offset, position), ...]`` (rebuild after recovery)."""
+        self._offsets = array("i", (o - self.base_offset for o, _ in entries))
+        self._positions = array("i", (p for _, p in entries))
+        self._rewrite(
+            b"".join(
+                _INDEX_ENTRY.pack(o, p) for o, p in zip(self._offsets, self._positions, strict=True)
+            )
+        )
+        self._loaded = True
+
+
+class TimeIndex(_IndexFile):
+    entry_size = 12
+
+    def __init__(self, path: Path, base_offset: int, max_entries: int, *, exists: bool):
+        super().__init__(path, base_offset, max_entries, exists=exists)
+        self._timestamps = array("q")
+        self._offsets = array("i")  # relative offsets
+
+    def load(self) -> None:
+        if self._loaded:
+            return
+        timestamps = array("q")
+        offsets = array("i")
+        for ts, rel in _TIME_ENTRY.iter_unpack(self._read_file()):
+            timestamps.append(ts)
+            offsets.append(rel)
+        if timestamps and (timestamps[-1] < timestamps[0] or offsets[-1] < 0 or offsets[0] < 0):
+            raise CorruptIndexError(f"{self.path}: time index entries out of order")
+        self._timestamps, self._offsets = timestamps, offsets
+        self._loaded = True
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded
+
+    @property
+    def entries(self) -> int:
+        return len(self._timestamps)
+
+    def last_entry_on_disk(self) -> tuple[int, int] | None:
+        """The file's last entry without loading it all: (timestamp, absolute offset)."""
+        if self._loaded:
+            return self.last_entry()
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            return None
+        size -= size % self.entry_size
+        if size == 0:
+            return None
+        with open(self.path, "rb") as f:
+            f.seek(size - self.entry_size)
+            ts, rel = _TIME_ENTRY.unpack(f.read(self.entry_size))
+        return ts, self.base_offset + rel
+
+    def last_entry(self) -> tuple[int, int] | None:
+        if not self._timestamps:
+            return None
+        return self._timestamps[-1], self.base_offset + self._offsets[-1]
+
+    def maybe_append(self, timestamp: int, offset: int, *, skip_full_check: bool = False) -> bool:
+        """Adds an entry when ``timestamp`` is larger than the last one (as Kafka's maybeAppend)."""
+        if not skip_full_check and self.is_full:
+            return False
+        if self._timestamps and timestamp <= self._timestamps[-1]:
+            return False
+        if not self._timestamps and timestamp < 0:
+            return False
+        rel = offset - self.base_offset
+        if self._offsets and rel < self._offsets[-1]:
+            return False
+        self._timestamps.append(timestamp)
+        self._offsets.append(rel)
+        self._pending += _TIME_ENTRY.pack(timestamp, rel)
+        return True
+
+    def lookup(self, timestamp: int) -> tuple[int, int]:
+        """The last entry with timestamp <= ``timestamp``, else (-1, base offset)."""
+        i = bisect_right(self._timestamps, timestamp)
+        if i == 0:
+            return -1, self.base_offset
+        return self._timestamps[i - 1], self.base_offset + self._offsets[i - 1]
+
+    def reset(self, entries: list[tuple[int, int]]) -> None:
+        """Replaces the whole index with ``[(timestamp, offset), ...]``."""
+        self._timestamps = array("q", (t for t, _ in entries))
+        self._offsets = array("i", (o - self.base_offset for _, o in entries))
+        self._rewrite(
+            b"".join(
+                _TIME_ENTRY.pack(t, o) for t, o in zip(self._timestamps, self._offsets, strict=True)
+            )
+        )
+        self._loaded = True

@@ -1,0 +1,133 @@
+"""Listeners, the connection nursery, periodic housekeeping and graceful shutdown.
+
+Nothing protocol-specific lives here.  Shutdown stops accepting, lets every connection finish
+the request it is handling (idle reads are cancelled), then flushes and closes the logs.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+
+import trio
+
+from pykafkad.connection import Connection
+from pykafkad.dispatch import load_handlers
+
+log = logging.getLogger("pykafkad")
+
+#: how long shutdown waits for in-flight requests before cancelling them
+SHUTDOWN_GRACE_S = 5.0
+
+
+async def open_listeners(host: str, port: int) -> list[trio.SocketListener]:
+    """Binds every address of ``host`` on one port (port 0: the first bound port, for all)."""
+    infos = await trio.socket.getaddrinfo(
+        host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )
+    listeners: list[trio.SocketListener] = []
+    seen = set()
+    try:
+        for family, type_, proto, _, sockaddr in infos:
+            if (family, sockaddr[0]) in seen:
+                continue
+            seen.add((family, sockaddr[0]))
+            sock = trio.socket.socket(family, type_, proto)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            addr = (sockaddr[0], port, *sockaddr[2:])
+            try:
+                await sock.bind(addr)
+            except OSError:
+                sock.close()
+                if listeners:
+                    continue  # e.g. ::1 unavailable while 127.0.0.1 works
+                raise
+            sock.listen(128)
+            if port == 0:
+                port = sock.getsockname()[1]
+            listeners.append(trio.SocketListener(sock))
+    except BaseException:
+        for lst in listeners:
+            await lst.aclose()
+        raise
+    return listeners
+
+
+class Server:
+    def __init__(self, broker, host: str, port: int, advertised_host: str | None = None):
+        self.broker = broker
+        self.host = host
+        self.port = port
+        self.advertised_host = advertised_host
+        self.shutting_down = False
+        self.connections: set[Connection] = set()
+        self._shutdown = trio.Event()
+        self._drained = trio.Event()
+        load_handlers()
+
+    def request_shutdown(self) -> None:
+        self._shutdown.set()
+
+    async def _serve_connection(self, stream: trio.SocketStream) -> None:
+        stream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn = Connection(stream, self.broker, self)
+        self.connections.add(conn)
+        try:
+            await conn.serve()
+        finally:
+            self.connections.discard(conn)
+            if self.shutting_down and not self.connections:
+                self._drained.set()
+
+    async def _accept(self, listener: trio.SocketListener, nursery: trio.Nursery) -> None:
+        while True:
+            try:
+                stream = await listener.accept()
+            except OSError as e:  # EMFILE and friends: keep serving who is connected
+                log.warning("accept failed: %s", e)
+                await trio.sleep(0.1)
+                continue
+            nursery.start_soon(self._serve_connection, stream)
+
+    async def _housekeeping(self) -> None:
+        interval = self.broker.config["log.retention.check.interval.ms"] / 1000
+        while True:
+            await trio.sleep(interval)
+            try:
+                self.broker.apply_retention()
+            except Exception:
+                log.exception("retention check failed")
+
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        listeners = await open_listeners(self.host, self.port)
+        self.port = listeners[0].socket.getsockname()[1]
+        adv = self.advertised_host
+        if not adv:
+            adv = "localhost" if self.host in ("", "0.0.0.0", "::") else self.host
+        self.broker.set_endpoint(adv, self.port)
+        try:
+            async with trio.open_nursery() as connections:
+                async with trio.open_nursery() as accepting:
+                    for lst in listeners:
+                        accepting.start_soon(self._accept, lst, connections)
+                    accepting.start_soon(self._housekeeping)
+                    task_status.started(self.port)
+                    await self._shutdown.wait()
+                    accepting.cancel_scope.cancel()
+                for lst in listeners:
+                    await lst.aclose()
+                self.shutting_down = True
+                self.broker.shutting_down = True
+                for conn in list(self.connections):
+                    if conn.idle_scope is not None:
+                        conn.idle_scope.cancel()
+                self.broker.notify_append()
+                if self.connections:
+                    with trio.move_on_after(SHUTDOWN_GRACE_S):
+                        await self._drained.wait()
+                connections.cancel_scope.cancel()
+        finally:
+            self.broker.close()
+            log.info("pykafkad stopped")

@@ -95,8 +95,11 @@ class Broker:
         self.logs.load_all(self._log_config_for_partition)
         for topic in self.topics.topics.values():
             for p in range(topic.num_partitions):
-                if self.logs.get(topic.name, p) is None:
+                plog = self.logs.get(topic.name, p)
+                if plog is None:
                     self._create_partition(topic, p)
+                elif plog.latest_epoch is None:
+                    plog.assign_epoch(LEADER_EPOCH)
         self.fetch_sessions = FetchSessionCache(clock=clock)
         self.producer_ids = ProducerIdManager(data_dir)
         self._appended = trio.Event()
@@ -133,6 +136,8 @@ class Broker:
     def _create_partition(self, topic: Topic, index: int) -> PartitionLog:
         plog = self.logs.create(topic.name, index, log_config_from(self.topic_config(topic)))
         write_partition_metadata(plog.dir, topic.topic_id)
+        if plog.latest_epoch is None:
+            plog.assign_epoch(LEADER_EPOCH)  # as a new leader does: epoch 0 from the log end
         return plog
 
     def check_new_topic(self, name: str, num_partitions: int, configs: dict[str, str]) -> None:
@@ -145,7 +150,7 @@ class Broker:
                 ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value."
             )
         try:
-            validate_topic_configs(configs)
+            validate_topic_configs(configs, broker=self.config)
         except ConfigError as e:
             raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
 

@@ -135,6 +135,14 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"pykafkad: {e}", file=sys.stderr)
         return 2
+    except BaseExceptionGroup as group:
+        usage = group.subgroup(UsageError)
+        if usage is None:
+            raise
+        while isinstance(usage, BaseExceptionGroup):
+            usage = usage.exceptions[0]
+        print(f"pykafkad: {usage}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
     return 0

@@ -13,7 +13,7 @@ import contextlib
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,8 +42,12 @@ def run_broker(
     config: dict[str, str] | None = None,
     host: str = "127.0.0.1",
     port: int = 0,
+    clock: Callable[[], int] | None = None,
 ) -> Iterator[RunningBroker]:
-    """Starts a broker and stops it cleanly on exit (files flushed, clean-shutdown marker)."""
+    """Starts a broker and stops it cleanly on exit (files flushed, clean-shutdown marker).
+
+    ``clock`` (milliseconds) replaces the wall clock for retention and timeouts in tests.
+    """
     from pykafkad.broker import Broker
     from pykafkad.config import BrokerConfig
     from pykafkad.server import Server
@@ -53,7 +57,8 @@ def run_broker(
         tmp = tempfile.mkdtemp(prefix="pykafkad-")
         data_dir = tmp
     path = Path(data_dir)
-    broker = Broker(BrokerConfig.from_sources(None, dict(config or {})), path)
+    extra = {"clock": clock} if clock is not None else {}
+    broker = Broker(BrokerConfig.from_sources(None, dict(config or {})), path, **extra)
     server = Server(broker, host, port)
     started = threading.Event()
     state: dict = {}

@@ -365,7 +365,8 @@ IGNORED_BROKER_CONFIGS: frozenset[str] = frozenset(
 
 #: Whole families of Kafka broker configs that pykafkad accepts and ignores.
 IGNORED_BROKER_CONFIG_PREFIXES: tuple[str, ...] = (
-    "listener.name.", "ssl.", "sasl.", "zookeeper.", "controller.quorum.", "controller.performance.",
+    "listener.name.", "ssl.", "sasl.", "zookeeper.", "controller.quorum.",
+    "controller.performance.",
     "remote.log.", "remote.fetch.", "remote.list.", "group.share.", "group.streams.",
     "share.coordinator.", "delegation.token.", "password.encoder.", "config.providers",
     "internal.metadata.",

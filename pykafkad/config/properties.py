@@ -1,10 +1,10 @@
 """server.properties files, read the way java.util.Properties.load reads them.
 
-Kafka loads the file through an InputStream, so it is decoded as ISO-8859-1 (use ``\\uXXXX`` for
-other characters, as with Kafka). Rules kept: ``#``/``!`` comment lines, ``key=value``,
+Kafka loads the file through an InputStream, so it is decoded as ISO-8859-1 (use ``\\uXXXX``
+for other characters, as with Kafka). Rules kept: ``#``/``!`` comment lines, ``key=value``,
 ``key: value`` or ``key value``, whitespace around the separator, a trailing odd backslash joins
-the next line (its leading whitespace dropped), escapes ``\\t \\n \\r \\f \\uXXXX`` and ``\\x`` -> ``x``,
-and the last of repeated keys wins.
+the next line (its leading whitespace dropped), escapes ``\\t \\n \\r \\f \\uXXXX`` and
+``\\x`` -> ``x``, and the last of repeated keys wins.
 """
 
 from __future__ import annotations

@@ -79,7 +79,9 @@ _RANGES = {
     ConfigType.LONG: (LONG_MIN, LONG_MAX),
 }
 _JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
-_JAVA_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[fFdD]?)")
+_JAVA_DOUBLE = re.compile(
+    r"[+-]?(NaN|Infinity|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[fFdD]?)"
+)
 _JAVA_HEX_DOUBLE = re.compile(r"[+-]?0[xX][0-9a-fA-F]*\.?[0-9a-fA-F]*[pP][+-]?[0-9]+[fFdD]?")
 _COMMA_WITH_WHITESPACE = re.compile(r"\s*,\s*")
 _JAVA_CLASS_NAME = re.compile(r"[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*")

@@ -71,7 +71,8 @@ async def handle_describe_configs(ctx: RequestContext, req) -> DescribeConfigsRe
             elif res.resource_type == BROKER:
                 _broker_resource(broker, res.resource_name)
                 entries = describe_broker_configs(
-                    broker.config, res.configuration_keys, synonyms, docs)
+                    broker.config, res.configuration_keys, synonyms, docs,
+                    per_broker=res.resource_name != "")
             elif res.resource_type == BROKER_LOGGER:
                 _broker_resource(broker, res.resource_name)
                 entries = []
@@ -96,23 +97,28 @@ async def handle_describe_configs(ctx: RequestContext, req) -> DescribeConfigsRe
 def _apply_topic(broker, name: str, new: dict[str, str], validate_only: bool) -> None:
     topic = _topic(broker, name)
     try:
-        validate_topic_configs(new)
+        validate_topic_configs(new, broker=broker.config)
     except ConfigError as e:
         raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
     if not validate_only:
         broker.set_topic_configs(topic, new)
 
 
-def _apply_broker(broker, name: str, changes: dict[str, str | None], validate_only: bool) -> None:
+def _apply_broker(
+    broker, name: str, changes: dict[str, str | None], validate_only: bool, replace: bool
+) -> None:
+    """Applies a whole request or nothing; Kafka answers broker errors INVALID_REQUEST."""
     _broker_resource(broker, name)
     try:
-        for key, value in changes.items():
-            if value is None:
-                broker.config.delete_dynamic(key, dry_run=validate_only)
-            else:
-                broker.config.set_dynamic(key, value, dry_run=validate_only)
+        broker.config.alter_dynamic(
+            {k: v for k, v in changes.items() if v is not None},
+            [k for k, v in changes.items() if v is None],
+            per_broker=name != "",
+            replace=replace,
+            validate_only=validate_only,
+        )
     except ConfigError as e:
-        raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
+        raise KafkaError(ErrorCode.INVALID_REQUEST, str(e)) from None
 
 
 @handles(33, 0, 2)
@@ -135,7 +141,7 @@ async def handle_alter_configs(ctx: RequestContext, req) -> AlterConfigsResponse
                 _apply_topic(broker, res.resource_name, new, req.validate_only)
             elif res.resource_type == BROKER:
                 _apply_broker(broker, res.resource_name,
-                              {c.name: c.value for c in res.configs}, req.validate_only)
+                              {c.name: c.value for c in res.configs}, req.validate_only, True)
             else:
                 raise KafkaError(ErrorCode.INVALID_REQUEST,
                                  f"Unsupported resource type {res.resource_type}")
@@ -191,7 +197,7 @@ async def handle_incremental_alter_configs(ctx: RequestContext, req) -> Incremen
                     else:
                         raise KafkaError(ErrorCode.INVALID_REQUEST,
                                          "APPEND and SUBTRACT are not supported on broker configs here")
-                _apply_broker(broker, res.resource_name, changes, req.validate_only)
+                _apply_broker(broker, res.resource_name, changes, req.validate_only, False)
             elif res.resource_type == BROKER_LOGGER:
                 _broker_resource(broker, res.resource_name)
             else:

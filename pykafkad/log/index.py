@@ -21,6 +21,8 @@ from array import array
 from bisect import bisect_right
 from pathlib import Path
 
+from pykafkad.log.region import write_all
+
 _LITTLE = sys.byteorder == "little"
 _TIME_ENTRY = struct.Struct(">qi")
 _INDEX_ENTRY = struct.Struct(">ii")
@@ -60,10 +62,9 @@ class _IndexFile:
             return
         if self._fd < 0:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        view = memoryview(self._pending)
-        while view:
-            view = view[os.write(self._fd, view) :]
+        data = bytes(self._pending)
         self._pending.clear()
+        write_all(self._fd, data)
 
     def flush(self) -> None:
         self.write_pending()

@@ -67,6 +67,9 @@ class LogManager:
         self.had_clean_shutdown = marker.exists()
         marker.unlink(missing_ok=True)
         self._logs: dict[tuple[str, int], PartitionLog] = {}
+        # What the previous run checkpointed, for partitions opened by load_all or create.
+        self._recovery_points = read_offsets(self.data_dir / RECOVERY_POINT_CHECKPOINT)
+        self._log_starts = read_offsets(self.data_dir / LOG_START_OFFSET_CHECKPOINT)
         self._batching = False
         self._log_start_dirty = False
         self._closed = False
@@ -80,8 +83,8 @@ class LogManager:
         ``configs_for`` returns None for a partition the broker does not know: its directory is
         left alone and not loaded.
         """
-        recovery_points = read_offsets(self.data_dir / RECOVERY_POINT_CHECKPOINT)
-        log_starts = read_offsets(self.data_dir / LOG_START_OFFSET_CHECKPOINT)
+        recovery_points = self._recovery_points
+        log_starts = self._log_starts
         recover = not self.had_clean_shutdown
         for entry in sorted(os.scandir(self.data_dir), key=lambda e: e.name):
             if not entry.is_dir():
@@ -110,13 +113,23 @@ class LogManager:
 
     # -- partitions ----------------------------------------------------------------------------
     def create(self, topic: str, partition: int, config: LogConfig) -> PartitionLog:
-        """Opens the partition's log, creating its directory if needed (idempotent)."""
+        """Opens the partition's log, creating its directory if needed (idempotent).
+
+        A directory left from before (not loaded by load_all) is opened like load_all would.
+        """
         key = (topic, partition)
         existing = self._logs.get(key)
         if existing is not None:
             return existing
+        dir = self.data_dir / partition_dir_name(topic, partition)
+        existed = dir.is_dir()
         plog = PartitionLog.open(
-            self.data_dir / partition_dir_name(topic, partition), config, self.clock
+            dir,
+            config,
+            self.clock,
+            recover=existed and not self.had_clean_shutdown,
+            recovery_point=self._recovery_points.get(key, 0),
+            log_start_offset=self._log_starts.get(key, 0) if existed else 0,
         )
         self._register(key, plog)
         return plog
@@ -135,6 +148,8 @@ class LogManager:
         keys = [k for k in self._logs if k[0] == topic]
         for key in keys:
             plog = self._logs.pop(key)
+            self._recovery_points.pop(key, None)
+            self._log_starts.pop(key, None)
             plog.close()
             doomed = plog.dir.with_name(f"{plog.dir.name}.{uuid.uuid4().hex}-delete")
             try:

@@ -170,6 +170,7 @@ class PartitionLog:
         self._recovery_point = min(recovery_point, leo) if recover else leo
         self.leader_epochs.truncate_from_end(leo)
         self.leader_epochs.truncate_from_start(self._log_start_offset)
+        self._delete_log_start_breached_segments()
 
     # -- offsets -------------------------------------------------------------------------------
     @property
@@ -212,6 +213,8 @@ class PartitionLog:
         self._config = config
         for seg in self._segments:
             seg.config = config
+            seg.offset_index.max_entries = config.max_index_entries
+            seg.time_index.max_entries = config.max_time_index_entries
 
     # -- append --------------------------------------------------------------------------------
     def append(

@@ -10,6 +10,14 @@ from __future__ import annotations
 import os
 
 
+def write_all(fd: int, data: bytes | bytearray) -> None:
+    """os.write until everything is written (a regular file rarely needs a second call)."""
+    written = os.write(fd, data)
+    while written < len(data):
+        with memoryview(data) as view:
+            written += os.write(fd, view[written:])
+
+
 class SegmentFile:
     """An open ``.log`` file descriptor, closed when no segment or region refers to it any more."""
 

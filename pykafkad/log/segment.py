@@ -23,7 +23,7 @@ from pykafkad.log.config import LogConfig
 from pykafkad.log.epoch import LeaderEpochCache
 from pykafkad.log.index import CorruptIndexError, OffsetIndex, TimeIndex
 from pykafkad.log.records import find_record
-from pykafkad.log.region import SegmentFile
+from pykafkad.log.region import SegmentFile, write_all
 from wire.records.header import ATTRIBUTES_OFFSET, HEADER_SIZE, LOG_OVERHEAD
 
 LOG_SUFFIX = ".log"
@@ -218,11 +218,9 @@ class LogSegment:
         position = self.size
         if position == 0:
             self.rolling_based_timestamp = largest_ts
-        view = memoryview(data)
         fd = self.file.fd
         try:
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, data)
         except BaseException:
             os.ftruncate(fd, position)
             raise

@@ -1,0 +1,442 @@
+"""The broker's configuration: static (server.properties + overrides) and dynamic (AlterConfigs).
+
+Precedence, as in Kafka: per-broker dynamic > cluster-wide dynamic default > static > default,
+per key; unit synonyms (``log.retention.ms`` > ``.minutes`` > ``.hours``) are resolved on the
+merged result, so a dynamic ``log.retention.ms`` beats a static ``log.retention.hours``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pykafkad.config.broker_defs import (
+    BROKER_CONFIGS,
+    PER_BROKER_CONFIGS,
+    THREAD_POOL_CONFIGS,
+    is_ignored_broker_config,
+)
+from pykafkad.config.properties import read_properties
+from pykafkad.config.topic_defs import TOPIC_BROKER_SYNONYMS, TOPIC_CONFIGS
+from pykafkad.config.types import ConfigError
+
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+_LISTENER_URI = re.compile(r"(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)")
+_CSV = re.compile(r"\s*,\s*")
+#: Listeners whose changes pykafkad cannot apply to bound sockets.
+_NOT_LIVE_UPDATABLE = frozenset({"listeners", "listener.security.protocol.map"})
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One listener: ``host`` None means all interfaces."""
+
+    listener_name: str
+    host: str | None
+    port: int
+    security_protocol: str
+
+
+class BrokerConfig(Mapping[str, Any]):
+    """Typed, validated broker configs: ``config["num.partitions"]`` -> 1.
+
+    Iterating yields every config name pykafkad defines. Values are Python types: bool, int,
+    float, str, tuple of str (LIST), Password; None where Kafka's value is null.
+    """
+
+    def __init__(self, static: Mapping[str, Any] | None = None):
+        known: dict[str, Any] = {}
+        ignored: dict[str, Any] = {}
+        for name, value in (static or {}).items():
+            if name in BROKER_CONFIGS:
+                known[name] = value
+            elif is_ignored_broker_config(name):
+                ignored[name] = value
+            else:
+                raise ConfigError(
+                    f"Unknown broker config '{name}': it was supplied but isn't a known config.",
+                    name,
+                )
+        for a, b in (("broker.id", "node.id"), ("node.id", "broker.id")):
+            if a in known and b not in known:
+                known[b] = known[a]
+        self._static = known
+        self._ignored = ignored
+        self._dynamic_default: dict[str, Any] = {}
+        self._dynamic_broker: dict[str, Any] = {}
+        self._values = _resolve(known, {}, {})
+        #: Bumped by every dynamic change, so holders of derived settings can tell.
+        self.version = 0
+
+    @classmethod
+    def from_sources(
+        cls, properties_path: Path | None, overrides: Mapping[str, str] | None = None
+    ) -> BrokerConfig:
+        """server.properties (if any), then ``overrides`` (``--set key=value``) on top.
+
+        Unlike Kafka, which only logs a warning, an unknown key raises ConfigError naming it, so
+        the command can exit with that message. Kafka broker configs that pykafkad does not use
+        (``process.roles``, ``zookeeper.*``, ``ssl.*`` ...) are accepted and kept in ``ignored``.
+        """
+        props: dict[str, Any] = read_properties(properties_path) if properties_path else {}
+        props.update(overrides or {})
+        return cls(props)
+
+    # --- reading
+
+    def __getitem__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise KeyError(f"{name} is not a broker config pykafkad defines") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(BROKER_CONFIGS)
+
+    def __len__(self) -> int:
+        return len(BROKER_CONFIGS)
+
+    def is_set(self, name: str) -> bool:
+        """Given at startup or dynamically (as opposed to Kafka's default)."""
+        return name in self._static or name in self._dynamic_default or name in self._dynamic_broker
+
+    @property
+    def explicit(self) -> dict[str, Any]:
+        """The known configs given at startup, as given (after the node.id/broker.id copy)."""
+        return dict(self._static)
+
+    @property
+    def ignored(self) -> dict[str, Any]:
+        """Kafka broker configs given at startup that pykafkad accepts but does not use."""
+        return dict(self._ignored)
+
+    @property
+    def dynamic_default_configs(self) -> dict[str, str]:
+        """Cluster-wide dynamic defaults (AlterConfigs on broker resource "")."""
+        return dict(self._dynamic_default)
+
+    @property
+    def dynamic_broker_configs(self) -> dict[str, str]:
+        """Per-broker dynamic configs (AlterConfigs on broker resource "<node.id>")."""
+        return dict(self._dynamic_broker)
+
+    @property
+    def node_id(self) -> int:
+        return self._values["node.id"]
+
+    @property
+    def log_dirs(self) -> list[str]:
+        return _log_dirs(self._values)
+
+    @property
+    def listeners(self) -> list[Endpoint]:
+        return _listeners(self._values, self._merged_names())
+
+    @property
+    def broker_listeners(self) -> list[Endpoint]:
+        """The listeners to serve clients on: listeners minus controller.listener.names."""
+        controllers = _controller_names(self._values)
+        return [e for e in self.listeners if e.listener_name not in controllers]
+
+    @property
+    def advertised_listeners(self) -> list[Endpoint]:
+        """What Metadata advertises: advertised.listeners or listeners, minus controller ones."""
+        return _advertised(self._values, self._merged_names())
+
+    @property
+    def log_retention_ms(self) -> int:
+        return _topic_default(self._values, "retention.ms")
+
+    @property
+    def log_roll_ms(self) -> int:
+        return _topic_default(self._values, "segment.ms")
+
+    @property
+    def log_roll_jitter_ms(self) -> int:
+        return _topic_default(self._values, "segment.jitter.ms")
+
+    @property
+    def log_flush_interval_ms(self) -> int:
+        return _topic_default(self._values, "flush.ms")
+
+    def topic_default(self, topic_config: str) -> Any:
+        """The value a topic without an override gets: its broker synonym's, else Kafka's."""
+        if topic_config not in TOPIC_CONFIGS:
+            raise ConfigError(f"Unknown topic config name: {topic_config}", topic_config)
+        return _topic_default(self._values, topic_config)
+
+    # --- dynamic changes (AlterConfigs / IncrementalAlterConfigs on the broker resource)
+
+    def set_dynamic(self, name: str, value: str, *, per_broker: bool = False) -> None:
+        """Sets one dynamic config; ``per_broker`` False is the cluster-wide default level."""
+        self.alter_dynamic({name: value}, per_broker=per_broker)
+
+    def delete_dynamic(self, name: str, *, per_broker: bool = False) -> None:
+        """Removes a dynamic config; like Kafka, removing one that is not set is no error."""
+        self.alter_dynamic(delete=(name,), per_broker=per_broker)
+
+    def alter_dynamic(
+        self,
+        set_configs: Mapping[str, str | None] | None = None,
+        delete: Iterable[str] = (),
+        *,
+        per_broker: bool = False,
+        replace: bool = False,
+        validate_only: bool = False,
+    ) -> None:
+        """Applies a whole alteration or nothing. ``replace`` is legacy AlterConfigs: the level's
+        dynamic configs become exactly ``set_configs``.
+
+        Kafka answers these errors with INVALID_REQUEST (not INVALID_CONFIG) for broker resources.
+        """
+        set_configs = dict(set_configs or {})
+        _check_dynamic_names(set_configs, per_broker)
+        current = self._dynamic_broker if per_broker else self._dynamic_default
+        new = {} if replace else dict(current)
+        for name in delete:
+            new.pop(name, None)
+        for name, value in set_configs.items():
+            BROKER_CONFIGS[name].parse(value)
+            new[name] = value
+        if per_broker:
+            values = _resolve(self._static, self._dynamic_default, new)
+        else:
+            values = _resolve(self._static, new, self._dynamic_broker)
+        _check_thread_pools(self._values, values)
+        if validate_only:
+            return
+        current.clear()
+        current.update(new)
+        self._values = values
+        self.version += 1
+
+    def _merged_names(self) -> set[str]:
+        return set(self._static) | set(self._dynamic_default) | set(self._dynamic_broker)
+
+
+def _check_dynamic_names(set_configs: Mapping[str, str | None], per_broker: bool) -> None:
+    nulls = [name for name, value in set_configs.items() if value is None]
+    if nulls:
+        raise ConfigError("Null value not supported for : " + ", ".join(nulls), nulls[0])
+    for name in set_configs:
+        if name in BROKER_CONFIGS:
+            continue
+        if is_ignored_broker_config(name):
+            raise ConfigError(f"pykafkad does not use the broker config {name}", name)
+        raise ConfigError(f"Unknown config name: {name}", name)
+    fixed = [name for name in set_configs if BROKER_CONFIGS[name].read_only]
+    if fixed:
+        raise ConfigError(f"Cannot update these configs dynamically: {_scala_set(fixed)}", fixed[0])
+    if not per_broker:
+        only_per_broker = [name for name in set_configs if name in PER_BROKER_CONFIGS]
+        if only_per_broker:
+            raise ConfigError(
+                "Cannot update these configs at default cluster level, broker id must be "
+                f"specified: {_scala_set(only_per_broker)}",
+                only_per_broker[0],
+            )
+    live = [name for name in set_configs if name in _NOT_LIVE_UPDATABLE]
+    if live:
+        raise ConfigError(f"pykafkad cannot change {live[0]} on a running broker", live[0])
+
+
+def _scala_set(names: list[str]) -> str:
+    return "Set(" + ", ".join(names) + ")"
+
+
+def _check_thread_pools(old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+    """DynamicThreadPool.validateReconfiguration: at most halve or double at a time."""
+    for name in THREAD_POOL_CONFIGS:
+        before, after = old[name], new[name]
+        if after == before:
+            continue
+        msg = f"Dynamic thread count update validation failed for {name}={after}"
+        if after <= 0:
+            raise ConfigError(f"{msg}, value should be at least 1", name)
+        if after < before // 2:
+            raise ConfigError(
+                f"{msg}, value should be at least half the current value {before}", name
+            )
+        if after > before * 2:
+            raise ConfigError(
+                f"{msg}, value should not be greater than double the current value {before}", name
+            )
+
+
+def _resolve(*levels: Mapping[str, Any]) -> dict[str, Any]:
+    """Parses the merged levels (lowest precedence first) and checks what Kafka checks."""
+    merged: dict[str, Any] = {}
+    for level in levels:
+        merged.update(level)
+    values = {
+        name: d.parse(merged[name]) if name in merged else d.default
+        for name, d in BROKER_CONFIGS.items()
+    }
+    _check(values, set(merged))
+    return values
+
+
+def _check(v: Mapping[str, Any], given: set[str]) -> None:
+    if v["node.id"] != v["broker.id"]:
+        raise ConfigError("You must set `node.id` to the same value as `broker.id`.", "node.id")
+    if _topic_default(v, "segment.ms") < 1:
+        raise ConfigError("log.roll.ms must be greater than or equal to 1", "log.roll.ms")
+    if _topic_default(v, "segment.jitter.ms") < 0:
+        raise ConfigError("log.roll.jitter.ms must be greater than or equal to 0")
+    if _topic_default(v, "retention.ms") == 0:
+        raise ConfigError(
+            "log.retention.ms must be unlimited (-1) or, greater than or equal to 1",
+            "log.retention.ms",
+        )
+    if not _log_dirs(v):
+        raise ConfigError("At least one log directory must be defined via log.dirs or log.dir.")
+    threads = v["log.cleaner.threads"]
+    if threads > 0 and v["log.cleaner.dedupe.buffer.size"] // threads <= 1024 * 1024:
+        raise ConfigError(
+            "log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.",
+            "log.cleaner.dedupe.buffer.size",
+        )
+    _advertised(v, given)
+    if 0 < v["queued.max.request.bytes"] < v["socket.request.max.bytes"]:
+        raise ConfigError(
+            "queued.max.request.bytes must be larger or equal to socket.request.max.bytes",
+            "queued.max.request.bytes",
+        )
+    if v["max.connections.per.ip"] == 0 and not v["max.connections.per.ip.overrides"]:
+        raise ConfigError(
+            "max.connections.per.ip can be set to zero only if "
+            "max.connections.per.ip.overrides property is set.",
+            "max.connections.per.ip",
+        )
+    lo, hi = v["log.cleaner.min.compaction.lag.ms"], v["log.cleaner.max.compaction.lag.ms"]
+    if lo > hi:
+        raise ConfigError(
+            f"conflict topic config setting min.compaction.lag.ms ({lo}) > "
+            f"max.compaction.lag.ms ({hi})",
+            "log.cleaner.min.compaction.lag.ms",
+        )
+
+
+def _topic_default(v: Mapping[str, Any], topic_config: str) -> Any:
+    synonyms = TOPIC_BROKER_SYNONYMS.get(topic_config)
+    if not synonyms:
+        return TOPIC_CONFIGS[topic_config].default
+    for broker_name, factor in synonyms:
+        value = v[broker_name]
+        if value is not None:
+            value = value * factor if factor != 1 else value
+            # KafkaConfig.logRetentionTimeMillis: any negative retention means unlimited
+            return -1 if topic_config == "retention.ms" and value < 0 else value
+    return None
+
+
+def _log_dirs(v: Mapping[str, Any]) -> list[str]:
+    raw = v["log.dirs"] if v["log.dirs"] is not None else v["log.dir"]
+    return [d for d in _CSV.split(raw.strip()) if d] if raw else []
+
+
+def _protocol_map(v: Mapping[str, Any], given: set[str]) -> dict[str, str]:
+    name = "listener.security.protocol.map"
+    result: dict[str, str] = {}
+    for entry in (e for e in _CSV.split(v[name] or "") if e):
+        listener, sep, protocol = entry.rpartition(":")
+        if not sep:
+            raise ConfigError(
+                f"Error parsing configuration property '{name}': {entry} is not NAME:PROTOCOL", name
+            )
+        protocol = protocol.strip().upper()
+        if protocol not in SECURITY_PROTOCOLS:
+            raise ConfigError(
+                f"Invalid value {protocol} for configuration {name}: "
+                f"Unknown security protocol {protocol}",
+                name,
+            )
+        result[listener.strip().upper()] = protocol
+    if name not in given:
+        controllers = _controller_names(v)
+        listeners = [e.partition("://")[0].upper() for e in _CSV.split(v["listeners"] or "") if e]
+        secure = set(SECURITY_PROTOCOLS) - {"PLAINTEXT"}
+        if not any(n in secure for n in controllers + listeners):
+            for controller in controllers:
+                result.setdefault(controller, "PLAINTEXT")
+    return result
+
+
+def _controller_names(v: Mapping[str, Any]) -> list[str]:
+    return [n.upper() for n in _CSV.split(v["controller.listener.names"] or "") if n]
+
+
+def _parse_endpoints(
+    config: str, raw: str, protocols: Mapping[str, str], distinct_ports: bool
+) -> list[Endpoint]:
+    endpoints = []
+    for entry in (e for e in _CSV.split(raw.strip()) if e):
+        m = _LISTENER_URI.fullmatch(entry)
+        if not m:
+            raise ConfigError(f"Unable to parse {entry} to a broker endpoint", config)
+        listener = m.group(1).upper()
+        if listener not in protocols:
+            raise ConfigError(f"No security protocol defined for listener {listener}", config)
+        host = m.group(2) or None
+        endpoints.append(Endpoint(listener, host, int(m.group(3)), protocols[listener]))
+    if len({e.listener_name for e in endpoints}) != len(endpoints):
+        raise ConfigError(f"Each listener must have a different name, {config}: {raw}", config)
+    if distinct_ports:
+        for port in {e.port for e in endpoints if e.port != 0}:
+            same = [e for e in endpoints if e.port == port]
+            if len(same) > 1 and not _one_ipv4_one_ipv6(same):
+                raise ConfigError(
+                    f"Each listener must have a different port unless exactly one listener has an "
+                    f"IPv4 address and the other IPv6 address, {config}: {raw}, port: {port}",
+                    config,
+                )
+    return endpoints
+
+
+def _one_ipv4_one_ipv6(endpoints: list[Endpoint]) -> bool:
+    try:
+        versions = sorted(ipaddress.ip_address(e.host or "").version for e in endpoints)
+    except ValueError:
+        return False
+    return versions == [4, 6]
+
+
+def _listeners(v: Mapping[str, Any], given: set[str]) -> list[Endpoint]:
+    return _parse_endpoints("listeners", v["listeners"] or "", _protocol_map(v, given), True)
+
+
+def _advertised(v: Mapping[str, Any], given: set[str]) -> list[Endpoint]:
+    listeners = _listeners(v, given)
+    controllers = _controller_names(v)
+    if v["advertised.listeners"] is not None:
+        protocols = _protocol_map(v, given)
+        raw = v["advertised.listeners"]
+        advertised = _parse_endpoints("advertised.listeners", raw, protocols, False)
+    else:
+        advertised = listeners
+    advertised = [e for e in advertised if e.listener_name not in controllers]
+    if not advertised:
+        raise ConfigError(
+            "There must be at least one broker advertised listener. "
+            "Perhaps all listeners appear in controller.listener.names?",
+            "advertised.listeners",
+        )
+    names = {e.listener_name for e in listeners}
+    if not {e.listener_name for e in advertised} <= names:
+        raise ConfigError(
+            "advertised.listeners listener names must be equal to or a subset of the ones defined "
+            f"in listeners. Found {','.join(e.listener_name for e in advertised)}. The valid "
+            f"options based on the current configuration are {','.join(sorted(names))}",
+            "advertised.listeners",
+        )
+    if any(e.host == "0.0.0.0" for e in advertised):
+        raise ConfigError(
+            "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. "
+            "Use a routable IP address.",
+            "advertised.listeners",
+        )
+    return advertised

@@ -1,0 +1,169 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pykafkad.log.config import LogConfig
+from pykafkad.log.manager import LogManager, parse_partition_dir
+from tests.log.batches import make_batch, parse_batches
+
+CONFIG = LogConfig(segment_bytes=400, index_interval_bytes=64)
+
+
+@pytest.fixture
+def manager(tmp_path, clock):
+    managers = []
+
+    def _new(configs_for=lambda t, p: CONFIG):
+        m = LogManager(tmp_path / "data", clock)
+        m.load_all(configs_for)
+        managers.append(m)
+        return m
+
+    yield _new
+    for m in managers:
+        m.close()
+
+
+def test_parse_partition_dir():
+    assert parse_partition_dir("orders-0") == ("orders", 0)
+    assert parse_partition_dir("my-topic.v2-13") == ("my-topic.v2", 13)
+    assert parse_partition_dir("__consumer_offsets-49") == ("__consumer_offsets", 49)
+    assert parse_partition_dir("orders") is None
+    assert parse_partition_dir("orders-x") is None
+    assert parse_partition_dir("orders-0.abc123-delete") is None
+
+
+def test_create_get_and_discover(manager, tmp_path):
+    m = manager()
+    a = m.create("my-topic.v2", 0, CONFIG)
+    assert m.create("my-topic.v2", 0, CONFIG) is a
+    m.create("my-topic.v2", 1, CONFIG)
+    m.create("other", 0, CONFIG)
+    a.append(make_batch(3), 0)
+    assert a.dir == tmp_path / "data" / "my-topic.v2-0"
+    assert m.get("nope", 0) is None
+    m.close()
+    (tmp_path / "data" / "not-a-partition").mkdir()
+    m2 = manager(lambda t, p: None if t == "other" else CONFIG)
+    assert sorted(m2.logs()) == [("my-topic.v2", 0), ("my-topic.v2", 1)]
+    assert m2.get("my-topic.v2", 0).log_end_offset == 3
+    assert (tmp_path / "data" / "other-0").exists()  # unknown partitions are left alone
+
+
+def test_close_writes_marker_and_checkpoints(manager, tmp_path):
+    m = manager()
+    log = m.create("t", 0, CONFIG)
+    for _ in range(6):
+        log.append(make_batch(3, pad=20), 0)
+    m.close()
+    data = tmp_path / "data"
+    marker = data / ".kafka_cleanshutdown"
+    assert json.loads(marker.read_text()) == {"version": "0", "broker_epoch": "-1"}
+    assert (data / "recovery-point-offset-checkpoint").read_text() == "0\n1\nt 0 18\n"
+    assert (data / "log-start-offset-checkpoint").read_text() == "0\n0\n"
+    m2 = manager()
+    assert m2.had_clean_shutdown
+    assert not marker.exists()  # removed at start: a crash from now on is detected
+
+
+def test_recovery_only_after_unclean_shutdown(manager, tmp_path):
+    m = manager()
+    log = m.create("t", 0, CONFIG)
+    for _ in range(3):
+        log.append(make_batch(2), 0)
+    path = log.segments[-1].log_path
+    last = parse_batches(path.read_bytes())[-1]
+    m.close()
+
+    def corrupt_last_batch():
+        with open(path, "r+b") as f:
+            f.seek(last.position + 66)
+            f.write(b"\xee")
+
+    corrupt_last_batch()
+    m2 = manager()  # clean shutdown: no CRC validation, the batch stays
+    assert m2.get("t", 0).log_end_offset == 6
+    # Simulate a crash: drop the manager without close().
+    m2._closed = True
+    m3 = manager()
+    assert not m3.had_clean_shutdown
+    assert m3.get("t", 0).log_end_offset == 4
+    assert path.stat().st_size == last.position
+
+
+def test_restart_preserves_everything(manager, clock):
+    m = manager()
+    log = m.create("t", 0, CONFIG)
+    for i in range(12):
+        log.append(make_batch(3, pad=20, timestamp=5000 + i), i // 4)
+    log.delete_records(log.segments[1].base_offset + 1)
+    state = (
+        log.log_start_offset,
+        log.log_end_offset,
+        log.leader_epochs.entries,
+        log.read(log.log_start_offset, 1 << 20).to_bytes(),
+        log.max_timestamp(),
+        log.offset_for_timestamp(5005),
+    )
+    assert state[0] == log.segments[0].base_offset + 1
+    m.close()
+    m2 = manager()
+    log2 = m2.get("t", 0)
+    assert (
+        log2.log_start_offset,
+        log2.log_end_offset,
+        log2.leader_epochs.entries,
+        log2.read(log2.log_start_offset, 1 << 20).to_bytes(),
+        log2.max_timestamp(),
+        log2.offset_for_timestamp(5005),
+    ) == state
+
+
+def test_log_start_offset_persisted_without_clean_shutdown(manager):
+    m = manager()
+    log = m.create("t", 0, CONFIG)
+    for _ in range(4):
+        log.append(make_batch(3), 0)
+    log.delete_records(5)
+    m._closed = True  # crash
+    m2 = manager()
+    assert m2.get("t", 0).log_start_offset == 5
+
+
+def test_delete_topic(manager, tmp_path):
+    m = manager()
+    m.create("a-b", 0, CONFIG).append(make_batch(1), 0)
+    m.create("a-b", 1, CONFIG)
+    m.create("a", 0, CONFIG)
+    regions = m.get("a-b", 0).read(0, 1000).regions
+    assert m.delete_topic("a-b") == 2
+    assert m.get("a-b", 0) is None and m.get("a", 0) is not None
+    assert sorted(p.name for p in (tmp_path / "data").iterdir() if p.is_dir()) == ["a-0"]
+    assert len(bytes(regions[0])) == regions[0].length  # in-flight reads still work
+
+
+def test_retention_and_config_update(manager, clock):
+    m = manager()
+    for p in range(2):
+        log = m.create("t", p, CONFIG)
+        for _ in range(5):
+            log.append(make_batch(3, pad=20, timestamp=clock.now), 0)
+    clock.advance(10_000)
+    assert m.apply_retention() == 0
+    m.update_config("t", LogConfig(segment_bytes=400, retention_ms=1000))
+    deleted = m.apply_retention()
+    assert deleted > 2
+    assert all(m.get("t", p).log_start_offset == 15 for p in range(2))
+
+
+def test_flush_all_moves_recovery_points(manager, tmp_path):
+    m = manager()
+    log = m.create("t", 0, CONFIG)
+    log.append(make_batch(2), 0)
+    assert log.recovery_point == 0
+    m.flush_all()
+    assert log.recovery_point == 2
+    text = (tmp_path / "data" / "recovery-point-offset-checkpoint").read_text()
+    assert text == "0\n1\nt 0 2\n"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import errno
 import logging
-import os
 import signal
 import sys
 from pathlib import Path

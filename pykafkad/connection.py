@@ -39,6 +39,8 @@ class Connection:
         except OSError:
             self.peer = "?"
         self.idle_scope: trio.CancelScope | None = None
+        #: True while a request is being handled (shutdown waits for it)
+        self.in_flight = False
 
     async def _fill(self, n: int) -> None:
         while len(self.buf) < n:
@@ -91,7 +93,9 @@ class Connection:
                 self.idle_scope = None
                 if scope.cancelled_caught:
                     break
+                self.in_flight = True
                 await self.handle_frame(frame)
+                self.in_flight = False
         except ConnectionClosed:
             pass
         except RemoteProtocolError as e:

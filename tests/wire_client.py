@@ -9,8 +9,13 @@ from __future__ import annotations
 import socket
 import struct
 
-from wire.framing import RequestHeader, encode_request, read_response_header, request_header_version
-from wire.framing import response_header_version
+from wire.framing import (
+    RequestHeader,
+    encode_request,
+    read_response_header,
+    request_header_version,
+    response_header_version,
+)
 from wire.messages import API_KEYS
 from wire.primitives import Reader
 

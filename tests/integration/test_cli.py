@@ -82,3 +82,4 @@ def test_sigterm_is_a_clean_exit(tmp_path):
     assert proc.terminate() == 0
     assert (tmp_path / "d" / ".kafka_cleanshutdown").exists()
     assert (tmp_path / "d" / "meta.properties").exists()
+

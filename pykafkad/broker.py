@@ -24,6 +24,7 @@ from pykafkad.cluster import (
     write_partition_metadata,
 )
 from pykafkad.config import BrokerConfig, ConfigError, resolve_topic_config, validate_topic_configs
+from pykafkad.coordinator.transaction_coordinator import TransactionCoordinator
 from pykafkad.fetch_sessions import FetchSessionCache
 from pykafkad.log.config import LogConfig
 from pykafkad.log.manager import LogManager
@@ -104,6 +105,13 @@ class Broker:
         self.producer_ids = ProducerIdManager(data_dir)
         self._appended = trio.Event()
         self.shutting_down = False
+        self.txn_coordinator = TransactionCoordinator(self)
+        self.txn_coordinator.load()
+        self._next_producer_expiry = 0
+        #: test-only fault hook for Produce: ``fn(stage, topic, partition, batch_header)`` with
+        #: stage "before_append" / "after_append"; raising ConnectionResetError drops the
+        #: connection there (the request or its response is lost, so the client retries)
+        self.produce_fault: Callable[..., None] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
     def set_endpoint(self, host: str, port: int) -> None:
@@ -145,6 +153,14 @@ class Broker:
         validate_topic_name(name)
         if name in self.topics.topics:
             raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        # Kafka's metric names fold '.' into '_', so such pairs of names may not coexist
+        folded = name.replace(".", "_")
+        for other in self.topics.topics:
+            if other.replace(".", "_") == folded:
+                raise KafkaError(
+                    ErrorCode.INVALID_TOPIC_EXCEPTION,
+                    f"Topic '{name}' collides with existing topic: {other}",
+                )
         if num_partitions <= 0:
             raise KafkaError(
                 ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value."
@@ -219,3 +235,16 @@ class Broker:
     # -- housekeeping --------------------------------------------------------------------------
     def apply_retention(self) -> int:
         return self.logs.apply_retention(self.clock())
+
+    def run_transaction_timers(self) -> None:
+        """Aborts timed-out transactions; now and then expires transactional ids and idle
+        producer ids (transactional.id.expiration.ms, producer.id.expiration.ms)."""
+        now = self.clock()
+        self.txn_coordinator.abort_timed_out_transactions(now)
+        if now >= self._next_producer_expiry:
+            interval = self.config["producer.id.expiration.check.interval.ms"]
+            self._next_producer_expiry = now + interval
+            self.txn_coordinator.expire_transactional_ids(now)
+            expiration = self.config["producer.id.expiration.ms"]
+            for plog in self.logs.logs().values():
+                plog.remove_expired_producers(now, expiration)

@@ -136,3 +136,13 @@ def test_auto_topic_creation_follows_num_partitions(tmp_path, topic_name):
         admin = AdminClient({"bootstrap.servers": b.bootstrap_servers})
         md = admin.list_topics(topic_name, timeout=WAIT_S)
         assert md.topics[topic_name].error is not None
+
+
+def test_topic_name_rules(broker):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    admin.create_topics([NewTopic("a.b", 1, 1)])["a.b"].result(WAIT_S)
+    for bad, code in [("a_b", "TOPIC_EXCEPTION"), ("bad name!", "TOPIC_EXCEPTION"),
+                      ("x" * 250, "TOPIC_EXCEPTION"), ("..", "TOPIC_EXCEPTION")]:
+        with pytest.raises(KafkaException) as info:
+            admin.create_topics([NewTopic(bad, 1, 1)])[bad].result(WAIT_S)
+        assert info.value.args[0].name() == code, bad  # librdkafka names 17 so

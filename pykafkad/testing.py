@@ -29,10 +29,16 @@ class RunningBroker:
     data_dir: Path
     broker: object
     server: object
+    trio_token: object = None
 
     @property
     def bootstrap_servers(self) -> str:
         return f"{self.host}:{self.port}"
+
+    def call(self, fn, *args):
+        """Runs ``fn(*args)`` on the broker's own thread, between requests (e.g. a retention
+        pass in a test), so that it never races the broker's request handling."""
+        return trio.from_thread.run_sync(fn, *args, trio_token=self.trio_token)
 
 
 @contextlib.contextmanager
@@ -82,7 +88,7 @@ def run_broker(
     if "error" in state:
         raise state["error"]
     try:
-        yield RunningBroker(host, state["port"], path, broker, server)
+        yield RunningBroker(host, state["port"], path, broker, server, state["token"])
     finally:
         with contextlib.suppress(trio.RunFinishedError):
             trio.from_thread.run_sync(server.request_shutdown, trio_token=state["token"])

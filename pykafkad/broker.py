@@ -24,6 +24,7 @@ from pykafkad.cluster import (
     write_partition_metadata,
 )
 from pykafkad.config import BrokerConfig, ConfigError, resolve_topic_config, validate_topic_configs
+from pykafkad.coordinator.runtime import GroupCoordinatorService
 from pykafkad.coordinator.transaction_coordinator import TransactionCoordinator
 from pykafkad.fetch_sessions import FetchSessionCache
 from pykafkad.log.config import LogConfig
@@ -107,6 +108,8 @@ class Broker:
         self.shutting_down = False
         self.txn_coordinator = TransactionCoordinator(self)
         self.txn_coordinator.load()
+        #: consumer groups and committed offsets, replayed from __consumer_offsets
+        self.groups = GroupCoordinatorService(self, LEADER_EPOCH)
         self._next_producer_expiry = 0
         #: test-only fault hook for Produce: ``fn(stage, topic, partition, batch_header)`` with
         #: stage "before_append" / "after_append"; raising ConnectionResetError drops the
@@ -194,6 +197,8 @@ class Broker:
         self.topics.remove(name)
         self.logs.delete_topic(name)
         self.fetch_sessions.forget_topic(topic.topic_id)
+        if name != "__consumer_offsets":
+            self.groups.on_topic_deleted(name)  # Kafka drops the topic's committed offsets
         log.info("deleted topic %s", name)
         return topic
 

@@ -100,6 +100,16 @@ class Server:
             except Exception:
                 log.exception("retention check failed")
 
+    async def _transaction_timers(self) -> None:
+        interval = self.broker.config[
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms"] / 1000
+        while True:
+            await trio.sleep(interval)
+            try:
+                self.broker.run_transaction_timers()
+            except Exception:
+                log.exception("transaction timers failed")
+
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         listeners = await open_listeners(self.host, self.port)
         self.port = listeners[0].socket.getsockname()[1]
@@ -113,6 +123,8 @@ class Server:
                     for lst in listeners:
                         accepting.start_soon(self._accept, lst, connections)
                     accepting.start_soon(self._housekeeping)
+                    accepting.start_soon(self.broker.groups.run_timers)
+                    accepting.start_soon(self._transaction_timers)
                     task_status.started(self.port)
                     await self._shutdown.wait()
                     accepting.cancel_scope.cancel()
@@ -120,6 +132,7 @@ class Server:
                     await lst.aclose()
                 self.shutting_down = True
                 self.broker.shutting_down = True
+                self.broker.groups.shutdown()  # answers parked JoinGroup/SyncGroup requests
                 for conn in list(self.connections):
                     if conn.idle_scope is not None:
                         conn.idle_scope.cancel()

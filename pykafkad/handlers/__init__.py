@@ -6,9 +6,13 @@ from pykafkad.handlers import (  # noqa: F401
     admin_topics,
     api_versions,
     cluster,
+    describe_topic_partitions,
     fetch,
+    groups,
     list_offsets,
     metadata,
+    offsets_commit,
     produce,
     producer_ids,
+    txn,
 )

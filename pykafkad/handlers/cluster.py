@@ -12,6 +12,7 @@ from wire.messages.describe_cluster_response import (
 from wire.messages.find_coordinator_response import Coordinator, FindCoordinatorResponse
 
 GROUP_KEY_TYPE = 0
+TRANSACTION_KEY_TYPE = 1
 
 
 @handles(60, 0, 1)
@@ -39,16 +40,22 @@ async def handle_describe_cluster(ctx: RequestContext, req) -> DescribeClusterRe
 @handles(10, 0, 6)
 async def handle_find_coordinator(ctx: RequestContext, req) -> FindCoordinatorResponse:
     """Versions 0-6: the single ``key`` form (v0-3) and batched ``coordinator_keys`` (v4+).
-    Group keys resolve to this node.  Transaction keys get COORDINATOR_NOT_AVAILABLE until
-    the transaction coordinator exists."""
+    Group and transaction keys (key_type 1; __transaction_state is created on the first
+    lookup) resolve to this node."""
     ep = ctx.broker.endpoint
     v = ctx.version
 
     def answer(key: str) -> tuple[int, str | None]:
+        if req.key_type == TRANSACTION_KEY_TYPE:
+            if not key:
+                return ErrorCode.INVALID_REQUEST, "Transactional id must not be empty"
+            ctx.broker.txn_coordinator.ensure_state_topic()  # as Kafka, on first lookup
+            return ErrorCode.NONE, None
         if req.key_type != GROUP_KEY_TYPE:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available."
-        if not key:
-            return ErrorCode.INVALID_REQUEST, "Group id must not be empty"
+            return ErrorCode.INVALID_REQUEST, f"Unknown coordinator type {req.key_type}"
+        # any group id, even "", maps to a partition of __consumer_offsets (as in Kafka),
+        # which is created on the first lookup
+        ctx.broker.groups.ensure_ready()
         return ErrorCode.NONE, None
 
     if v >= 4:

@@ -12,7 +12,12 @@ from pykafkad.broker import LEADER_EPOCH
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.fetch_sessions import FetchSessionCache, SessionContext
 from wire.errors import ErrorCode, KafkaError
-from wire.messages.fetch_response import FetchableTopicResponse, FetchResponse, PartitionData
+from wire.messages.fetch_response import (
+    AbortedTransaction,
+    FetchableTopicResponse,
+    FetchResponse,
+    PartitionData,
+)
 
 API_KEY = 1
 TOPIC_IDS_VERSION = 13
@@ -29,7 +34,8 @@ def leader_epoch_error(current_leader_epoch: int) -> int:
 
 
 class PartitionRead:
-    __slots__ = ("key", "partition", "error", "hwm", "lso", "log_start", "records", "size")
+    __slots__ = (
+        "key", "partition", "error", "hwm", "lso", "log_start", "records", "size", "aborted")
 
     def __init__(self, key, partition: int):
         self.key = key
@@ -38,12 +44,17 @@ class PartitionRead:
         self.hwm = self.lso = self.log_start = -1
         self.records: list = []
         self.size = 0
+        self.aborted: list = []
 
 
 def read_partitions(
-    broker, sctx: SessionContext, epochs: dict, uses_ids: bool, max_bytes: int
+    broker, sctx: SessionContext, epochs: dict, uses_ids: bool, max_bytes: int,
+    read_committed: bool = False,
 ) -> tuple[list[PartitionRead], int, bool]:
-    """Reads every partition of the fetch once: (results, total bytes, any error)."""
+    """Reads every partition of the fetch once: (results, total bytes, any error).
+
+    read_committed reads stop at the last stable offset and collect the aborted transactions
+    of the range read (their records are in the data; consumers drop them)."""
     out: list[PartitionRead] = []
     total = 0
     any_error = False
@@ -60,7 +71,8 @@ def read_partitions(
             )
             any_error = True
             continue
-        res.hwm = res.lso = plog.log_end_offset
+        res.hwm = plog.high_watermark
+        res.lso = plog.last_stable_offset
         res.log_start = plog.log_start_offset
         res.error = leader_epoch_error(epochs.get((key, part), -1))
         if res.error:
@@ -71,7 +83,8 @@ def read_partitions(
             continue
         try:
             result = plog.read(
-                fetch_offset, max(budget, 0), max_offset=res.lso, min_one_batch=total == 0
+                fetch_offset, max(budget, 0), max_offset=res.lso if read_committed else res.hwm,
+                min_one_batch=total == 0,
             )
         except KafkaError as e:
             res.error = e.code
@@ -80,14 +93,16 @@ def read_partitions(
         res.records = result.regions
         res.size = result.size
         total += result.size
+        if read_committed and result.size:
+            res.aborted = plog.aborted_transactions(fetch_offset, res.lso)
     return out, total, any_error
 
 
 @handles(API_KEY, 0, 17)
 async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
     """Versions 0-17.  v13+ names topics by id (UNKNOWN_TOPIC_ID when unknown).  Records are
-    empty bytes, never null.  read_committed stops at the last stable offset and carries an
-    (empty) aborted-transactions list.  The wait ends when ``min_bytes`` are there, on an
+    empty bytes, never null.  read_committed stops at the last stable offset and carries the
+    aborted transactions of the range read (from the .txnindex files).  The wait ends when ``min_bytes`` are there, on an
     error, at ``max_wait_ms``, or at shutdown."""
     broker = ctx.broker
     v = ctx.version
@@ -113,9 +128,11 @@ async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
     else:
         sctx = SessionContext(requested, None, incremental=False)
     max_bytes = req.max_bytes if v >= 3 else 0x7FFFFFFF
+    read_committed = v >= 4 and req.isolation_level == READ_COMMITTED
     deadline = trio.current_time() + max(req.max_wait_ms, 0) / 1000
     while True:
-        reads, total, any_error = read_partitions(broker, sctx, epochs, uses_ids, max_bytes)
+        reads, total, any_error = read_partitions(
+            broker, sctx, epochs, uses_ids, max_bytes, read_committed)
         if (
             total >= req.min_bytes
             or any_error
@@ -125,7 +142,6 @@ async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
             break
         await broker.wait_for_append(deadline)
 
-    read_committed = v >= 4 and req.isolation_level == READ_COMMITTED
     by_topic: dict = {}
     for res in reads:
         if not FetchSessionCache.should_include(
@@ -139,7 +155,10 @@ async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
             high_watermark=res.hwm,
             last_stable_offset=res.lso,
             log_start_offset=res.log_start,
-            aborted_transactions=[] if read_committed else None,
+            aborted_transactions=[
+                AbortedTransaction(producer_id=a.producer_id, first_offset=a.first_offset)
+                for a in res.aborted
+            ] if read_committed else None,
             preferred_read_replica=-1,
             records=res.records or b"",
         ))

@@ -27,8 +27,8 @@ LATEST_TIERED = -5
 def lookup(plog, timestamp: int, read_committed: bool) -> tuple[int, int, int]:
     """(offset, timestamp, leader epoch) as Kafka answers for one partition."""
     if timestamp == LATEST:
-        # last stable offset == high watermark until transactions exist
-        return plog.log_end_offset, -1, LEADER_EPOCH
+        offset = plog.last_stable_offset if read_committed else plog.high_watermark
+        return offset, -1, LEADER_EPOCH
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
         return plog.log_start_offset, -1, LEADER_EPOCH
     if timestamp == LATEST_TIERED:
@@ -39,7 +39,8 @@ def lookup(plog, timestamp: int, read_committed: bool) -> tuple[int, int, int]:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"unknown special timestamp {timestamp}")
     else:
         found = plog.offset_for_timestamp(timestamp)
-    if found is None:
+    limit = plog.last_stable_offset if read_committed else plog.high_watermark
+    if found is None or found[0] >= limit:
         return -1, -1, -1
     return found[0], found[1], LEADER_EPOCH
 
@@ -47,7 +48,8 @@ def lookup(plog, timestamp: int, read_committed: bool) -> tuple[int, int, int]:
 @handles(2, 0, 10)
 async def handle_list_offsets(ctx: RequestContext, req) -> ListOffsetsResponse:
     """Versions 0-10 (v0: ``old_style_offsets`` list; v4+: leader epoch checks and answers;
-    v2+: isolation level).  An unknown timestamp (no record at or after it) gives -1/-1."""
+    v2+: isolation level, read_committed answers LATEST with the last stable offset).  An
+    unknown timestamp (no record at or after it) gives -1/-1."""
     broker = ctx.broker
     v = ctx.version
     read_committed = v >= 2 and req.isolation_level == READ_COMMITTED

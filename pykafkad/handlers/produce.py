@@ -1,4 +1,5 @@
-"""Produce: validate each partition's batch, append it as sent, answer per partition."""
+"""Produce: validate each partition's batch, check its producer's sequence and epoch (per batch,
+from the header), append it as sent, answer per partition."""
 
 from __future__ import annotations
 
@@ -23,16 +24,34 @@ def _error(index: int, code: int, message: str | None = None) -> PartitionProduc
         log_start_offset=-1, record_errors=[], error_message=message)
 
 
+def _verify_transactional(broker, topic: str, partition: int, plog, header) -> None:
+    """transaction.partition.verification.enable (KIP-890 part 1): the first transactional
+    batch of a transaction in a partition needs the partition added to the transaction."""
+    if (
+        header.is_transactional
+        and not plog.producer_state.has_ongoing_txn(header.producer_id)
+        and broker.config["transaction.partition.verification.enable"]
+    ):
+        err = broker.txn_coordinator.verify_partition(
+            header.producer_id, header.producer_epoch, topic, partition)
+        if err:
+            raise KafkaError(err, f"the partition {topic}-{partition} is not part of an ongoing "
+                                  "transaction of this producer")
+
+
 @handles(API_KEY, 0, 11)
 async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
     """Versions 0-11.  Only magic-2 batches are stored (v0-2 carry older message formats,
     answered UNSUPPORTED_FOR_MESSAGE_FORMAT as Kafka 4 does).  acks=0 gets no response.
-    Every requested partition is answered, in request order."""
+    Every requested partition is answered, in request order.  Idempotent batches: a retry of
+    one of the producer's last five batches is answered NONE with its original offsets;
+    OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH and INVALID_TXN_STATE as Kafka."""
     broker = ctx.broker
     v = ctx.version
     acks = req.acks
     responses = []
     appended = False
+    fault = broker.produce_fault
     for td in req.topic_data:
         topic = broker.topics.get(td.name)
         max_bytes = broker.topic_config(topic)["max.message.bytes"] if topic else None
@@ -51,15 +70,21 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
                 records = pd.records
                 if not records:
                     raise KafkaError(ErrorCode.INVALID_RECORD, "no record batch in the request")
-                validate_produce_records(
+                header = validate_produce_records(
                     records, max_size=max_bytes, allow_zstd=v >= ZSTD_MIN_VERSION
                 )
                 plog = broker.partition(td.name, pd.index)
-                info = plog.append(records, LEADER_EPOCH, now_ms=broker.clock())
+                if fault is not None:
+                    fault("before_append", td.name, pd.index, header)
+                if header.producer_id >= 0:
+                    _verify_transactional(broker, td.name, pd.index, plog, header)
+                info = plog.append_produced(records, header, LEADER_EPOCH, now_ms=broker.clock())
+                if fault is not None:
+                    fault("after_append", td.name, pd.index, header)
             except KafkaError as e:
                 parts.append(_error(pd.index, e.code, e.message))
                 continue
-            appended = True
+            appended = appended or not info.duplicate
             parts.append(PartitionProduceResponse(
                 index=pd.index, error_code=0, base_offset=info.base_offset,
                 log_append_time_ms=info.log_append_time, log_start_offset=info.log_start_offset,

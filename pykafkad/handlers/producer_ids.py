@@ -1,4 +1,4 @@
-"""InitProducerId for idempotent producers (transactional ids come with the coordinator)."""
+"""InitProducerId for idempotent and transactional producers."""
 
 from __future__ import annotations
 
@@ -6,16 +6,28 @@ from pykafkad.dispatch import RequestContext, handles
 from wire.errors import ErrorCode
 from wire.messages.init_producer_id_response import InitProducerIdResponse
 
+#: PRODUCER_FENCED exists from InitProducerId v4 on; older clients get INVALID_PRODUCER_EPOCH
+PRODUCER_FENCED_VERSION = 4
+
 
 @handles(22, 0, 5)
 async def handle_init_producer_id(ctx: RequestContext, req) -> InitProducerIdResponse:
-    """Versions 0-5.  A null transactional id gets a fresh producer id at epoch 0 from blocks
-    that never repeat across restarts; a known id/epoch (v3+) is bumped to a new producer id,
-    as Kafka does for idempotent producers.  Transactional ids are answered
-    COORDINATOR_NOT_AVAILABLE until the transaction coordinator exists."""
-    if req.transactional_id is not None:
+    """Versions 0-5.  A null transactional id always gets a fresh producer id at epoch 0 from
+    blocks that never repeat across restarts (as Kafka, also when v3+ carries the old id and
+    epoch).  A transactional id goes to the transaction coordinator: epoch 0 for a new id, a
+    bumped epoch (fencing the previous instance) on re-init, CONCURRENT_TRANSACTIONS while it
+    aborts an open transaction, PRODUCER_FENCED (v0-3: INVALID_PRODUCER_EPOCH) for a stale
+    id/epoch."""
+    if req.transactional_id is None:
+        pid = ctx.broker.producer_ids.next_id()
         return InitProducerIdResponse(
-            throttle_time_ms=0, error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE,
-            producer_id=-1, producer_epoch=-1)
-    pid = ctx.broker.producer_ids.next_id()
-    return InitProducerIdResponse(throttle_time_ms=0, error_code=0, producer_id=pid, producer_epoch=0)
+            throttle_time_ms=0, error_code=0, producer_id=pid, producer_epoch=0)
+    expected_pid = req.producer_id if ctx.version >= 3 else -1
+    expected_epoch = req.producer_epoch if ctx.version >= 3 else -1
+    coordinator = ctx.broker.txn_coordinator
+    err, pid, epoch = coordinator.init_producer_id(
+        req.transactional_id, req.transaction_timeout_ms, expected_pid, expected_epoch)
+    if err == ErrorCode.PRODUCER_FENCED and ctx.version < PRODUCER_FENCED_VERSION:
+        err = ErrorCode.INVALID_PRODUCER_EPOCH
+    return InitProducerIdResponse(
+        throttle_time_ms=0, error_code=err, producer_id=pid, producer_epoch=epoch)

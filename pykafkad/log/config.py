@@ -32,6 +32,15 @@ class LogConfig:
     message_timestamp_type: str = "CreateTime"
     #: "delete", "compact" or "compact,delete"
     cleanup_policy: str = "delete"
+    #: compacted topics: how long a tombstone (and an empty transaction's marker) survives
+    #: after the cleaner first saw it (the batch's delete horizon)
+    delete_retention_ms: int = 86400000
+    #: compacted topics: records younger than this are never cleaned
+    min_compaction_lag_ms: int = 0
+    #: compacted topics: records older than this make the log cleanable whatever its dirty ratio
+    max_compaction_lag_ms: int = 9223372036854775807
+    #: compacted topics: the share of dirty bytes above which the cleaner cleans the log
+    min_cleanable_dirty_ratio: float = 0.5
     #: accepted for fidelity; files of deleted segments are unlinked at once (see manager docs)
     file_delete_delay_ms: int = 60000
     #: accepted and ignored, as Kafka's defaults effectively do (flushing is left to the OS)
@@ -74,6 +83,8 @@ class LogConfig:
                 values[f.name] = ",".join(raw)
             elif f.type in ("int", int):
                 values[f.name] = int(raw)
+            elif f.type in ("float", float):
+                values[f.name] = float(raw)
             elif f.type in ("bool", bool):
                 values[f.name] = raw if isinstance(raw, bool) else str(raw).lower() == "true"
             else:

@@ -35,6 +35,7 @@ from pykafkad.log.checkpoint import (
     read_offsets,
     write_offsets,
 )
+from pykafkad.log.cleaner import CleanResult, LogCleaner
 from pykafkad.log.config import LogConfig
 from pykafkad.log.partition import PartitionLog
 
@@ -70,6 +71,8 @@ class LogManager:
         # What the previous run checkpointed, for partitions opened by load_all or create.
         self._recovery_points = read_offsets(self.data_dir / RECOVERY_POINT_CHECKPOINT)
         self._log_starts = read_offsets(self.data_dir / LOG_START_OFFSET_CHECKPOINT)
+        #: compaction of cleanup.policy=compact logs (cleaner-offset-checkpoint lives here too)
+        self.cleaner = LogCleaner(self.data_dir)
         self._batching = False
         self._log_start_dirty = False
         self._closed = False
@@ -160,6 +163,7 @@ class LogManager:
         if keys:
             fsync_dir(self.data_dir)
             self.checkpoint()
+            self.cleaner.forget(keys)
         return len(keys)
 
     def update_config(self, topic: str, config: LogConfig) -> None:
@@ -181,6 +185,16 @@ class LogManager:
             if self._log_start_dirty:
                 self._write_log_start_offsets()
         return deleted
+
+    def clean_all(
+        self, now_ms: int | None = None, *, force: bool = False
+    ) -> dict[tuple[str, int], CleanResult]:
+        """Runs the log cleaner over the compacted logs (Kafka's cleaner thread, one pass):
+        each log whose dirty ratio exceeds min.cleanable.dirty.ratio, or that holds records
+        older than max.compaction.lag.ms, is compacted. ``force`` ignores the ratio. Returns
+        what was cleaned, by (topic, partition)."""
+        now = self.clock() if now_ms is None else now_ms
+        return self.cleaner.clean_all(self._logs, now, force=force)  # type: ignore[return-value]
 
     def flush_all(self) -> None:
         """fsyncs every log and checkpoints the recovery points."""

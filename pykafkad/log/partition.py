@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 import crc32c
 
+from pykafkad.log.cleaner_swap import complete_interrupted_swaps, swap_segment_files
 from pykafkad.log.config import LogConfig
 from pykafkad.log.epoch import LeaderEpochCache
 from pykafkad.log.errors import (
@@ -33,6 +34,7 @@ from pykafkad.log.errors import (
     RecordBatchTooLargeError,
     RecordTooLargeError,
 )
+from pykafkad.log.producer_state import CompletedTxn, ProducerStateManager
 from pykafkad.log.region import FileRegion
 from pykafkad.log.segment import (
     INDEX_SUFFIX,
@@ -42,13 +44,20 @@ from pykafkad.log.segment import (
     TIME_INDEX_SUFFIX,
     TXN_INDEX_SUFFIX,
     LogSegment,
+    segment_file_name,
 )
+from pykafkad.log.txn_index import AbortedTxn, TransactionIndex
+from wire.errors import KafkaError
+from wire.records.control import COMMIT, read_end_txn_marker
 from wire.records.header import (
     ATTRIBUTES_OFFSET,
+    CONTROL_FLAG,
     CRC_OFFSET,
     HEADER_SIZE,
     LOG_OVERHEAD,
     TIMESTAMP_TYPE_FLAG,
+    TRANSACTIONAL_FLAG,
+    BatchHeader,
 )
 
 #: batchLength @8, magic @16, attributes @21, lastOffsetDelta @23, maxTimestamp @35
@@ -62,6 +71,9 @@ _CRC = struct.Struct(">I")
 _LOD_AT = 23
 _MAX_TS_AT = 35
 _RECORD_COUNT_AT = 57
+#: the whole v2 batch header (baseOffset .. recordCount)
+_FULL_HEADER = struct.Struct(">qiibIhiqqqhii")
+_REPLAY_CHUNK = 1 << 20
 
 
 class AppendInfo(NamedTuple):
@@ -76,6 +88,9 @@ class AppendInfo(NamedTuple):
     offset_of_max_timestamp: int
     record_count: int
     size: int
+    #: a producer's retry of a batch already in the log: nothing was appended, the offsets
+    #: are the original ones (Kafka answers these as a success)
+    duplicate: bool = False
 
 
 class ReadResult(NamedTuple):
@@ -106,6 +121,9 @@ class PartitionLog:
         self._recovery_point = 0
         self._closed = False
         self.leader_epochs = LeaderEpochCache(dir)
+        self.producer_state = ProducerStateManager(dir)
+        #: the .txnindex of each segment that has one, by segment base offset
+        self._txn_indexes: dict[int, TransactionIndex] = {}
         #: called (with this log) whenever the log start offset moves; the manager persists it
         self.on_log_start_offset_change: Callable[[PartitionLog], None] | None = None
 
@@ -171,6 +189,8 @@ class PartitionLog:
         self.leader_epochs.truncate_from_end(leo)
         self.leader_epochs.truncate_from_start(self._log_start_offset)
         self._delete_log_start_breached_segments()
+        self._load_txn_indexes()
+        self._load_producer_state()
 
     # -- offsets -------------------------------------------------------------------------------
     @property
@@ -191,6 +211,13 @@ class PartitionLog:
     def high_watermark(self) -> int:
         """A single replica: everything appended is committed."""
         return self.log_end_offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        """The first offset of the oldest open transaction, else the high watermark: what a
+        read_committed consumer may read up to."""
+        first = self.producer_state.first_unstable_offset()
+        return self.high_watermark if first is None else first
 
     @property
     def recovery_point(self) -> int:
@@ -300,6 +327,145 @@ class PartitionLog:
             size=total,
         )
 
+    def append_produced(
+        self,
+        records: bytes | bytearray | memoryview,
+        header: BatchHeader,
+        leader_epoch: int,
+        *,
+        now_ms: int | None = None,
+    ) -> AppendInfo:
+        """Appends one producer's batch (validated, ``header`` parsed from it) as Kafka's leader
+        does: a batch with a producer id is checked against the producer state first (a retry
+        of a recent batch returns its original offsets, a bad sequence or epoch raises
+        KafkaError), and the state is updated after the append. Per batch, from the header."""
+        pid = header.producer_id
+        if pid < 0:
+            return self.append(records, leader_epoch, now_ms=now_ms)
+        state = self.producer_state
+        epoch = header.producer_epoch
+        first_seq = header.base_sequence
+        last_seq = header.last_sequence
+        txn = header.is_transactional
+        dup = state.check_data_batch(pid, epoch, first_seq, last_seq, txn, self.log_end_offset)
+        if dup is not None:
+            return AppendInfo(
+                dup.first_offset, dup.last_offset, -1, self._log_start_offset, dup.timestamp,
+                dup.last_offset, header.record_count, 0, True)
+        info = self.append(records, leader_epoch, now_ms=now_ms)
+        state.update_data_batch(
+            pid, epoch, last_seq, info.base_offset, info.last_offset, info.max_timestamp, txn)
+        return info
+
+    def append_marker(
+        self,
+        batch: bytes,
+        kind: int,
+        producer_id: int,
+        producer_epoch: int,
+        coordinator_epoch: int,
+        leader_epoch: int,
+        *,
+        now_ms: int | None = None,
+    ) -> AppendInfo:
+        """Appends a transaction marker (a control batch built by the coordinator) and ends the
+        producer's transaction in this partition: the LSO moves, an abort is indexed."""
+        state = self.producer_state
+        state.check_marker(producer_id, producer_epoch, coordinator_epoch)
+        info = self.append(batch, leader_epoch, now_ms=now_ms)
+        completed = state.update_marker(
+            producer_id, producer_epoch, coordinator_epoch, info.base_offset,
+            info.max_timestamp, kind == COMMIT)
+        if completed is not None and completed.is_aborted:
+            self._index_aborted(completed)
+        return info
+
+    def _index_aborted(self, completed: CompletedTxn) -> None:
+        lso = self.producer_state.last_stable_offset_after(completed)
+        i = max(0, bisect_right(self._bases, completed.last_offset) - 1)
+        base = self._bases[i]
+        index = self._txn_indexes.get(base)
+        if index is None:
+            index = self._txn_indexes[base] = TransactionIndex(
+                self.dir / segment_file_name(base, TXN_INDEX_SUFFIX))
+        index.append(AbortedTxn(
+            completed.producer_id, completed.first_offset, completed.last_offset, lso))
+
+    def aborted_transactions(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """The aborted transactions overlapping ``[fetch_offset, upper_bound)`` (Kafka's
+        collectAbortedTransactions): from the segment holding ``fetch_offset`` on."""
+        out: list[AbortedTxn] = []
+        if not self._txn_indexes:
+            return out
+        i = max(0, bisect_right(self._bases, fetch_offset) - 1)
+        for base in self._bases[i:]:
+            index = self._txn_indexes.get(base)
+            if index is not None and index.collect(fetch_offset, upper_bound, out):
+                break
+        return out
+
+    def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> int:
+        return self.producer_state.remove_expired(now_ms, expiration_ms)
+
+    def _load_txn_indexes(self) -> None:
+        leo = self.log_end_offset
+        self._txn_indexes = {}
+        for base in self._bases:
+            path = self.dir / segment_file_name(base, TXN_INDEX_SUFFIX)
+            if path.exists():
+                index = TransactionIndex(path)
+                index.truncate_to(leo)
+                if index.entries:
+                    self._txn_indexes[base] = index
+
+    def _load_producer_state(self) -> None:
+        """Newest snapshot at or below the log end, then the batches after it (headers only;
+        a control batch's one record is decoded for its marker type)."""
+        state = self.producer_state
+        leo = self.log_end_offset
+        start = state.load_snapshot(leo)
+        if start < self._segments[0].base_offset:
+            if start >= 0:
+                state.truncate_and_reload()
+            start = self._segments[0].base_offset
+        if start >= leo:
+            return
+        i = max(0, bisect_right(self._bases, start) - 1)
+        first = self._segments[i].translate_offset(start)
+        pos = first.position if first is not None else None
+        for seg in self._segments[i:]:
+            if pos is None:
+                pos = 0
+            for at, hdr in _iter_full_headers(seg, pos):
+                (base, length, _, _, _, attrs, lod, _, max_ts, pid, epoch, base_seq, _) = hdr
+                if base + lod < start or pid < 0:
+                    continue
+                if attrs & CONTROL_FLAG:
+                    try:
+                        marker = read_end_txn_marker(seg.file.pread(length + LOG_OVERHEAD, at))
+                    except (KafkaError, ValueError):
+                        continue  # a control batch without a marker (cleaned)
+                    completed = state.update_marker(
+                        pid, epoch, marker.coordinator_epoch, base, max_ts,
+                        marker.kind == COMMIT)
+                    if completed is not None and completed.is_aborted:
+                        self._index_aborted(completed)
+                else:
+                    last_seq = -1 if base_seq < 0 else (base_seq + lod) & 0x7FFFFFFF
+                    state.update_data_batch(
+                        pid, epoch, last_seq, base, base + lod, max_ts,
+                        bool(attrs & TRANSACTIONAL_FLAG))
+            pos = None
+
+    def take_producer_snapshot(self) -> None:
+        """Writes the producer state as of the log end (at roll and at clean shutdown)."""
+        state = self.producer_state
+        leo = self.log_end_offset
+        if leo > self._segments[0].base_offset or state.producers:
+            # an empty state is worth a file too: the next start need not scan the log
+            state.take_snapshot(leo, fsync=bool(state.producers))
+            state.delete_snapshots_below(self._log_start_offset)
+
     def _maybe_roll(self, size: int, max_ts: int, last_offset: int, now: int) -> LogSegment:
         active = self._segments[-1]
         if active.should_roll(size, max_ts, last_offset, now):
@@ -319,6 +485,10 @@ class PartitionLog:
             return active
         active.on_become_inactive()
         active.flush()
+        index = self._txn_indexes.get(active.base_offset)
+        if index is not None:
+            index.flush()
+        self.take_producer_snapshot()
         segment = LogSegment(self.dir, new_base, self._config, self._clock, new=True)
         if now_ms is not None:
             segment.created_ms = now_ms
@@ -524,6 +694,8 @@ class PartitionLog:
         del self._bases[:n]
         for seg in deletable:
             seg.delete()
+            self._txn_indexes.pop(seg.base_offset, None)
+        self.producer_state.delete_snapshots_below(self._log_start_offset)
         return n
 
     def _increment_log_start_offset(self, offset: int) -> None:
@@ -533,6 +705,31 @@ class PartitionLog:
         self.leader_epochs.truncate_from_start(offset)
         if self.on_log_start_offset_change is not None:
             self.on_log_start_offset_change(self)
+
+    # -- compaction ----------------------------------------------------------------------------
+    def replace_segments(self, cleaned: LogSegment, replaced: list[LogSegment]) -> None:
+        """Swaps the log cleaner's ``cleaned`` segment (``.cleaned`` files, same base offset)
+        in for ``replaced``, a run of consecutive non-active segments (Kafka's
+        replaceSegments; crash-safe through ``.swap`` files, see ``cleaner_swap``)."""
+        self._check_open()
+        segments = self._segments
+        i = segments.index(replaced[0]) if replaced and replaced[0] in segments else -1
+        n = len(replaced)
+        if (
+            i < 0
+            or i + n >= len(segments)
+            or any(a is not b for a, b in zip(segments[i : i + n], replaced, strict=True))
+            or cleaned.base_offset != replaced[0].base_offset
+        ):
+            raise ValueError("replaced segments are not consecutive non-active segments")
+        swap_segment_files(self.dir, cleaned, replaced)
+        segments[i : i + n] = [cleaned]
+        self._bases[i : i + n] = [cleaned.base_offset]
+        for seg in replaced:
+            self._txn_indexes.pop(seg.base_offset, None)
+        path = self.dir / segment_file_name(cleaned.base_offset, TXN_INDEX_SUFFIX)
+        if path.exists():
+            self._txn_indexes[cleaned.base_offset] = TransactionIndex(path)
 
     # -- lifecycle -----------------------------------------------------------------------------
     def flush(self) -> None:
@@ -549,6 +746,10 @@ class PartitionLog:
         """Writes the final index entries and lets go of the files (regions still readable)."""
         if self._closed:
             return
+        try:
+            self.take_producer_snapshot()
+        except OSError:
+            pass  # the next start replays the log instead
         for seg in self._segments:
             seg.close()
         self._closed = True
@@ -574,8 +775,32 @@ class PartitionLog:
         )
 
 
+def _iter_full_headers(seg: LogSegment, start: int):
+    """(position, full v2 header tuple) of each batch of ``seg`` from file position ``start``."""
+    end = seg.size
+    pos = start
+    buf = b""
+    buf_start = 0
+    pread = seg.file.pread
+    while end - pos >= HEADER_SIZE:
+        rel = pos - buf_start
+        if rel < 0 or rel + HEADER_SIZE > len(buf):
+            buf = pread(min(_REPLAY_CHUNK, end - pos), pos)
+            buf_start = pos
+            rel = 0
+            if len(buf) < HEADER_SIZE:
+                return
+        hdr = _FULL_HEADER.unpack_from(buf, rel)
+        size = hdr[1] + LOG_OVERHEAD
+        if hdr[1] < MIN_BATCH_LENGTH or hdr[3] != MAGIC_V2 or pos + size > end:
+            return
+        yield pos, hdr
+        pos += size
+
+
 def _scan_dir(dir: Path) -> list[int]:
     """Base offsets of the segments in ``dir``; removes leftovers (temp files, orphan indexes)."""
+    complete_interrupted_swaps(dir)
     bases: set[int] = set()
     indexes: list[tuple[int, Path]] = []
     for entry in os.scandir(dir):

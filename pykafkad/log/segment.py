@@ -81,13 +81,17 @@ class LogSegment:
         clock: Callable[[], int],
         *,
         new: bool,
+        file_suffix: str = "",
     ):
         self.dir = dir
         self.base_offset = base_offset
         self.config = config
-        self.log_path = dir / segment_file_name(base_offset, LOG_SUFFIX)
-        self.index_path = dir / segment_file_name(base_offset, INDEX_SUFFIX)
-        self.time_index_path = dir / segment_file_name(base_offset, TIME_INDEX_SUFFIX)
+        #: appended to every file name ("" for a live segment; the cleaner writes ".cleaned"
+        #: segments and swaps them in through ".swap", as Kafka does)
+        self.file_suffix = file_suffix
+        self.log_path = dir / segment_file_name(base_offset, LOG_SUFFIX + file_suffix)
+        self.index_path = dir / segment_file_name(base_offset, INDEX_SUFFIX + file_suffix)
+        self.time_index_path = dir / segment_file_name(base_offset, TIME_INDEX_SUFFIX + file_suffix)
         flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if new else 0)
         self.file = SegmentFile(self.log_path, flags)
         self.size = 0 if new else os.fstat(self.file.fd).st_size
@@ -427,10 +431,35 @@ class LogSegment:
         suffixes = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
         for suffix in suffixes:
             try:
-                os.unlink(self.dir / segment_file_name(self.base_offset, suffix))
+                os.unlink(self.dir / segment_file_name(self.base_offset, suffix + self.file_suffix))
             except FileNotFoundError:
                 pass
         self.file = _CLOSED
+
+    def change_file_suffix(
+        self, new_suffix: str, rename: Callable[[Path, Path], None] = os.replace
+    ) -> None:
+        """Renames the segment's files from the current suffix to ``new_suffix`` (the log first,
+        then the indexes, as Kafka's changeFileSuffixes). Open descriptors stay valid."""
+        self.offset_index.close()
+        self.time_index.close()
+        old_suffix = self.file_suffix
+        for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
+            src = self.dir / segment_file_name(self.base_offset, suffix + old_suffix)
+            dst = self.dir / segment_file_name(self.base_offset, suffix + new_suffix)
+            if suffix == TXN_INDEX_SUFFIX and not src.exists():
+                continue  # most segments have no aborted transaction to index
+            rename(src, dst)
+        self.file_suffix = new_suffix
+        self.log_path = self.dir / segment_file_name(self.base_offset, LOG_SUFFIX + new_suffix)
+        self.index_path = self.dir / segment_file_name(self.base_offset, INDEX_SUFFIX + new_suffix)
+        self.time_index_path = self.dir / segment_file_name(
+            self.base_offset, TIME_INDEX_SUFFIX + new_suffix
+        )
+        self.offset_index.path = self.index_path
+        self.time_index.path = self.time_index_path
+        if self.file is not _CLOSED:
+            self.file.path = os.fspath(self.log_path)
 
     def __repr__(self) -> str:
         return f"LogSegment(base_offset={self.base_offset}, size={self.size})"

@@ -1,0 +1,1 @@
+"""One module per stock client; each exposes ``unavailable()`` and ``run(bootstrap, scenarios)``."""

@@ -1,0 +1,75 @@
+"""The official Java client: compat/java/CompatClient.java, one JVM for every scenario.
+
+Java 11+ runs a single source file directly (``java -cp jars CompatClient.java``), so no build
+tool is needed; the jars (org.apache.kafka:kafka-clients and its runtime dependencies, plus
+slf4j-simple so that the client's warnings reach stderr) come from Maven Central once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from compat import maven
+from compat.runner import FAIL, NA, Result
+
+NAME = "java"
+#: the newest kafka-clients (Spark's column runs the 3.9 line that Spark ships with)
+CLIENTS_VERSION = os.environ.get("PYKAFKAD_JAVA_CLIENTS_VERSION", "4.1.1")
+SLF4J = "org.slf4j:slf4j-simple:1.7.36"
+SOURCE = Path(__file__).resolve().parent.parent / "java" / "CompatClient.java"
+#: per scenario inside the JVM is 120 s; this bounds the whole JVM run
+BASE_TIMEOUT_S = 120
+PER_SCENARIO_S = 130
+
+
+def jars_dir(version: str = CLIENTS_VERSION) -> Path:
+    return maven.fetch(f"kafka-clients-{version}",
+                       [f"org.apache.kafka:kafka-clients:{version}", SLF4J])
+
+
+def unavailable() -> str | None:
+    if shutil.which("java") is None:
+        return "java is not installed"
+    cache = maven.CACHE / f"kafka-clients-{CLIENTS_VERSION}" / maven.STAMP
+    if shutil.which("mvn") is None and not cache.exists():
+        return "mvn is not installed and the kafka-clients jars are not cached"
+    return None
+
+
+def run_java(bootstrap: str, scenarios: list[str]) -> tuple[dict[str, Result], str]:
+    """Runs the scenarios in one JVM: ({scenario: result}, the JVM's stderr)."""
+    cp = maven.classpath(jars_dir())
+    cmd = ["java", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+           "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+           "-Dorg.slf4j.simpleLogger.logFile=System.err",
+           "-cp", cp, str(SOURCE), bootstrap, *scenarios]
+    timeout = BASE_TIMEOUT_S + PER_SCENARIO_S * len(scenarios)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        stdout, stderr, rc = proc.stdout, proc.stderr, proc.returncode
+    except subprocess.TimeoutExpired as e:
+        stdout = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        stderr = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
+        rc = f"timeout after {timeout}s"
+    out: dict[str, Result] = {}
+    for line in stdout.splitlines():
+        if line.startswith("##RESULT "):
+            r = json.loads(line[len("##RESULT "):])
+            out[r["scenario"]] = Result(r["status"], r["seconds"], r["reason"])
+    for s in scenarios:
+        if s not in out:
+            tail = " ".join(stderr.strip().splitlines()[-3:])[-400:]
+            out[s] = Result(FAIL, 0.0, f"the Java run ended ({rc}) before this scenario: {tail}")
+    return out, stderr
+
+
+def run(bootstrap: str, scenarios: list[str]) -> dict[str, Result]:
+    java_side = [s for s in scenarios if not s.startswith("spark-")]
+    results, _ = run_java(bootstrap, java_side) if java_side else ({}, "")
+    for s in scenarios:
+        results.setdefault(s, Result(NA))
+    return results

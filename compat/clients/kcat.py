@@ -1,0 +1,200 @@
+"""kcat (librdkafka's command-line client, from Debian's packages) implementations.
+
+kcat produces lines from stdin and consumes to JSON lines (``-J``).  What it cannot express
+is n/a: it sets no producer timestamps, creates no topics, commits no explicit offsets and has
+no transactional producer.  Offsets by time use its query mode (``-Q``); groups its balanced
+consumer (``-G``), one member at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+
+from compat.clients.setup import (
+    BASE_TS,
+    CLIENT_MAX_REQUEST,
+    LARGE_OK,
+    LARGE_TOO_BIG,
+    LARGE_TOPIC_CONFIG,
+    expect,
+    large_value,
+)
+from compat.runner import WAIT_S, Env, run_python_cells
+
+NAME = "kcat"
+KCAT = shutil.which("kcat") or shutil.which("kafkacat")
+#: kcat -H cannot carry bytes that are not text: the headers scenario sends this subset
+HEADERS = [("a", "1"), ("b", ""), ("a", "2"), ("n", None), ("utf8-\u00e9", "\u00e9")]
+
+
+def unavailable() -> str | None:
+    return None if KCAT else "kcat is not installed (apt-get install kcat)"
+
+
+def kcat(env: Env, *args: str, input: bytes | None = None, check: bool = True):
+    proc = subprocess.run([KCAT, "-b", env.bootstrap, *args], input=input, capture_output=True,
+                          timeout=WAIT_S * 2)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"kcat {' '.join(args[:6])} exited {proc.returncode}: "
+                             f"{proc.stderr.decode(errors='replace')[-300:]}")
+    return proc
+
+
+def produce(env: Env, topic: str, lines: list[str], *args: str, check: bool = True):
+    return kcat(env, "-t", topic, "-P", *args, input="".join(f"{v}\n" for v in lines).encode(),
+                check=check)
+
+
+def consume(env: Env, topic: str, count: int, *args: str) -> list[dict]:
+    """Everything up to the end of every partition (``-e``), as kcat's JSON envelopes."""
+    proc = kcat(env, "-t", topic, "-C", "-e", "-o", "beginning", "-J", *args)
+    out = [json.loads(line) for line in proc.stdout.decode().splitlines() if line.strip()]
+    out.sort(key=lambda m: (m["partition"], m["offset"]))
+    if len(out) != count:
+        raise AssertionError(f"consumed {len(out)} records, expected {count}")
+    return out
+
+
+def vals(n: int, prefix: str = "v") -> list[str]:
+    return [f"{prefix}{i}" for i in range(n)]
+
+
+def produce_consume(env: Env) -> None:
+    topic = env.topic()
+    produce(env, topic, vals(100))
+    got = consume(env, topic, 100)
+    expect([m["payload"] for m in got], vals(100), "values")
+    expect([m["offset"] for m in got], list(range(100)), "offsets")
+
+
+def codec(name: str):
+    def run(env: Env) -> None:
+        topic = env.topic()
+        produce(env, topic, [f"k:{v}" for v in vals(200)], "-K:", "-X",
+                f"compression.codec={name}", "-X", "linger.ms=50")
+        expect([m["payload"] for m in consume(env, topic, 200)], vals(200), "values")
+    return run
+
+
+def keys_partitioning(env: Env) -> None:
+    topic = env.topic(partitions=4)
+    keys = [f"key{i % 10}" for i in range(40)]
+    produce(env, topic, [f"{k}:x" for k in keys], "-K:")
+    for p in range(4):
+        produce(env, topic, [f"explicit:{i}" for i in range(8) if i % 4 == p], "-K:", "-p", str(p))
+    where: dict[str, set] = {}
+    for m in consume(env, topic, 48):
+        if m["key"] == "explicit":
+            expect(m["partition"], int(m["payload"]) % 4, "partition of an explicit record")
+        else:
+            where.setdefault(m["key"], set()).add(m["partition"])
+    expect({k: len(v) for k, v in where.items()}, {k: 1 for k in set(keys)}, "partitions per key")
+
+
+def headers(env: Env) -> None:
+    topic = env.topic()
+    args = []
+    for k, v in HEADERS:
+        args += ["-H", k if v is None else f"{k}={v}"]
+    produce(env, topic, vals(10), *args)
+    for m in consume(env, topic, 10):
+        h = m["headers"]
+        expect(list(zip(h[::2], h[1::2])), HEADERS, "headers")
+
+
+def timestamps_log_append_time(env: Env) -> None:
+    import time
+
+    topic = env.topic(config={"message.timestamp.type": "LogAppendTime"})
+    before = int(time.time() * 1000)
+    produce(env, topic, vals(5))
+    after = int(time.time() * 1000)
+    for m in consume(env, topic, 5):
+        expect(m["tstype"], "logappend", "timestamp type")
+        if not before - 1000 <= m["ts"] <= after + 1000:
+            raise AssertionError(f"LogAppendTime {m['ts']} not in [{before}, {after}]")
+
+
+def large_records(env: Env) -> None:
+    topic = env.topic(config=LARGE_TOPIC_CONFIG)
+    big = large_value(LARGE_OK // 2).hex()  # a text line of LARGE_OK bytes
+    limit = ["-X", f"message.max.bytes={CLIENT_MAX_REQUEST}"]
+    produce(env, topic, [big], *limit)
+    refused = produce(env, topic, [large_value(LARGE_TOO_BIG // 2).hex()], *limit, check=False)
+    err = refused.stderr.decode(errors="replace")
+    if refused.returncode == 0 or "too large" not in err.lower():
+        raise AssertionError(f"a record above max.message.bytes was not refused: {err[-300:]!r}")
+    got = consume(env, topic, 1)
+    expect(len(got[0]["payload"]), LARGE_OK, "size")
+    expect(got[0]["payload"] == big, True, "content intact")
+
+
+def offsets_by_time(env: Env) -> None:
+    from confluent_kafka import Producer
+
+    topic = env.topic()
+    # kcat cannot set timestamps: the records come from the harness (librdkafka too)
+    p = Producer({"bootstrap.servers": env.bootstrap})
+    for i in range(20):
+        p.produce(topic, f"v{i}".encode(), timestamp=BASE_TS + 1000 * i)
+    if p.flush(WAIT_S):
+        raise AssertionError("setup records not delivered")
+
+    def query(ts: int) -> int:
+        out = kcat(env, "-Q", "-t", f"{topic}:0:{ts}").stdout.decode()
+        m = re.search(r"offset (-?\d+)", out)
+        if not m:
+            raise AssertionError(f"unexpected kcat -Q output {out!r}")
+        return int(m.group(1))
+
+    expect(query(BASE_TS + 5500), 6, "between records")
+    expect(query(BASE_TS + 10_000), 10, "exact timestamp")
+    expect(query(BASE_TS + 10_000_000), -1, "after the last (end)")
+    got = [m["offset"] for m in consume(env, topic, 20)]
+    expect((got[0], got[-1]), (0, 19), "first and last offsets")
+
+
+def consumer_group(env: Env) -> None:
+    topic = env.topic(partitions=4)
+    group = env.name("group")
+    for p in range(4):
+        produce(env, topic, [f"v{i}" for i in range(40) if i % 4 == p], "-p", str(p))
+    args = ["-G", group, "-e", "-J", "-X", "auto.offset.reset=earliest", topic]
+    first = [json.loads(x) for x in kcat(env, *args).stdout.decode().splitlines() if x.strip()]
+    expect(len(first), 40, "records read by the group")
+    for p in range(4):
+        produce(env, topic, ["late"], "-p", str(p))
+    second = [json.loads(x) for x in kcat(env, *args).stdout.decode().splitlines() if x.strip()]
+    expect(sorted((m["partition"], m["payload"]) for m in second),
+           [(p, "late") for p in range(4)], "the next member resumes after the committed offsets")
+
+
+def idempotent_producer(env: Env) -> None:
+    topic = env.topic(partitions=2)
+    for p in range(2):
+        produce(env, topic, [f"v{i}" for i in range(1000) if i % 2 == p], "-p", str(p),
+                "-X", "enable.idempotence=true")
+    got = consume(env, topic, 1000)
+    for p in range(2):
+        expect([m["payload"] for m in got if m["partition"] == p],
+               [f"v{i}" for i in range(1000) if i % 2 == p], f"partition {p}")
+
+
+IMPLEMENTATIONS = {
+    "produce-consume": produce_consume,
+    **{f"codec-{c}": codec(c) for c in ("none", "gzip", "snappy", "lz4", "zstd")},
+    "keys-partitioning": keys_partitioning,
+    "headers": headers,
+    "timestamps-log-append-time": timestamps_log_append_time,
+    "large-records": large_records,
+    "offsets-by-time": offsets_by_time,
+    "consumer-group": consumer_group,
+    "idempotent-producer": idempotent_producer,
+}
+
+
+def run(bootstrap: str, scenarios: list[str]) -> dict:
+    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios)

@@ -1,0 +1,58 @@
+"""Harness-side setup shared by the client modules: topics, checks, sample data."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+
+from compat.runner import WAIT_S
+from compat.scenarios import BASE_TS  # noqa: F401  (re-exported for the client modules)
+
+#: the headers every client sends in the "headers" scenario: repeated keys, empty and null values
+HEADERS = [("a", b"1"), ("b", b""), ("a", b"2"), ("n", None), ("utf8-\u00e9", b"\x00\xff")]
+LARGE_OK = 2_500_000
+LARGE_TOO_BIG = 3_500_000
+LARGE_TOPIC_CONFIG = {"max.message.bytes": "3000000"}
+CLIENT_MAX_REQUEST = 4_000_000
+
+
+def create_topic(bootstrap: str, name: str, partitions: int = 1, config: dict | None = None) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    fut = admin.create_topics([NewTopic(name, partitions, 1, config=config or {})])[name]
+    fut.result(WAIT_S)
+    wait_for_topic(admin, name, partitions)
+
+
+def wait_for_topic(admin, name: str, partitions: int) -> None:
+    """Kafka acknowledges a creation when the controller has it; a broker's metadata may lag a
+    moment behind, so the harness waits until metadata shows every partition."""
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        md = admin.list_topics(name, timeout=WAIT_S)
+        t = md.topics.get(name)
+        if t is not None and t.error is None and len(t.partitions) == partitions:
+            return
+        time.sleep(0.1)  # metadata has no change notification to wait on
+    raise AssertionError(f"topic {name} not in metadata after {WAIT_S}s")
+
+
+def expect(actual, expected, what: str) -> None:
+    if actual != expected:
+        a, e = repr(actual), repr(expected)
+        raise AssertionError(f"{what}: got {a[:200]}, expected {e[:200]}")
+
+
+def large_value(size: int) -> bytes:
+    """Incompressible-ish bytes, so that no codec hides the size."""
+    out = bytearray()
+    counter = 0
+    while len(out) < size:
+        out += hashlib.sha256(counter.to_bytes(8, "big")).digest()
+        counter += 1
+    return bytes(out[:size])
+
+
+def values(n: int, prefix: str = "v") -> list[bytes]:
+    return [f"{prefix}{i}".encode() for i in range(n)]

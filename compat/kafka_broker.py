@@ -1,0 +1,161 @@
+"""The official Apache Kafka broker (KRaft, one node as broker and controller), from Maven Central.
+
+The compatibility suite runs every scenario against this broker too: a scenario that fails on
+Apache Kafka is a broken scenario.  The broker's jars (org.apache.kafka:kafka_2.13 and its
+runtime dependencies) are fetched once with Maven (compat/maven.py); storage is formatted
+with ``kafka.tools.StorageTool`` (what ``kafka-storage.sh format`` runs) and the broker runs as
+``kafka.Kafka server.properties``, as ``kafka-server-start.sh`` does.
+
+    with run_kafka() as kafka:
+        print(kafka.bootstrap_servers)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from compat import maven
+
+DEFAULT_VERSION = "4.1.1"
+SCALA = "2.13"
+STARTUP_TIMEOUT_S = 120
+JAVA_OPTS = ["-Xms256m", "-Xmx1g", "-XX:+UseG1GC", "-Djava.awt.headless=true"]
+
+
+def kafka_classpath(version: str = DEFAULT_VERSION) -> str:
+    return maven.classpath(maven.fetch(f"kafka-{version}", [f"org.apache.kafka:kafka_{SCALA}:{version}"]))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def server_properties(data_dir: Path, port: int, controller_port: int, extra: dict[str, str]) -> str:
+    props = {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",
+        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "log.dirs": str(data_dir / "logs"),
+        # a single node can only hold one replica of the internal topics
+        "offsets.topic.replication.factor": "1",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "share.coordinator.state.topic.replication.factor": "1",
+        "share.coordinator.state.topic.min.isr": "1",
+        # tests join groups often: no 3 s wait for more members (pykafkad's test setting too)
+        "group.initial.rebalance.delay.ms": "0",
+        **extra,
+    }
+    return "".join(f"{k}={v}\n" for k, v in props.items())
+
+
+@dataclass
+class KafkaBroker:
+    version: str
+    port: int
+    data_dir: Path
+    proc: subprocess.Popen
+    log_path: Path
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def stop(self, timeout: float = 60) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout)
+
+
+def _wait_ready(broker: KafkaBroker, deadline: float) -> None:
+    from compat.wire_client import WireClient
+    from wire.messages.metadata_request import MetadataRequest
+
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        if broker.proc.poll() is not None:
+            raise RuntimeError(
+                f"Kafka exited with {broker.proc.returncode}:\n{_tail(broker.log_path)}")
+        try:
+            with WireClient(broker.bootstrap_servers, timeout=5) as c:
+                md = c.request(3, 12, MetadataRequest(topics=None, allow_auto_topic_creation=False))
+                if md.brokers and md.controller_id >= 0:
+                    return
+        except OSError as e:
+            last = e
+        time.sleep(0.2)  # polling a port that is not open yet: nothing to wait on
+    raise TimeoutError(f"Kafka did not start in time ({last}):\n{_tail(broker.log_path)}")
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+@contextlib.contextmanager
+def run_kafka(
+    version: str = DEFAULT_VERSION,
+    *,
+    port: int = 0,
+    config: dict[str, str] | None = None,
+    data_dir: Path | None = None,
+) -> Iterator[KafkaBroker]:
+    """Formats a fresh KRaft log dir and runs Apache Kafka on a free port until exit."""
+    java = shutil.which("java")
+    if java is None:
+        raise RuntimeError("java is not installed (Apache Kafka needs Java 17+)")
+    cp = kafka_classpath(version)
+    tmp = None
+    if data_dir is None:
+        tmp = tempfile.mkdtemp(prefix="apache-kafka-")
+        data_dir = Path(tmp)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    port = port or free_port()
+    controller_port = free_port()
+    props = data_dir / "server.properties"
+    props.write_text(server_properties(data_dir, port, controller_port, dict(config or {})))
+    log_path = data_dir / "kafka.log"
+    env = {**os.environ, "CLASSPATH": cp}
+    cluster_id = uuid.uuid4().hex[:22]
+    fmt = subprocess.run(
+        [java, *JAVA_OPTS, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props),
+         "--ignore-formatted"],
+        env=env, capture_output=True, text=True, timeout=STARTUP_TIMEOUT_S)
+    if fmt.returncode != 0:
+        raise RuntimeError(f"kafka-storage format failed:\n{fmt.stdout}\n{fmt.stderr}")
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [java, *JAVA_OPTS, "kafka.Kafka", str(props)], env=env, stdout=log,
+            stderr=subprocess.STDOUT, start_new_session=True)
+    broker = KafkaBroker(version, port, data_dir, proc, log_path)
+    try:
+        _wait_ready(broker, time.monotonic() + STARTUP_TIMEOUT_S)
+        yield broker
+    finally:
+        broker.stop()
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)

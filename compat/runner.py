@@ -1,0 +1,164 @@
+"""Runs scenarios x clients against one broker and collects the matrix."""
+
+from __future__ import annotations
+
+import time
+import traceback
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from compat import features
+from compat.scenarios import BY_NAME, CLIENTS, SCENARIOS
+from compat.wire_client import advertised_apis
+
+PASS, FAIL, NA, UNSUPPORTED = "pass", "fail", "n/a", "unsupported"
+#: bound on any single wait inside a scenario; a working broker answers far sooner
+WAIT_S = 30
+
+
+class NotApplicable(Exception):
+    """The client cannot express this scenario (or this part of it)."""
+
+
+@dataclass
+class Result:
+    status: str
+    seconds: float = 0.0
+    reason: str = ""
+
+
+@dataclass
+class Matrix:
+    target: str
+    bootstrap: str
+    scenarios: list[str]
+    clients: list[str]
+    results: dict[tuple[str, str], Result] = field(default_factory=dict)
+    started: float = field(default_factory=time.time)
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def failures(self, scenarios: set[str] | None = None) -> list[tuple[str, str, Result]]:
+        return [
+            (s, c, r) for (s, c), r in self.results.items()
+            if r.status == FAIL and (scenarios is None or s in scenarios)
+        ]
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.results.values():
+            out[r.status] = out.get(r.status, 0) + 1
+        return out
+
+
+class Env:
+    """What a Python-side scenario implementation gets: the broker and fresh topic names."""
+
+    def __init__(self, bootstrap: str, client: str, scenario: str):
+        self.bootstrap = bootstrap
+        self.client = client
+        self.scenario = scenario
+        self.run_id = uuid.uuid4().hex[:8]
+
+    def name(self, suffix: str = "") -> str:
+        short = self.client.split("-")[0]
+        return f"compat-{self.scenario}-{short}-{self.run_id}{'-' + suffix if suffix else ''}"
+
+    def topic(self, suffix: str = "", partitions: int = 1, config: dict | None = None) -> str:
+        """Creates a topic with the harness's admin client (librdkafka) and waits until the
+        broker's metadata shows it."""
+        from compat.clients.setup import create_topic
+
+        name = self.name(suffix)
+        create_topic(self.bootstrap, name, partitions, config or {})
+        return name
+
+
+def run_python_cells(
+    client: str,
+    impls: dict[str, Callable[[Env], None]],
+    bootstrap: str,
+    scenarios: list[str],
+) -> dict[str, Result]:
+    out = {}
+    for name in scenarios:
+        fn = impls.get(name)
+        if fn is None:
+            out[name] = Result(NA)
+            continue
+        t0 = time.monotonic()
+        try:
+            fn(Env(bootstrap, client, name))
+            out[name] = Result(PASS, time.monotonic() - t0)
+        except NotApplicable as e:
+            out[name] = Result(NA, time.monotonic() - t0, str(e))
+        except Exception as e:  # any failure of the scenario is a cell result
+            out[name] = Result(FAIL, time.monotonic() - t0, describe_error(e))
+    return out
+
+
+def describe_error(e: BaseException) -> str:
+    tb = traceback.extract_tb(e.__traceback__)
+    where = ""
+    for frame in reversed(tb):
+        if "/compat/" in frame.filename:
+            where = f" (at {frame.filename.rsplit('/compat/', 1)[1]}:{frame.lineno})"
+            break
+    text = str(e).strip() or type(e).__name__
+    if isinstance(e, AssertionError) and not str(e).strip():
+        text = "assertion failed"
+    elif not text.startswith(type(e).__name__) and not isinstance(e, AssertionError):
+        text = f"{type(e).__name__}: {text}"
+    return " ".join(text.split())[:600] + where
+
+
+def client_module(name: str):
+    from compat.clients import confluent, java, kafka_python, kcat, spark
+
+    return {
+        "kafka-python": kafka_python, "confluent-kafka": confluent, "java": java,
+        "kcat": kcat, "spark": spark,
+    }[name]
+
+
+def run_matrix(
+    bootstrap: str,
+    *,
+    target: str,
+    scenarios: list[str] | None = None,
+    clients: list[str] | None = None,
+    log: Callable[[str], None] = print,
+) -> Matrix:
+    scenarios = scenarios or [s.name for s in SCENARIOS]
+    clients = clients or list(CLIENTS)
+    for s in scenarios:
+        if s not in BY_NAME:
+            raise ValueError(f"unknown scenario {s!r}")
+    matrix = Matrix(target, bootstrap, scenarios, clients)
+    t0 = time.monotonic()
+    apis = advertised_apis(bootstrap)
+    runnable = []
+    for s in scenarios:
+        gaps = [g for f in BY_NAME[s].needs for g in features.missing(apis, f)]
+        if gaps:
+            for c in clients:
+                matrix.results[(s, c)] = Result(
+                    UNSUPPORTED, 0.0, "the broker does not advertise " + ", ".join(gaps))
+        else:
+            runnable.append(s)
+    for c in clients:
+        module = client_module(c)
+        missing = module.unavailable()
+        if missing:
+            matrix.notes.append(f"{c}: not run ({missing})")
+            for s in runnable:
+                matrix.results[(s, c)] = Result(FAIL, 0.0, f"client unavailable: {missing}")
+            continue
+        log(f"[compat] {c}: {len(runnable)} scenarios against {target} ({bootstrap}) ...")
+        c0 = time.monotonic()
+        for s, res in module.run(bootstrap, runnable).items():
+            matrix.results[(s, c)] = res
+        log(f"[compat] {c}: done in {time.monotonic() - c0:.1f}s")
+    matrix.seconds = time.monotonic() - t0
+    return matrix

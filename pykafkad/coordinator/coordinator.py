@@ -1,0 +1,460 @@
+"""The group coordinator: classic groups and committed offsets over __consumer_offsets.
+
+Synchronous, with an injected clock (Kafka's GroupCoordinatorShard): every operation runs to
+completion on the caller's thread, writes its records through ``storage`` before answering,
+and parks JoinGroup/SyncGroup answers as ``Pending`` values that the timers or other members'
+requests complete.  ``pykafkad.coordinator.runtime`` is the thin trio layer on top.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from pykafkad.coordinator.config import GroupCoordinatorConfig
+from pykafkad.coordinator.group import (
+    ClassicGroup,
+    GroupState,
+    JoinResult,
+    Member,
+    Pending,
+    SyncResult,
+)
+from pykafkad.coordinator.membership import (
+    GroupMembership,
+    JoinRequest,
+    SyncRequest,
+    append_error,
+)
+from pykafkad.coordinator.offsets import OffsetAndMetadata, OffsetStore
+from pykafkad.coordinator.records import (
+    GroupMetadataKey,
+    GroupMetadataValue,
+    OffsetCommitKey,
+    Record,
+    UnknownRecordKey,
+    decode_group_metadata_value,
+    decode_key,
+    decode_offset_commit_value,
+    group_metadata_tombstone,
+    offset_commit_record,
+    offset_commit_tombstone,
+)
+from pykafkad.coordinator.storage import CoordinatorStorage, StoredRecord
+from pykafkad.coordinator.timer import Timer
+from wire.errors import ErrorCode, KafkaError
+
+log = logging.getLogger("pykafkad.coordinator")
+
+GROUP_TYPE_CLASSIC = "classic"
+_CLEANUP_KEY = "group-metadata-expiration"
+
+
+@dataclass
+class CommitPartition:
+    topic: str
+    partition: int
+    offset: int
+    leader_epoch: int = -1
+    metadata: str | None = ""
+    #: OffsetCommit v1 carries the commit time; -1 means now
+    commit_timestamp: int = -1
+
+
+@dataclass
+class CommitRequest:
+    group_id: str
+    partitions: list[CommitPartition]
+    generation_id: int = -1
+    member_id: str = ""
+    group_instance_id: str | None = None
+    #: OffsetCommit v2-v4; -1 keeps the broker's offsets.retention.minutes
+    retention_time_ms: int = -1
+    api_version: int = 9
+
+
+@dataclass
+class FetchedOffset:
+    partition: int
+    offset: int = -1
+    leader_epoch: int = -1
+    metadata: str = ""
+    error: int = ErrorCode.NONE
+
+
+@dataclass
+class ListedGroup:
+    group_id: str
+    protocol_type: str
+    state: str
+    group_type: str = GROUP_TYPE_CLASSIC
+
+
+@dataclass
+class DescribedMember:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    metadata: bytes
+    assignment: bytes
+
+
+@dataclass
+class DescribedGroup:
+    group_id: str
+    state: str
+    protocol_type: str = ""
+    protocol_data: str = ""
+    members: list[DescribedMember] = field(default_factory=list)
+    error: int = ErrorCode.NONE
+
+
+class GroupCoordinator:
+    def __init__(
+        self,
+        config: GroupCoordinatorConfig,
+        storage: CoordinatorStorage,
+        clock: Callable[[], int],
+    ):
+        self.config = config
+        self.storage = storage
+        self.clock = clock
+        self.timer = Timer(clock)
+        self.groups: dict[str, ClassicGroup] = {}
+        self.offsets = OffsetStore()
+        self.membership = GroupMembership(config, self.timer, self.groups, self._write_group)
+        self.loaded = False
+
+    # -- storage -------------------------------------------------------------------------------
+    def _write_group(self, group_id: str, records: list[Record]) -> None:
+        self.storage.append(group_id, records)
+
+    def _write_and_replay(self, group_id: str, records: list[Record]) -> None:
+        if not records:
+            return
+        base = self.storage.append(group_id, records)
+        for i, (key, value) in enumerate(records):
+            self._replay(StoredRecord(base + i, -1, key, value), live=True)
+
+    def load(self) -> None:
+        """Replays __consumer_offsets (Kafka's partition load), then starts member sessions and
+        the offset expiration cycle."""
+        for rec in self.storage.read_all():
+            self._replay(rec, live=False)
+        self.membership.on_loaded()
+        self.timer.schedule(_CLEANUP_KEY, self.config.offsets_retention_check_interval_ms,
+                            self._cleanup_cycle)
+        self.loaded = True
+        if self.groups:
+            log.info("loaded %d groups and the offsets of %d groups", len(self.groups),
+                     len(self.offsets.offsets))
+
+    def _replay(self, rec: StoredRecord, *, live: bool) -> None:
+        if rec.control is not None:
+            self.offsets.replay_end_transaction(rec.producer_id, rec.control)
+            return
+        if rec.key is None:
+            return
+        try:
+            key = decode_key(rec.key)
+        except UnknownRecordKey as e:
+            log.warning("skipping __consumer_offsets record at offset %d: %s", rec.offset, e)
+            return
+        if isinstance(key, OffsetCommitKey):
+            value = None if rec.value is None else decode_offset_commit_value(rec.value)
+            if value is not None and key.group not in self.groups:
+                # offsets without membership imply a "simple" group (assign() + commit)
+                self.membership.get_or_create(key.group)
+            self.offsets.replay(key.group, key.topic, key.partition, value,
+                                producer_id=rec.producer_id, record_offset=rec.offset)
+        elif isinstance(key, GroupMetadataKey):
+            if rec.value is None:
+                self.groups.pop(key.group, None)
+            elif not live:
+                self._load_group(key.group, decode_group_metadata_value(rec.value))
+
+    def _load_group(self, group_id: str, v: GroupMetadataValue) -> None:
+        group = ClassicGroup(
+            group_id, self.clock, GroupState.STABLE if v.members else GroupState.EMPTY,
+            generation_id=v.generation, protocol_type=v.protocol_type or None,
+            protocol_name=v.protocol, leader_id=v.leader,
+            state_timestamp=None if v.current_state_timestamp == -1 else v.current_state_timestamp)
+        for m in v.members:
+            rebalance_timeout = m.session_timeout if m.rebalance_timeout == -1 else m.rebalance_timeout
+            group.add(Member(m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                             rebalance_timeout, m.session_timeout, v.protocol_type,
+                             [(v.protocol or "", m.subscription)], m.assignment))
+        group.subscribed_topics = group.compute_subscribed_topics()
+        self.groups[group_id] = group
+
+    def unload(self) -> None:
+        self.membership.unload()
+        self.timer.cancel_all()
+
+    # -- membership ----------------------------------------------------------------------------
+    def join_group(self, req: JoinRequest) -> Pending[JoinResult]:
+        return self.membership.join_group(req)
+
+    def sync_group(self, req: SyncRequest) -> Pending[SyncResult]:
+        return self.membership.sync_group(req)
+
+    def heartbeat(self, group_id: str, member_id: str, instance_id: str | None,
+                  generation_id: int) -> int:
+        return self.membership.heartbeat(group_id, member_id, instance_id, generation_id)
+
+    def leave_group(self, group_id: str, members: list[tuple[str, str | None, str | None]]):
+        return self.membership.leave_group(group_id, members)
+
+    # -- offsets -------------------------------------------------------------------------------
+    def commit_offsets(self, req: CommitRequest) -> list[tuple[CommitPartition, int]]:
+        """Returns each partition with its error; raises KafkaError when the whole request is
+        refused (its code then applies to every partition)."""
+        group = self._validate_commit(req, transactional=False)
+        if group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE):
+            self.membership.reschedule_heartbeat(group, req.member_id)
+        results, records = self._commit_records(req)
+        try:
+            self._write_and_replay(req.group_id, records)
+        except KafkaError as e:
+            raise KafkaError(append_error(e.code), e.message) from None
+        return results
+
+    def commit_transactional_offsets(
+        self, req: CommitRequest, producer_id: int, producer_epoch: int
+    ) -> list[tuple[CommitPartition, int]]:
+        """TxnOffsetCommit (after the transaction coordinator checked the producer): the offsets
+        stay pending until the transaction's marker reaches the group's partition."""
+        self._validate_commit(req, transactional=True)
+        results, records = self._commit_records(req)
+        if not records:
+            return results
+        try:
+            base = self.storage.append(req.group_id, records, producer_id=producer_id,
+                                       producer_epoch=producer_epoch, transactional=True)
+        except KafkaError as e:
+            raise KafkaError(append_error(e.code), e.message) from None
+        for i, (key, value) in enumerate(records):
+            self._replay(StoredRecord(base + i, producer_id, key, value), live=True)
+        return results
+
+    def _commit_records(self, req: CommitRequest):
+        now = self.clock()
+        expire = -1 if req.retention_time_ms == -1 else now + req.retention_time_ms
+        results: list[tuple[CommitPartition, int]] = []
+        records: list[Record] = []
+        for p in req.partitions:
+            if p.metadata is not None and len(p.metadata) > self.config.offset_metadata_max_bytes:
+                results.append((p, ErrorCode.OFFSET_METADATA_TOO_LARGE))
+                continue
+            results.append((p, ErrorCode.NONE))
+            oam = OffsetAndMetadata(
+                p.offset, p.leader_epoch, p.metadata or "",
+                now if p.commit_timestamp == -1 else p.commit_timestamp, expire)
+            records.append(offset_commit_record(req.group_id, p.topic, p.partition, oam.to_value()))
+        return results, records
+
+    def _validate_commit(self, req: CommitRequest, *, transactional: bool) -> ClassicGroup:
+        """Kafka's ClassicGroup.validateOffsetCommit (and the simple-group rule before it)."""
+        group = self.groups.get(req.group_id)
+        if group is None:
+            if req.generation_id >= 0:
+                raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND
+                                 if req.api_version >= 9 and not transactional
+                                 else ErrorCode.ILLEGAL_GENERATION)
+            # admin clients and assign()-only consumers commit into a "simple" group
+            return self.membership.get_or_create(req.group_id)
+        if group.is_in(GroupState.DEAD):
+            raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        if req.generation_id < 0 and group.is_empty:
+            return group
+        if req.generation_id >= 0 or req.member_id or req.group_instance_id is not None:
+            group.validate_member(req.member_id, req.group_instance_id)
+            if req.generation_id != group.generation_id:
+                raise KafkaError(ErrorCode.ILLEGAL_GENERATION)
+        elif not transactional and not group.is_empty:
+            raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID)
+        if not transactional and group.is_in(GroupState.COMPLETING_REBALANCE):
+            raise KafkaError(ErrorCode.REBALANCE_IN_PROGRESS)
+        return group
+
+    def fetch_offsets(
+        self, group_id: str, topics: list[tuple[str, list[int]]] | None, require_stable: bool
+    ) -> list[tuple[str, list[FetchedOffset]]]:
+        """``topics`` None: every committed offset of the group.  A group that does not exist
+        has no offsets (no error), as in Kafka."""
+        group = self.groups.get(group_id)
+        exists = group is not None and not group.is_in(GroupState.DEAD)
+        stored = self.offsets.group_offsets(group_id) if exists else {}
+        if topics is None:
+            topics = [(t, sorted(parts)) for t, parts in stored.items()]
+        out = []
+        for topic, partitions in topics:
+            answers = []
+            for p in partitions:
+                if require_stable and self.offsets.has_pending(group_id, topic, p):
+                    answers.append(FetchedOffset(p, error=ErrorCode.UNSTABLE_OFFSET_COMMIT))
+                    continue
+                oam = stored.get(topic, {}).get(p)
+                if oam is None:
+                    answers.append(FetchedOffset(p))
+                else:
+                    answers.append(FetchedOffset(p, oam.offset, oam.leader_epoch, oam.metadata))
+            out.append((topic, answers))
+        return out
+
+    def delete_offsets(
+        self, group_id: str, topics: list[tuple[str, list[int]]]
+    ) -> list[tuple[str, list[tuple[int, int]]]]:
+        """OffsetDelete; raises KafkaError for a group-level error."""
+        if not group_id:
+            raise KafkaError(ErrorCode.INVALID_GROUP_ID)
+        group = self.groups.get(group_id)
+        if group is None or group.is_in(GroupState.DEAD):
+            raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND)
+        if not group.is_empty and not group.uses_consumer_protocol:
+            raise KafkaError(ErrorCode.NON_EMPTY_GROUP)
+        out = []
+        records: list[Record] = []
+        for topic, partitions in topics:
+            if group.is_subscribed_to(topic):
+                out.append((topic, [(p, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC) for p in partitions]))
+                continue
+            out.append((topic, [(p, ErrorCode.NONE) for p in partitions]))
+            for p in partitions:
+                if (self.offsets.get(group_id, topic, p) is not None
+                        or self.offsets.has_pending(group_id, topic, p)):
+                    records.append(offset_commit_tombstone(group_id, topic, p))
+        try:
+            self._write_and_replay(group_id, records)
+        except KafkaError as e:
+            raise KafkaError(append_error(e.code), e.message) from None
+        return out
+
+    # -- admin ---------------------------------------------------------------------------------
+    def list_groups(self, states: Iterable[str] = (), types: Iterable[str] = ()) -> list[ListedGroup]:
+        wanted_states = {s.strip().lower() for s in states}
+        wanted_types = {t.strip().lower() for t in types}
+        out = []
+        for group in self.groups.values():
+            if wanted_states and group.state.value.lower() not in wanted_states:
+                continue
+            if wanted_types and GROUP_TYPE_CLASSIC not in wanted_types:
+                continue
+            out.append(ListedGroup(group.group_id, group.protocol_type or "", group.state.value))
+        return out
+
+    def describe_groups(self, group_ids: Iterable[str]) -> list[DescribedGroup]:
+        out = []
+        for group_id in group_ids:
+            group = self.groups.get(group_id)
+            if group is None:
+                out.append(DescribedGroup(group_id, GroupState.DEAD.value))
+                continue
+            stable = group.is_in(GroupState.STABLE) and group.protocol_name is not None
+            members = [
+                DescribedMember(
+                    m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                    m.metadata(group.protocol_name) if stable else b"",
+                    m.assignment if stable else b"")
+                for m in group.members.values()
+            ]
+            out.append(DescribedGroup(
+                group_id, group.state.value, group.protocol_type or "",
+                group.protocol_name if stable else "", members))
+        return out
+
+    def delete_groups(self, group_ids: Iterable[str]) -> list[tuple[str, int]]:
+        out = []
+        for group_id in group_ids:
+            group = self.groups.get(group_id)
+            if group is None or group.is_in(GroupState.DEAD):
+                out.append((group_id, ErrorCode.GROUP_ID_NOT_FOUND))
+                continue
+            if not group.is_empty:
+                out.append((group_id, ErrorCode.NON_EMPTY_GROUP))
+                continue
+            records = [offset_commit_tombstone(group_id, t, p)
+                       for t, p in self.offsets.partitions_to_delete(group_id)]
+            records.append(group_metadata_tombstone(group_id))
+            try:
+                self._write_and_replay(group_id, records)
+            except KafkaError as e:
+                out.append((group_id, append_error(e.code)))
+                continue
+            log.info("deleted group %s and %d offsets", group_id, len(records) - 1)
+            out.append((group_id, ErrorCode.NONE))
+        return out
+
+    def on_topic_deleted(self, topic: str) -> None:
+        """Kafka's onPartitionsDeleted: committed offsets of a deleted topic are tombstoned."""
+        by_group: dict[str, list[Record]] = {}
+        for group_id, p in self.offsets.groups_with_topic(topic):
+            by_group.setdefault(group_id, []).append(offset_commit_tombstone(group_id, topic, p))
+        for group_id, records in by_group.items():
+            try:
+                self._write_and_replay(group_id, records)
+            except KafkaError as e:
+                log.warning("could not delete offsets of %s for group %s: %s", topic, group_id, e)
+
+    # -- expiration ----------------------------------------------------------------------------
+    def _cleanup_cycle(self) -> None:
+        try:
+            self.cleanup_group_metadata()
+        finally:
+            self.timer.schedule(_CLEANUP_KEY, self.config.offsets_retention_check_interval_ms,
+                                self._cleanup_cycle)
+
+    def cleanup_group_metadata(self) -> int:
+        """Expires offsets past offsets.retention.minutes and deletes empty groups left without
+        offsets (Kafka's cleanupGroupMetadata).  Returns the number of tombstones written."""
+        written = 0
+        now = self.clock()
+        for group_id in list(self.groups):
+            group = self.groups.get(group_id)
+            if group is None:
+                continue
+            records, all_expired = self._expired_offsets(group, now)
+            if all_expired and group.is_empty:
+                records.append(group_metadata_tombstone(group_id))
+            try:
+                self._write_and_replay(group_id, records)
+            except KafkaError as e:
+                log.warning("offset expiration of group %s failed: %s", group_id, e)
+                continue
+            written += len(records)
+        return written
+
+    def _expired_offsets(self, group: ClassicGroup, now: int) -> tuple[list[Record], bool]:
+        gid = group.group_id
+        stored = self.offsets.group_offsets(gid)
+        if not stored:
+            return [], True
+        # Kafka's ClassicGroup.offsetExpirationCondition: an Empty group's offsets expire a
+        # retention period after it became Empty; a Stable consumer group's offsets of topics
+        # it no longer subscribes to, a retention period after their commit; simple groups'
+        # offsets after their commit; nothing else expires.
+        if group.protocol_type is None:
+            base = None
+        elif group.is_empty:
+            base = group.state_timestamp
+        elif group.uses_consumer_protocol and group.subscribed_topics is not None \
+                and group.is_in(GroupState.STABLE):
+            base = None
+        else:
+            return [], False
+        records: list[Record] = []
+        all_expired = True
+        for topic, partitions in stored.items():
+            if group.is_subscribed_to(topic):
+                all_expired = False
+                continue
+            for p, oam in partitions.items():
+                start = oam.commit_timestamp if base is None else base
+                if oam.is_expired(now, start, self.config.offsets_retention_ms) and \
+                        not self.offsets.has_pending(gid, topic, p):
+                    records.append(offset_commit_tombstone(gid, topic, p))
+                else:
+                    all_expired = False
+        return records, all_expired and not self.offsets.has_open_transactions(gid)

@@ -1,0 +1,416 @@
+"""The transaction coordinator: Kafka's TransactionCoordinator as a synchronous state machine.
+
+Every transition is first written to ``__transaction_state`` (TransactionLogKey/Value, see
+transaction_log.py) and applied in memory only once written, so replaying the topic at start
+rebuilds exactly what clients were told. Unlike Kafka, which answers EndTxn once PrepareCommit
+is written and sends the markers asynchronously, the markers are appended to the partitions (in
+this process) before EndTxn is answered; a transaction found in PrepareCommit/PrepareAbort at
+start (the broker stopped between the two writes) is completed then, as Kafka's coordinator
+does when it loads a partition of the log.
+
+Time comes from the broker's injected clock; ``abort_timed_out_transactions`` and
+``expire_transactional_ids`` are the periodic timers (the server fires them, tests call them).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+
+from pykafkad.coordinator.partitioning import GROUP_METADATA_TOPIC, partition_for
+from pykafkad.coordinator.transaction_log import (
+    NO_PRODUCER_EPOCH,
+    TRANSACTION_STATE_TOPIC,
+    TransactionMetadata,
+    TxnState,
+    decode_key,
+    decode_value,
+    encode_key,
+    encode_value,
+)
+from wire.errors import ErrorCode, KafkaError
+from wire.records.batch import build_batch, decode_records, iter_batch_headers
+from wire.records.control import ABORT, COMMIT, build_control_batch
+
+log = logging.getLogger("pykafkad.txn")
+
+#: a single node leads every partition of __transaction_state at epoch 0
+COORDINATOR_EPOCH = 0
+LEADER_EPOCH = 0
+
+_PREPARE = (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT)
+_COMPLETE = (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
+
+#: (transactional id, producer id, producer epoch, committed, group partitions) when an
+#: ending transaction included __consumer_offsets partitions (AddOffsetsToTxn)
+OffsetsMarkerListener = Callable[[int, int, bool, list[int]], None]
+
+
+class TransactionCoordinator:
+    def __init__(self, broker):
+        self.broker = broker
+        self.clock: Callable[[], int] = broker.clock
+        config = broker.config
+        self.max_timeout_ms: int = config["transaction.max.timeout.ms"]
+        self.id_expiration_ms: int = config["transactional.id.expiration.ms"]
+        self.txns: dict[str, TransactionMetadata] = {}
+        self._by_pid: dict[int, str] = {}
+        #: called when markers reach __consumer_offsets partitions (the group coordinator makes
+        #: pending transactional offsets visible or drops them)
+        self.offsets_marker_listeners: list[OffsetsMarkerListener] = []
+        #: test hook: called after a Prepare* record is written, before any marker
+        self.before_markers: Callable[[TransactionMetadata], None] | None = None
+
+    # -- the state topic ----------------------------------------------------------------------
+    def ensure_state_topic(self):
+        """Creates __transaction_state on first use (Kafka does on the first FindCoordinator
+        for a transactional id): compacted, transaction.state.log.* settings."""
+        topic = self.broker.topics.get(TRANSACTION_STATE_TOPIC)
+        if topic is None:
+            config = self.broker.config
+            topic = self.broker.create_topic(
+                TRANSACTION_STATE_TOPIC,
+                config["transaction.state.log.num.partitions"],
+                {
+                    "cleanup.policy": "compact",
+                    "compression.type": "uncompressed",
+                    "segment.bytes": str(config["transaction.state.log.segment.bytes"]),
+                },
+            )
+        return topic
+
+    def partition_for(self, transactional_id: str) -> int:
+        topic = self.ensure_state_topic()
+        return partition_for(transactional_id, topic.num_partitions)
+
+    def _write(self, txn: TransactionMetadata, *, tombstone: bool = False) -> None:
+        """Appends the record for ``txn``; only then may the caller apply the transition."""
+        p = self.partition_for(txn.transactional_id)
+        plog = self.broker.partition(TRANSACTION_STATE_TOPIC, p)
+        value = None if tombstone else encode_value(txn)
+        batch = build_batch([(encode_key(txn.transactional_id), value, (), self.clock())])
+        plog.append(batch, LEADER_EPOCH)
+
+    def _apply(self, txn: TransactionMetadata) -> TransactionMetadata:
+        old = self.txns.get(txn.transactional_id)
+        if old is not None and old.producer_id != txn.producer_id:
+            self._by_pid.pop(old.producer_id, None)
+        self.txns[txn.transactional_id] = txn
+        self._by_pid[txn.producer_id] = txn.transactional_id
+        return txn
+
+    def _commit(self, txn: TransactionMetadata) -> TransactionMetadata:
+        self._write(txn)
+        return self._apply(txn)
+
+    def load(self) -> None:
+        """Replays __transaction_state, then completes transactions left in prepare."""
+        topic = self.broker.topics.get(TRANSACTION_STATE_TOPIC)
+        if topic is None:
+            return
+        txns: dict[str, TransactionMetadata] = {}
+        for p in range(topic.num_partitions):
+            plog = self.broker.logs.get(TRANSACTION_STATE_TOPIC, p)
+            if plog is None:
+                continue
+            data = plog.read(plog.log_start_offset, 1 << 62).to_bytes()
+            for pos, header in iter_batch_headers(data):
+                if header.is_control:
+                    continue
+                for rec in decode_records(data, pos):
+                    if rec.key is None:
+                        continue
+                    txn_id = decode_key(rec.key)
+                    if txn_id is None:
+                        continue
+                    if rec.value is None:
+                        txns.pop(txn_id, None)
+                    else:
+                        try:
+                            txns[txn_id] = decode_value(txn_id, rec.value)
+                        except (ValueError, KafkaError) as e:
+                            log.warning("skipping a bad transaction log record: %s", e)
+        self.txns = {}
+        self._by_pid = {}
+        for txn in txns.values():
+            if txn.state != TxnState.DEAD:
+                self._apply(txn)
+        for txn in list(self.txns.values()):
+            if txn.state in _PREPARE:
+                log.info("completing transaction %s left in %s", txn.transactional_id,
+                         txn.state.kafka_name)
+                self._complete(txn)
+
+    # -- InitProducerId -----------------------------------------------------------------------
+    def init_producer_id(
+        self, transactional_id: str, timeout_ms: int, expected_pid: int = -1,
+        expected_epoch: int = -1,
+    ) -> tuple[int, int, int]:
+        """(error, producer id, epoch) for a transactional InitProducerId (Kafka's
+        handleInitProducerId): a new id starts at epoch 0; a re-init bumps the epoch, which
+        fences the previous instance; an open transaction is aborted first and the caller
+        is told CONCURRENT_TRANSACTIONS, to retry."""
+        if not transactional_id:
+            return ErrorCode.INVALID_REQUEST, -1, -1
+        if not 0 < timeout_ms <= self.max_timeout_ms:
+            return ErrorCode.INVALID_TRANSACTION_TIMEOUT, -1, -1
+        now = self.clock()
+        txn = self.txns.get(transactional_id)
+        if txn is None:
+            txn = TransactionMetadata(
+                transactional_id, self.broker.producer_ids.next_id(), NO_PRODUCER_EPOCH,
+                timeout_ms, TxnState.EMPTY, txn_last_update_timestamp=now)
+        if expected_pid >= 0 and not (
+            txn.producer_epoch == NO_PRODUCER_EPOCH
+            or expected_pid == txn.producer_id
+            or (expected_pid == txn.last_producer_id and expected_epoch >= 0x7FFF - 1)
+        ):
+            return ErrorCode.PRODUCER_FENCED, -1, -1
+        state = txn.state
+        if state in _PREPARE or state in (TxnState.DEAD, TxnState.PREPARE_EPOCH_FENCE):
+            return ErrorCode.CONCURRENT_TRANSACTIONS, -1, -1
+        if state == TxnState.ONGOING:
+            self._fence_and_abort(txn)
+            return ErrorCode.CONCURRENT_TRANSACTIONS, -1, -1
+        new = txn.copy()
+        if txn.epoch_exhausted and (expected_epoch < 0 or expected_epoch == txn.producer_epoch):
+            new.last_producer_id = txn.producer_id
+            new.last_producer_epoch = txn.producer_epoch
+            new.producer_id = self.broker.producer_ids.next_id()
+            new.producer_epoch = 0
+        else:
+            bumped = txn.producer_epoch + 1
+            if expected_epoch < 0:
+                new.producer_epoch, new.last_producer_epoch = bumped, NO_PRODUCER_EPOCH
+            elif txn.producer_epoch == NO_PRODUCER_EPOCH or expected_epoch == txn.producer_epoch:
+                new.producer_epoch, new.last_producer_epoch = bumped, txn.producer_epoch
+            elif expected_epoch == txn.last_producer_epoch:
+                pass  # a retry of a call that succeeded: same epoch again
+            else:
+                return ErrorCode.PRODUCER_FENCED, -1, -1
+        new.txn_timeout_ms = timeout_ms
+        new.state = TxnState.EMPTY
+        new.partitions = set()
+        new.txn_start_timestamp = -1
+        new.txn_last_update_timestamp = now
+        self._commit(new)
+        return ErrorCode.NONE, new.producer_id, new.producer_epoch
+
+    # -- AddPartitionsToTxn / AddOffsetsToTxn ---------------------------------------------------
+    def _check_producer(
+        self, transactional_id: str | None, pid: int, epoch: int
+    ) -> tuple[int, TransactionMetadata | None]:
+        if not transactional_id:
+            return ErrorCode.INVALID_REQUEST, None
+        txn = self.txns.get(transactional_id)
+        if txn is None or txn.producer_id != pid:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING, None
+        if txn.producer_epoch != epoch:
+            return ErrorCode.PRODUCER_FENCED, None
+        return ErrorCode.NONE, txn
+
+    def add_partitions(
+        self, transactional_id: str, pid: int, epoch: int, partitions: Iterable[tuple[str, int]],
+        *, verify_only: bool = False,
+    ) -> int:
+        err, txn = self._check_producer(transactional_id, pid, epoch)
+        if err:
+            return err
+        assert txn is not None
+        wanted = set(partitions)
+        if txn.state in _PREPARE or txn.state == TxnState.PREPARE_EPOCH_FENCE:
+            return ErrorCode.CONCURRENT_TRANSACTIONS
+        if txn.state == TxnState.ONGOING and wanted <= txn.partitions:
+            return ErrorCode.NONE
+        if verify_only:
+            return ErrorCode.INVALID_TXN_STATE
+        now = self.clock()
+        new = txn.copy()
+        if txn.state != TxnState.ONGOING:
+            new.txn_start_timestamp = now
+            new.partitions = set()
+        new.partitions |= wanted
+        new.state = TxnState.ONGOING
+        new.txn_last_update_timestamp = now
+        self._commit(new)
+        return ErrorCode.NONE
+
+    def offsets_partition(self, group_id: str) -> tuple[str, int]:
+        n = self.broker.config["offsets.topic.num.partitions"]
+        topic = self.broker.topics.get(GROUP_METADATA_TOPIC)
+        if topic is not None:
+            n = topic.num_partitions
+        return GROUP_METADATA_TOPIC, partition_for(group_id, n)
+
+    def add_offsets(self, transactional_id: str, pid: int, epoch: int, group_id: str) -> int:
+        return self.add_partitions(
+            transactional_id, pid, epoch, [self.offsets_partition(group_id)])
+
+    def check_txn_offset_commit(
+        self, transactional_id: str, pid: int, epoch: int, group_id: str
+    ) -> int:
+        """Whether TxnOffsetCommit may stage offsets: the group's offsets partition must be in
+        the producer's ongoing transaction (AddOffsetsToTxn), at the producer's epoch."""
+        if not transactional_id:
+            return ErrorCode.INVALID_REQUEST
+        txn = self.txns.get(transactional_id)
+        if txn is None or txn.producer_id != pid:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        if epoch < txn.producer_epoch:
+            return ErrorCode.PRODUCER_FENCED
+        if (
+            epoch != txn.producer_epoch
+            or txn.state != TxnState.ONGOING
+            or self.offsets_partition(group_id) not in txn.partitions
+        ):
+            return ErrorCode.INVALID_TXN_STATE
+        return ErrorCode.NONE
+
+    def verify_partition(self, pid: int, epoch: int, topic: str, partition: int) -> int:
+        """transaction.partition.verification.enable: a transactional batch that starts a
+        transaction in a partition needs that partition added to the producer's ongoing
+        transaction (what Kafka asks the coordinator with AddPartitionsToTxn verify_only)."""
+        txn_id = self._by_pid.get(pid)
+        txn = self.txns.get(txn_id) if txn_id is not None else None
+        if txn is None:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        if epoch < txn.producer_epoch:
+            return ErrorCode.INVALID_PRODUCER_EPOCH
+        if (
+            epoch != txn.producer_epoch
+            or txn.state != TxnState.ONGOING
+            or (topic, partition) not in txn.partitions
+        ):
+            return ErrorCode.INVALID_TXN_STATE
+        return ErrorCode.NONE
+
+    # -- EndTxn --------------------------------------------------------------------------------
+    def end_txn(self, transactional_id: str, pid: int, epoch: int, commit: bool) -> int:
+        err, txn = self._check_producer(transactional_id, pid, epoch)
+        if err:
+            return err
+        assert txn is not None
+        state = txn.state
+        if state == TxnState.ONGOING:
+            self._prepare_and_complete(
+                txn, TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT)
+            return ErrorCode.NONE
+        if state == TxnState.COMPLETE_COMMIT:
+            return ErrorCode.NONE if commit else ErrorCode.INVALID_TXN_STATE
+        if state == TxnState.COMPLETE_ABORT:
+            return ErrorCode.NONE if not commit else ErrorCode.INVALID_TXN_STATE
+        if state == TxnState.PREPARE_COMMIT:
+            return ErrorCode.CONCURRENT_TRANSACTIONS if commit else ErrorCode.INVALID_TXN_STATE
+        if state == TxnState.PREPARE_ABORT:
+            return ErrorCode.CONCURRENT_TRANSACTIONS if not commit else ErrorCode.INVALID_TXN_STATE
+        return ErrorCode.INVALID_TXN_STATE
+
+    def _fence_and_abort(self, txn: TransactionMetadata) -> None:
+        """Kafka's prepareFenceProducerEpoch + abort: the epoch is bumped (fencing the current
+        instance) and the transaction aborted with markers at the new epoch."""
+        fenced = txn.copy()
+        if fenced.producer_epoch < 0x7FFF:
+            fenced.producer_epoch += 1
+        fenced.last_producer_epoch = NO_PRODUCER_EPOCH
+        self._prepare_and_complete(fenced, TxnState.PREPARE_ABORT)
+
+    def _prepare_and_complete(self, txn: TransactionMetadata, prepare: TxnState) -> None:
+        new = txn.copy()
+        new.state = prepare
+        new.txn_last_update_timestamp = self.clock()
+        self._commit(new)
+        if self.before_markers is not None:
+            self.before_markers(new)
+        self._complete(new)
+
+    def _complete(self, txn: TransactionMetadata) -> None:
+        """Writes the markers of a prepared transaction, then CompleteCommit/CompleteAbort."""
+        commit = txn.state == TxnState.PREPARE_COMMIT
+        self.write_markers(txn, COMMIT if commit else ABORT)
+        done = txn.copy()
+        done.state = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
+        done.partitions = set()
+        done.txn_last_update_timestamp = self.clock()
+        self._commit(done)
+
+    def write_markers(self, txn: TransactionMetadata, kind: int) -> None:
+        now = self.clock()
+        pid, epoch = txn.producer_id, txn.producer_epoch
+        offsets_partitions = []
+        for topic, p in sorted(txn.partitions):
+            if topic == GROUP_METADATA_TOPIC:
+                offsets_partitions.append(p)
+            plog = self.broker.logs.get(topic, p)
+            if plog is None:
+                continue  # e.g. the topic was deleted meanwhile
+            batch = build_control_batch(kind, pid, epoch, COORDINATOR_EPOCH, 0, LEADER_EPOCH, now)
+            try:
+                plog.append_marker(
+                    batch, kind, pid, epoch, COORDINATOR_EPOCH, LEADER_EPOCH, now_ms=now)
+            except KafkaError as e:
+                log.warning("transaction marker for %s-%d not written: %s", topic, p, e)
+        if offsets_partitions:
+            for listener in self.offsets_marker_listeners:
+                listener(pid, epoch, kind == COMMIT, offsets_partitions)
+        self.broker.notify_append()
+
+    # -- timers --------------------------------------------------------------------------------
+    def abort_timed_out_transactions(self, now: int | None = None) -> list[str]:
+        """Aborts (and fences) every transaction open longer than its timeout."""
+        now = self.clock() if now is None else now
+        aborted = []
+        for txn in list(self.txns.values()):
+            if (
+                txn.state == TxnState.ONGOING
+                and txn.txn_start_timestamp + txn.txn_timeout_ms < now
+            ):
+                log.info("aborting transaction %s: open longer than its timeout of %d ms",
+                         txn.transactional_id, txn.txn_timeout_ms)
+                self._fence_and_abort(txn)
+                aborted.append(txn.transactional_id)
+        return aborted
+
+    def expire_transactional_ids(self, now: int | None = None) -> list[str]:
+        """Removes ids idle for transactional.id.expiration.ms (a tombstone in the log)."""
+        now = self.clock() if now is None else now
+        expired = []
+        for txn in list(self.txns.values()):
+            if (
+                txn.state in _COMPLETE
+                and txn.txn_last_update_timestamp + self.id_expiration_ms <= now
+            ):
+                self._write(txn, tombstone=True)
+                del self.txns[txn.transactional_id]
+                self._by_pid.pop(txn.producer_id, None)
+                expired.append(txn.transactional_id)
+        return expired
+
+    # -- admin ---------------------------------------------------------------------------------
+    def describe(self, transactional_id: str) -> TransactionMetadata | None:
+        return self.txns.get(transactional_id)
+
+    def list(
+        self, states: Iterable[str], producer_ids: Iterable[int], duration_ms: int = -1
+    ) -> tuple[list[str], list[TransactionMetadata]]:
+        """(unknown state filters, matching transactions) for ListTransactions."""
+        states = list(states)
+        wanted: set[TxnState] = set()
+        unknown = []
+        for name in states:
+            s = TxnState.from_name(name)
+            if s is None:
+                unknown.append(name)
+            else:
+                wanted.add(s)
+        pids = set(producer_ids)
+        now = self.clock()
+        out = []
+        for txn in self.txns.values():
+            if states and txn.state not in wanted:
+                continue
+            if pids and txn.producer_id not in pids:
+                continue
+            if duration_ms >= 0 and now - txn.txn_start_timestamp <= duration_ms:
+                continue
+            out.append(txn)
+        return unknown, out

@@ -1,0 +1,259 @@
+"""Transactions: AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit, and the admin
+views DescribeProducers, DescribeTransactions, ListTransactions.
+
+The logic lives in pykafkad.coordinator.transaction_coordinator; these handlers map requests
+and Kafka's per-version error codes (PRODUCER_FENCED is INVALID_PRODUCER_EPOCH below v2 of
+AddPartitionsToTxn, AddOffsetsToTxn and EndTxn).
+"""
+
+from __future__ import annotations
+
+from pykafkad.coordinator.coordinator import CommitPartition, CommitRequest
+from pykafkad.dispatch import RequestContext, handles
+from wire.errors import ErrorCode, KafkaError
+from wire.messages.add_offsets_to_txn_response import AddOffsetsToTxnResponse
+from wire.messages.add_partitions_to_txn_response import (
+    AddPartitionsToTxnPartitionResult,
+    AddPartitionsToTxnResponse,
+    AddPartitionsToTxnResult,
+    AddPartitionsToTxnTopicResult,
+)
+from wire.messages.describe_producers_response import (
+    DescribeProducersResponse,
+    PartitionResponse,
+    ProducerState,
+    TopicResponse,
+)
+from wire.messages.describe_transactions_response import (
+    DescribeTransactionsResponse,
+    TopicData,
+)
+from wire.messages.describe_transactions_response import (
+    TransactionState as DescribedTransaction,
+)
+from wire.messages.end_txn_response import EndTxnResponse
+from wire.messages.list_transactions_response import (
+    ListTransactionsResponse,
+)
+from wire.messages.list_transactions_response import (
+    TransactionState as ListedTransaction,
+)
+from wire.messages.txn_offset_commit_response import (
+    TxnOffsetCommitResponse,
+    TxnOffsetCommitResponsePartition,
+    TxnOffsetCommitResponseTopic,
+)
+
+#: the version that introduced PRODUCER_FENCED in AddPartitions/AddOffsets/EndTxn
+PRODUCER_FENCED_VERSION = 2
+#: AddPartitionsToTxn v4+: batched transactions (broker to broker), verify_only
+BATCHED_VERSION = 4
+
+
+def _fenced(code: int, version: int) -> int:
+    if code == ErrorCode.PRODUCER_FENCED and version < PRODUCER_FENCED_VERSION:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    return code
+
+
+def _add_partitions(broker, version: int, txn_id, pid, epoch, topics, verify_only: bool):
+    """One transaction's AddPartitionsToTxn: a list of AddPartitionsToTxnTopicResult."""
+    unknown = set()
+    wanted = []
+    for t in topics:
+        topic = broker.topics.get(t.name)
+        for p in t.partitions:
+            if topic is None or not 0 <= p < topic.num_partitions:
+                unknown.add((t.name, p))
+            else:
+                wanted.append((t.name, p))
+    coordinator = broker.txn_coordinator
+    codes: dict[tuple[str, int], int] = {}
+    if unknown:
+        for key in wanted:
+            codes[key] = ErrorCode.OPERATION_NOT_ATTEMPTED
+        for key in unknown:
+            codes[key] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    elif verify_only:
+        for key in wanted:
+            codes[key] = _fenced(coordinator.add_partitions(
+                txn_id, pid, epoch, [key], verify_only=True), version)
+    else:
+        err = _fenced(coordinator.add_partitions(txn_id, pid, epoch, wanted), version)
+        for key in wanted:
+            codes[key] = err
+    results = []
+    for t in topics:
+        results.append(AddPartitionsToTxnTopicResult(name=t.name, results_by_partition=[
+            AddPartitionsToTxnPartitionResult(partition_index=p, partition_error_code=codes[
+                (t.name, p)]) for p in t.partitions]))
+    return results
+
+
+@handles(24, 0, 5)
+async def handle_add_partitions_to_txn(ctx: RequestContext, req) -> AddPartitionsToTxnResponse:
+    """Versions 0-5.  v0-3 (what clients send) carry one transaction; v4-5 batch several with
+    ``verify_only`` (Kafka's brokers use them to verify produce requests).  Unknown partitions
+    are UNKNOWN_TOPIC_OR_PARTITION and the rest OPERATION_NOT_ATTEMPTED; otherwise every
+    partition gets the coordinator's answer."""
+    broker = ctx.broker
+    v = ctx.version
+    if v < BATCHED_VERSION:
+        results = _add_partitions(
+            broker, v, req.v3_and_below_transactional_id, req.v3_and_below_producer_id,
+            req.v3_and_below_producer_epoch, req.v3_and_below_topics, False)
+        return AddPartitionsToTxnResponse(
+            throttle_time_ms=0, results_by_topic_v3_and_below=results)
+    out = []
+    for txn in req.transactions:
+        out.append(AddPartitionsToTxnResult(
+            transactional_id=txn.transactional_id,
+            topic_results=_add_partitions(
+                broker, v, txn.transactional_id, txn.producer_id, txn.producer_epoch,
+                txn.topics, txn.verify_only)))
+    return AddPartitionsToTxnResponse(throttle_time_ms=0, error_code=0, results_by_transaction=out)
+
+
+@handles(25, 0, 4)
+async def handle_add_offsets_to_txn(ctx: RequestContext, req) -> AddOffsetsToTxnResponse:
+    """Versions 0-4.  Adds the group's __consumer_offsets partition to the transaction."""
+    err = ctx.broker.txn_coordinator.add_offsets(
+        req.transactional_id, req.producer_id, req.producer_epoch, req.group_id)
+    return AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=_fenced(err, ctx.version))
+
+
+@handles(26, 0, 4)
+async def handle_end_txn(ctx: RequestContext, req) -> EndTxnResponse:
+    """Versions 0-4.  Commits or aborts: PrepareCommit/PrepareAbort is logged, the markers are
+    written to every partition of the transaction (the LSO moves, pending transactional
+    offsets become visible or are dropped), then CompleteCommit/CompleteAbort.  v5 (KIP-890
+    part 2: an epoch bump per transaction) is not served, as transaction.version 2 is not."""
+    err = ctx.broker.txn_coordinator.end_txn(
+        req.transactional_id, req.producer_id, req.producer_epoch, req.committed)
+    return EndTxnResponse(throttle_time_ms=0, error_code=_fenced(err, ctx.version))
+
+
+@handles(28, 0, 4)
+async def handle_txn_offset_commit(ctx: RequestContext, req) -> TxnOffsetCommitResponse:
+    """Versions 0-4 (v2+: committed leader epoch; v3+: generation, member and instance ids,
+    checked like OffsetCommit's).  The transaction coordinator checks that the group was added
+    to the producer's ongoing transaction (AddOffsetsToTxn) at its epoch; the group coordinator
+    then stores the offsets as pending records of the transaction, visible to OffsetFetch only
+    once the commit marker reaches the group's partition (require_stable fetches answer
+    UNSTABLE_OFFSET_COMMIT meanwhile)."""
+    broker = ctx.broker
+    v = ctx.version
+    groups = getattr(broker, "groups", None)
+    err = broker.txn_coordinator.check_txn_offset_commit(
+        req.transactional_id, req.producer_id, req.producer_epoch, req.group_id)
+    if err == ErrorCode.PRODUCER_FENCED:
+        err = ErrorCode.INVALID_PRODUCER_EPOCH  # what a fenced write to the log answers
+    if not err and groups is None:
+        err = ErrorCode.COORDINATOR_NOT_AVAILABLE
+    codes: dict[tuple[str, int], int] = {}
+    partitions = []
+    for t in req.topics:
+        topic = broker.topics.get(t.name)
+        for p in t.partitions:
+            if topic is None or not 0 <= p.partition_index < topic.num_partitions:
+                codes[(t.name, p.partition_index)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            partitions.append(CommitPartition(
+                t.name, p.partition_index, p.committed_offset,
+                p.committed_leader_epoch if v >= 2 else -1, p.committed_metadata))
+    if err:
+        for cp in partitions:
+            codes[(cp.topic, cp.partition)] = err
+    elif partitions:
+        commit = CommitRequest(
+            req.group_id, partitions,
+            generation_id=req.generation_id if v >= 3 else -1,
+            member_id=req.member_id if v >= 3 else "",
+            group_instance_id=req.group_instance_id if v >= 3 else None,
+            api_version=v)
+        try:
+            results = groups.call(
+                groups.coordinator.commit_transactional_offsets, commit, req.producer_id,
+                req.producer_epoch)
+            for cp, code in results:
+                codes[(cp.topic, cp.partition)] = code
+        except KafkaError as e:
+            for cp in partitions:
+                codes[(cp.topic, cp.partition)] = e.code
+    return TxnOffsetCommitResponse(throttle_time_ms=0, topics=[
+        TxnOffsetCommitResponseTopic(name=t.name, partitions=[
+            TxnOffsetCommitResponsePartition(
+                partition_index=p.partition_index,
+                error_code=codes.get((t.name, p.partition_index), ErrorCode.NONE))
+            for p in t.partitions])
+        for t in req.topics])
+
+
+@handles(61, 0, 0)
+async def handle_describe_producers(ctx: RequestContext, req) -> DescribeProducersResponse:
+    """Version 0.  The active producers of each partition: epoch, last sequence and timestamp,
+    coordinator epoch and the first offset of an open transaction."""
+    broker = ctx.broker
+    topics = []
+    for t in req.topics:
+        parts = []
+        for p in t.partition_indexes:
+            plog = broker.logs.get(t.name, p)
+            if plog is None:
+                parts.append(PartitionResponse(
+                    partition_index=p, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    error_message=None, active_producers=[]))
+                continue
+            producers = [
+                ProducerState(
+                    producer_id=e.producer_id, producer_epoch=e.producer_epoch,
+                    last_sequence=e.last_seq, last_timestamp=e.last_timestamp,
+                    coordinator_epoch=e.coordinator_epoch,
+                    current_txn_start_offset=e.current_txn_first_offset)
+                for e in plog.producer_state.producers.values()
+            ]
+            parts.append(PartitionResponse(
+                partition_index=p, error_code=0, error_message=None, active_producers=producers))
+        topics.append(TopicResponse(name=t.name, partitions=parts))
+    return DescribeProducersResponse(throttle_time_ms=0, topics=topics)
+
+
+@handles(65, 0, 0)
+async def handle_describe_transactions(ctx: RequestContext, req) -> DescribeTransactionsResponse:
+    """Version 0.  TRANSACTIONAL_ID_NOT_FOUND for ids the coordinator does not know."""
+    coordinator = ctx.broker.txn_coordinator
+    states = []
+    for txn_id in req.transactional_ids:
+        txn = coordinator.describe(txn_id)
+        if txn is None:
+            states.append(DescribedTransaction(
+                error_code=ErrorCode.TRANSACTIONAL_ID_NOT_FOUND, transactional_id=txn_id,
+                transaction_state="", transaction_timeout_ms=0, transaction_start_time_ms=-1,
+                producer_id=-1, producer_epoch=-1, topics=[]))
+            continue
+        by_topic: dict[str, list[int]] = {}
+        for topic, p in sorted(txn.partitions):
+            by_topic.setdefault(topic, []).append(p)
+        states.append(DescribedTransaction(
+            error_code=0, transactional_id=txn_id, transaction_state=txn.state.kafka_name,
+            transaction_timeout_ms=txn.txn_timeout_ms,
+            transaction_start_time_ms=txn.txn_start_timestamp,
+            producer_id=txn.producer_id, producer_epoch=txn.producer_epoch,
+            topics=[TopicData(topic=t, partitions=ps) for t, ps in by_topic.items()]))
+    return DescribeTransactionsResponse(throttle_time_ms=0, transaction_states=states)
+
+
+@handles(66, 0, 1)
+async def handle_list_transactions(ctx: RequestContext, req) -> ListTransactionsResponse:
+    """Versions 0-1 (v1: ``duration_filter``, transactions running longer than it)."""
+    duration = req.duration_filter if ctx.version >= 1 else -1
+    unknown, txns = ctx.broker.txn_coordinator.list(
+        req.state_filters, req.producer_id_filters, duration)
+    return ListTransactionsResponse(
+        throttle_time_ms=0, error_code=0, unknown_state_filters=unknown,
+        transaction_states=[
+            ListedTransaction(
+                transactional_id=t.transactional_id, producer_id=t.producer_id,
+                transaction_state=t.state.kafka_name)
+            for t in txns
+        ])

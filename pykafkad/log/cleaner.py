@@ -1,0 +1,441 @@
+"""The log cleaner: compaction of topics with cleanup.policy "compact" (or "compact,delete").
+
+Kafka's LogCleaner, LogCleanerManager and Cleaner, run synchronously when asked (the broker
+calls ``LogManager.clean_all`` from its housekeeping; Kafka runs a thread that wakes every
+``log.cleaner.backoff.ms``):
+
+* Which logs: each compacted log's *dirty* section runs from its cleaner checkpoint
+  (``cleaner-offset-checkpoint`` at the data-dir root, else the log start) to the first
+  uncleanable offset: the active segment, the last stable offset, and with
+  ``min.compaction.lag.ms`` the first segment holding a record younger than that, rounded down
+  to a segment boundary. A log is cleaned when its dirty bytes exceed
+  ``min.cleanable.dirty.ratio`` of its cleanable bytes, or when a dirty segment's first batch is
+  older than ``max.compaction.lag.ms``; the dirtiest logs go first.
+* How: an offset map of the dirty section (newest offset per key), then every segment from the
+  start of the log up to the mapped end is rewritten without the records the map supersedes
+  (``cleaner_filter`` holds the record rules). Segments are grouped so that a cleaned segment
+  stays within ``segment.bytes`` / ``segment.index.bytes`` and int32 relative offsets; each group
+  becomes one segment with the first one's base offset, written aside and swapped in
+  (``cleaner_swap``). Offsets never change; the active segment is never touched.
+* A log that fails to clean (corrupt data, I/O error) is skipped until the next start, as Kafka
+  marks it uncleanable; the other logs are still cleaned.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+from bisect import bisect_right
+from collections.abc import Hashable, Iterable, Mapping
+from pathlib import Path
+from typing import NamedTuple
+
+from pykafkad.log.checkpoint import read_offsets, write_offsets
+from pykafkad.log.cleaner_filter import (
+    BatchFilter,
+    CleanedTransactionMetadata,
+    FilterStats,
+    LastRecord,
+    OffsetMap,
+    iter_batches,
+)
+from pykafkad.log.cleaner_swap import (
+    discard_cleaned_segment,
+    new_cleaned_segment,
+    seal_cleaned_segment,
+)
+from pykafkad.log.config import INDEX_ENTRY_SIZE, TIME_INDEX_ENTRY_SIZE
+from pykafkad.log.partition import PartitionLog
+from pykafkad.log.segment import INT32_MAX, TXN_INDEX_SUFFIX, LogSegment, segment_file_name
+from pykafkad.log.txn_index import TransactionIndex
+from wire.records.batch import decode_records
+from wire.records.control import decode_control_key
+
+log = logging.getLogger("pykafkad.log.cleaner")
+
+CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
+#: log.cleaner.dedupe.buffer.size and log.cleaner.io.buffer.load.factor defaults
+DEFAULT_DEDUPE_BUFFER_SIZE = 134217728
+DEDUPE_BUFFER_LOAD_FACTOR = 0.9
+#: what one offset-map entry costs Kafka (a 16-byte MD5 and an 8-byte offset)
+_BYTES_PER_MAP_ENTRY = 24
+#: the cleaned bytes gathered before each append to the cleaned segment
+_WRITE_CHUNK = 1 << 20
+_MAX_TS = struct.Struct(">q")
+_MAX_TS_AT = 35
+
+
+def max_map_entries(dedupe_buffer_size: int = DEFAULT_DEDUPE_BUFFER_SIZE) -> int:
+    return int(dedupe_buffer_size // _BYTES_PER_MAP_ENTRY * DEDUPE_BUFFER_LOAD_FACTOR)
+
+
+class LogToClean(NamedTuple):
+    """One log's cleanable range and Kafka's measures of it."""
+
+    first_dirty_offset: int
+    #: rounded down to a segment's base offset (the upper bound of the cleaning round)
+    first_uncleanable_offset: int
+    clean_bytes: int
+    cleanable_bytes: int
+    #: some dirty segment is older than max.compaction.lag.ms
+    need_compaction_now: bool
+    #: the checkpoint was invalid (below the log start or past the log end) and was reset
+    force_update_checkpoint: bool
+
+    @property
+    def total_bytes(self) -> int:
+        return self.clean_bytes + self.cleanable_bytes
+
+    @property
+    def cleanable_ratio(self) -> float:
+        total = self.total_bytes
+        return self.cleanable_bytes / total if total else 0.0
+
+
+class CleanResult(NamedTuple):
+    first_dirty_offset: int
+    #: the new cleaner checkpoint: everything below it is clean
+    end_offset: int
+    #: base offsets of the segments written (one per group)
+    cleaned_segments: list[int]
+    stats: FilterStats
+
+
+# -- choosing what to clean ---------------------------------------------------------------------
+
+
+def segments_between(segments: list[LogSegment], start: int, end: int) -> list[LogSegment]:
+    """The segments overlapping ``[start, end)``: from the one holding ``start`` to the last with
+    a base offset below ``end`` (Kafka's ``logSegments(from, to)``)."""
+    if start >= end:
+        return []
+    bases = [s.base_offset for s in segments]
+    i = max(0, bisect_right(bases, start) - 1)
+    return [s for s in segments[i:] if s.base_offset < end]
+
+
+def log_to_clean(plog: PartitionLog, checkpoint: int | None, now_ms: int) -> LogToClean:
+    """Kafka's ``cleanableOffsets`` + ``LogToClean`` for one log."""
+    config = plog.config
+    segments = plog.segments
+    active = segments[-1]
+    start = plog.log_start_offset
+    dirty = start if checkpoint is None else checkpoint
+    force_update = False
+    if dirty < start or dirty > plog.log_end_offset:
+        dirty = start
+        force_update = True
+    bounds = [plog.last_stable_offset, active.base_offset]
+    min_lag = max(config.min_compaction_lag_ms, 0)
+    if min_lag > 0:
+        for seg in segments_between(segments, dirty, active.base_offset):
+            if seg.largest_timestamp() > now_ms - min_lag:
+                bounds.append(seg.base_offset)
+                break
+    uncleanable = max(dirty, min(bounds))
+    non_active = segments_between(segments, uncleanable, active.base_offset)
+    first_uncleanable = non_active[0].base_offset if non_active else active.base_offset
+    clean_bytes = sum(s.size for s in segments_between(segments, -1, dirty))
+    cleanable_bytes = sum(
+        s.size for s in segments_between(segments, min(dirty, first_uncleanable), first_uncleanable)
+    )
+    return LogToClean(
+        dirty,
+        first_uncleanable,
+        clean_bytes,
+        cleanable_bytes,
+        _max_compaction_delay(plog, dirty, now_ms) > 0,
+        force_update,
+    )
+
+
+def _max_compaction_delay(plog: PartitionLog, first_dirty: int, now_ms: int) -> int:
+    clean_until = now_ms - max(plog.config.max_compaction_lag_ms, 0)
+    if clean_until <= 0:
+        return 0
+    segments = plog.segments
+    earliest = None
+    for seg in segments_between(segments, first_dirty, segments[-1].base_offset):
+        first = seg.first_batch()
+        if first is not None and first.max_timestamp > 0:
+            if earliest is None or first.max_timestamp < earliest:
+                earliest = first.max_timestamp
+    if earliest is None or earliest >= clean_until:
+        return 0
+    return clean_until - earliest
+
+
+def is_cleanable(ltc: LogToClean, min_cleanable_ratio: float, *, force: bool = False) -> bool:
+    if ltc.total_bytes <= 0 or ltc.cleanable_bytes <= 0:
+        return False
+    return force or ltc.need_compaction_now or ltc.cleanable_ratio > min_cleanable_ratio
+
+
+# -- cleaning -----------------------------------------------------------------------------------
+
+
+def active_producers(plog: PartitionLog) -> dict[int, LastRecord]:
+    """The producers the partition tracks and their last batch (Kafka's
+    ``lastRecordsOfActiveProducers``): those batches are kept, empty if need be."""
+    out: dict[int, LastRecord] = {}
+    for pid, entry in plog.producer_state.producers.items():
+        last = entry.last_offset
+        out[pid] = LastRecord(last if last >= 0 else None, entry.producer_epoch)
+    return out
+
+
+def build_offset_map(plog: PartitionLog, start: int, end: int, offset_map: OffsetMap) -> None:
+    """Maps every key of ``[start, end)`` to its newest offset, skipping aborted transactions;
+    stops early when the map is full (then ``latest_offset`` says how far it got)."""
+    dirty = segments_between(plog.segments, start, end)
+    txns = CleanedTransactionMetadata()
+    txns.add_aborted_transactions(plog.aborted_transactions(start, end))
+    offsets = offset_map.offsets
+    for i, seg in enumerate(dirty):
+        next_start = dirty[i + 1].base_offset if i + 1 < len(dirty) else end
+        seg.ensure_indexes()
+        position = seg.offset_index.lookup(start)
+        for header, data in iter_batches(seg.file, seg.size, position):
+            if header.is_control:
+                records = decode_records(data)
+                kind = decode_control_key(records[0].key) if records else None
+                txns.on_control_batch_read(header, kind)
+            elif not txns.on_batch_read(header):
+                for record in decode_records(data):
+                    if record.key is not None and record.offset >= start:
+                        if len(offsets) >= offset_map.max_entries:
+                            return
+                        offsets[record.key] = record.offset
+            if header.last_offset >= start:
+                offset_map.latest_offset = header.last_offset
+        offset_map.latest_offset = next_start - 1
+
+
+def group_segments_by_size(
+    segments: list[LogSegment], max_size: int, max_index_size: int, first_uncleanable: int
+) -> list[list[LogSegment]]:
+    """Consecutive segments whose data, index and time index each fit the limits together and
+    whose offsets stay within int32 of the first one's base (Kafka's groupSegmentsBySize)."""
+    for seg in segments:
+        seg.ensure_indexes()
+    groups: list[list[LogSegment]] = []
+    i = 0
+    while i < len(segments):
+        first = segments[i]
+        group = [first]
+        log_size = first.size
+        index_size = first.offset_index.entries * INDEX_ENTRY_SIZE
+        time_index_size = first.time_index.entries * TIME_INDEX_ENTRY_SIZE
+        i += 1
+        while i < len(segments):
+            seg = segments[i]
+            seg_index = seg.offset_index.entries * INDEX_ENTRY_SIZE
+            seg_time_index = seg.time_index.entries * TIME_INDEX_ENTRY_SIZE
+            last_offset = (
+                segments[i + 1].base_offset - 1 if i + 1 < len(segments) else first_uncleanable - 1
+            )
+            if not (
+                log_size + seg.size <= max_size
+                and index_size + seg_index <= max_index_size
+                and time_index_size + seg_time_index <= max_index_size
+                and (seg.size == 0 or last_offset - first.base_offset <= INT32_MAX)
+            ):
+                break
+            group.append(seg)
+            log_size += seg.size
+            index_size += seg_index
+            time_index_size += seg_time_index
+            i += 1
+        groups.append(group)
+    return groups
+
+
+def clean_log(
+    plog: PartitionLog,
+    ltc: LogToClean,
+    now_ms: int,
+    *,
+    map_entries: int | None = None,
+) -> CleanResult:
+    """One cleaning round of ``plog`` (Kafka's ``doClean``)."""
+    config = plog.config
+    offset_map = OffsetMap(max_map_entries() if map_entries is None else map_entries)
+    upper_bound = ltc.first_uncleanable_offset
+    build_offset_map(plog, ltc.first_dirty_offset, upper_bound, offset_map)
+    end_offset = offset_map.latest_offset + 1
+    groups = group_segments_by_size(
+        segments_between(plog.segments, 0, end_offset),
+        config.segment_bytes,
+        config.segment_index_bytes,
+        upper_bound,
+    )
+    batch_filter = BatchFilter(
+        offset_map,
+        CleanedTransactionMetadata(),
+        active_producers(plog),
+        now_ms=now_ms,
+        delete_retention_ms=config.delete_retention_ms,
+        upper_bound_offset=upper_bound,
+    )
+    cleaned = [clean_segments(plog, group, batch_filter, now_ms) for group in groups]
+    return CleanResult(ltc.first_dirty_offset, end_offset, cleaned, batch_filter.stats)
+
+
+def clean_segments(
+    plog: PartitionLog, group: list[LogSegment], batch_filter: BatchFilter, now_ms: int
+) -> int:
+    """Writes what ``batch_filter`` keeps of ``group`` into one new segment and swaps it in;
+    returns its base offset."""
+    base = group[0].base_offset
+    cleaned = new_cleaned_segment(plog.dir, base, plog.config, now_ms)
+    txn_entries: list = []
+    batch_filter.txns.cleaned_index = txn_entries
+    try:
+        segments = plog.segments
+        for seg in group:
+            i = segments.index(seg)
+            upper = segments[i + 1].base_offset if i + 1 < len(segments) else plog.log_end_offset
+            batch_filter.txns.add_aborted_transactions(
+                plog.aborted_transactions(seg.base_offset, upper)
+            )
+            _clean_into(seg, cleaned, batch_filter)
+        if txn_entries:
+            index = TransactionIndex(
+                plog.dir / segment_file_name(base, TXN_INDEX_SUFFIX + cleaned.file_suffix)
+            )
+            for txn in txn_entries:
+                index.append(txn)
+        seal_cleaned_segment(cleaned, group[-1])
+        plog.replace_segments(cleaned, group)
+    except BaseException:
+        discard_cleaned_segment(cleaned)
+        raise
+    finally:
+        batch_filter.txns.cleaned_index = None
+    return base
+
+
+def _clean_into(source: LogSegment, dest: LogSegment, batch_filter: BatchFilter) -> None:
+    out = bytearray()
+    batches: list[tuple[int, int, int, int]] = []
+    largest = -1
+    for header, data in iter_batches(source.file, source.size):
+        kept = batch_filter.filter(header, data)
+        if kept is None:
+            continue
+        max_ts = _MAX_TS.unpack_from(kept, _MAX_TS_AT)[0]
+        batches.append((len(out), len(kept), header.last_offset, max_ts))
+        largest = max(largest, max_ts)
+        out += kept
+        if len(out) >= _WRITE_CHUNK:
+            dest.append(out, batches, largest)
+            out = bytearray()
+            batches = []
+    if batches:
+        dest.append(out, batches, largest)
+
+
+# -- the cleaner of a data dir ------------------------------------------------------------------
+
+
+class LogCleaner:
+    """The compacted logs' cleaning state: checkpoints (``cleaner-offset-checkpoint`` in
+    ``data_dir``, or in memory when it is None) and the logs that failed to clean."""
+
+    def __init__(
+        self,
+        data_dir: Path | None = None,
+        *,
+        dedupe_buffer_size: int = DEFAULT_DEDUPE_BUFFER_SIZE,
+    ):
+        self.path = None if data_dir is None else Path(data_dir) / CLEANER_OFFSET_CHECKPOINT
+        self.checkpoints: dict[Hashable, int] = {}
+        if self.path is not None:
+            self.checkpoints.update(read_offsets(self.path))
+        self.map_entries = max_map_entries(dedupe_buffer_size)
+        #: logs whose cleaning raised; skipped from then on (Kafka: uncleanable partitions)
+        self.uncleanable: set[Hashable] = set()
+
+    def clean_all(
+        self, logs: Mapping[Hashable, PartitionLog], now_ms: int, *, force: bool = False
+    ) -> dict[Hashable, CleanResult]:
+        """Cleans every compacted log that needs it, dirtiest first. ``force`` ignores
+        min.cleanable.dirty.ratio (any dirty bytes will do)."""
+        candidates: list[tuple[float, Hashable, PartitionLog, LogToClean]] = []
+        for key, plog in logs.items():
+            if plog.closed or not plog.config.compact_enabled or key in self.uncleanable:
+                continue
+            ltc = self._log_to_clean(key, plog, now_ms)
+            if ltc is not None and is_cleanable(
+                ltc, plog.config.min_cleanable_dirty_ratio, force=force
+            ):
+                candidates.append((ltc.cleanable_ratio, key, plog, ltc))
+        candidates.sort(key=lambda c: c[0], reverse=True)
+        results: dict[Hashable, CleanResult] = {}
+        for _, key, plog, ltc in candidates:
+            result = self._clean(key, plog, ltc, now_ms)
+            if result is not None:
+                results[key] = result
+        return results
+
+    def clean(
+        self, key: Hashable, plog: PartitionLog, now_ms: int, *, force: bool = False
+    ) -> CleanResult | None:
+        """Cleans one log if it needs it (whatever its cleanup.policy when ``force``)."""
+        if key in self.uncleanable or (not force and not plog.config.compact_enabled):
+            return None
+        ltc = self._log_to_clean(key, plog, now_ms)
+        if ltc is None or not is_cleanable(ltc, plog.config.min_cleanable_dirty_ratio, force=force):
+            return None
+        return self._clean(key, plog, ltc, now_ms)
+
+    def forget(self, keys: Iterable[Hashable]) -> None:
+        """Drops the checkpoints of deleted partitions."""
+        changed = False
+        for key in keys:
+            changed |= self.checkpoints.pop(key, None) is not None
+            self.uncleanable.discard(key)
+        if changed:
+            self._write()
+
+    def _log_to_clean(self, key: Hashable, plog: PartitionLog, now_ms: int) -> LogToClean | None:
+        try:
+            ltc = log_to_clean(plog, self.checkpoints.get(key), now_ms)
+        except Exception:
+            log.exception("failed to measure the cleanable part of %s", plog.dir.name)
+            self.uncleanable.add(key)
+            return None
+        if ltc.force_update_checkpoint:
+            self.checkpoints[key] = ltc.first_dirty_offset
+            self._write()
+        return ltc
+
+    def _clean(
+        self, key: Hashable, plog: PartitionLog, ltc: LogToClean, now_ms: int
+    ) -> CleanResult | None:
+        try:
+            result = clean_log(plog, ltc, now_ms, map_entries=self.map_entries)
+        except Exception:
+            log.exception("cleaning %s failed; not cleaning it again", plog.dir.name)
+            self.uncleanable.add(key)
+            return None
+        self.checkpoints[key] = result.end_offset
+        self._write()
+        stats = result.stats
+        log.info(
+            "cleaned %s: offsets %d-%d, %d of %d records kept, %d -> %d bytes",
+            plog.dir.name,
+            result.first_dirty_offset,
+            result.end_offset,
+            stats.records_retained,
+            stats.records_read,
+            stats.bytes_read,
+            stats.bytes_written,
+        )
+        return result
+
+    def _write(self) -> None:
+        if self.path is None:
+            return
+        offsets = {k: v for k, v in self.checkpoints.items() if isinstance(k, tuple)}
+        write_offsets(self.path, offsets)

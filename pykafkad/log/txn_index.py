@@ -1,0 +1,96 @@
+"""A segment's ``.txnindex``: the aborted transactions whose abort marker lies in that segment.
+
+Kafka's format (``AbortedTxn``), 34 bytes per entry, big-endian::
+
+    version int16 (0) | producerId int64 | firstOffset int64 | lastOffset int64
+    | lastStableOffset int64
+
+``lastOffset`` is the offset of the abort marker; ``lastStableOffset`` the partition's LSO right
+after the marker was written (Fetch stops collecting once an entry's LSO passes its upper bound).
+A read_committed Fetch answers, per partition, the aborted transactions that overlap the fetched
+range so that consumers can drop their records. The file is created with its first entry.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+from typing import NamedTuple
+
+VERSION = 0
+_ENTRY = struct.Struct(">hqqqq")
+ENTRY_SIZE = _ENTRY.size
+
+
+class AbortedTxn(NamedTuple):
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    last_stable_offset: int
+
+
+class TransactionIndex:
+    """The entries of one ``<base offset>.txnindex``, kept in memory (they are few)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.entries: list[AbortedTxn] = []
+        if path.exists():
+            data = path.read_bytes()
+            usable = len(data) - len(data) % ENTRY_SIZE
+            for pos in range(0, usable, ENTRY_SIZE):
+                version, pid, first, last, lso = _ENTRY.unpack_from(data, pos)
+                if version != VERSION:
+                    break
+                self.entries.append(AbortedTxn(pid, first, last, lso))
+            if usable != len(data) or len(self.entries) * ENTRY_SIZE != usable:
+                self._rewrite()
+
+    @property
+    def last_offset(self) -> int:
+        """The last indexed abort marker's offset (-1 when empty)."""
+        return self.entries[-1].last_offset if self.entries else -1
+
+    def append(self, txn: AbortedTxn) -> None:
+        if txn.last_offset <= self.last_offset:
+            return  # already indexed (recovery replays markers it may have seen)
+        self.entries.append(txn)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            os.write(fd, _ENTRY.pack(VERSION, *txn))
+        finally:
+            os.close(fd)
+
+    def truncate_to(self, offset: int) -> None:
+        """Drops the entries whose marker is at or after ``offset`` (the log was cut there)."""
+        keep = [e for e in self.entries if e.last_offset < offset]
+        if len(keep) != len(self.entries):
+            self.entries = keep
+            self._rewrite()
+
+    def collect(self, fetch_offset: int, upper_bound: int, out: list[AbortedTxn]) -> bool:
+        """Appends the entries overlapping ``[fetch_offset, upper_bound)``; True when done
+        (an entry's LSO reached the upper bound, so later segments cannot matter)."""
+        for e in self.entries:
+            if e.last_offset >= fetch_offset and e.first_offset < upper_bound:
+                out.append(e)
+            if e.last_stable_offset >= upper_bound:
+                return True
+        return False
+
+    def flush(self) -> None:
+        if self.path.exists():
+            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def _rewrite(self) -> None:
+        if not self.entries:
+            self.path.unlink(missing_ok=True)
+            return
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_bytes(b"".join(_ENTRY.pack(VERSION, *e) for e in self.entries))
+        os.replace(tmp, self.path)

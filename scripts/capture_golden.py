@@ -707,20 +707,6 @@ class Confluent:
             [ConsumerGroupTopicPartitions(group)])))
         step("confluent DeleteGroups", lambda: each(admin.delete_consumer_groups([group])))
 
-    def consumer_protocol(self) -> None:
-        """KIP-848 groups (ConsumerGroupHeartbeat), when the broker serves them."""
-        from confluent_kafka import Consumer
-
-        c = Consumer({**self.common, "group.id": "golden-confluent-848",
-                      "group.protocol": "consumer", "auto.offset.reset": "earliest"})
-        try:
-            c.subscribe([codec_topic("none")])
-            deadline = time.monotonic() + WAIT_S
-            while not c.assignment() and time.monotonic() < deadline:
-                c.poll(0.5)
-        finally:
-            c.close()
-
     def transactions(self) -> None:
         from confluent_kafka import Consumer, Producer, TopicPartition
 
@@ -814,7 +800,6 @@ class Kcat:
 
 
 GROUP_APIS = {8, 9, 10, 11, 12, 13, 14}  # OffsetCommit/Fetch, FindCoordinator, Join..Sync
-CONSUMER_GROUP_HEARTBEAT = 68
 TXN_APIS = {10, 22, 24, 26}  # FindCoordinator, InitProducerId, AddPartitionsToTxn, EndTxn
 TXN_OFFSET_APIS = {25, 28}  # AddOffsetsToTxn, TxnOffsetCommit
 
@@ -833,8 +818,6 @@ def drive(bootstrap: str, node_id: int, handlers: set[int]) -> None:
             step(f"{c.name} groups", c.groups)
     else:
         log(f"group APIs not all served (missing {sorted(GROUP_APIS - handlers)}): skipped")
-    if CONSUMER_GROUP_HEARTBEAT in handlers:
-        step("confluent-kafka consumer protocol", clients[1].consumer_protocol)
     if TXN_APIS <= handlers:
         for c in clients:
             step(f"{c.name} transactions", c.transactions)

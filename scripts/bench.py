@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Benchmarks pykafkad against the official Apache Kafka broker, in the same run.
+
+Usage: python scripts/bench.py [--messages N] [--skip-kafka]
+
+Both brokers run as their own processes on this machine (Kafka from Maven Central jars, see
+compat/kafka_broker.py) and are driven by the same confluent-kafka (librdkafka) client, whose
+C core keeps the client out of the measurement as far as possible.  Reported per workload:
+pykafkad, Kafka, and the ratio pykafkad / Kafka (for rates above 1 is better, for times and
+memory below 1 is better).  Numbers vary with the machine's load; the ratio is the result.
+Kafka's start time includes formatting its log dir (``kafka-storage format``), which every
+fresh Kafka data dir needs; pykafkad's includes creating its data dir.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+
+from wire.framing import RequestHeader, encode_request  # noqa: E402
+from wire.messages.api_versions_request import ApiVersionsRequest  # noqa: E402
+
+PARTITIONS = 4
+
+
+def first_answer(host: str, port: int, deadline: float) -> None:
+    """Waits until the broker answers ApiVersions (what every client sends first)."""
+    frame = encode_request(RequestHeader(18, 3, 1, "bench", 2),
+                           ApiVersionsRequest(client_software_name="b", client_software_version="1"))
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((host, port), timeout=5) as s:
+                s.sendall(frame)
+                if len(s.recv(4)) == 4:
+                    return
+        except OSError:
+            time.sleep(0.005)
+    raise TimeoutError(f"no answer from {host}:{port}")
+
+
+def rss_mib(pid: int) -> float:
+    """Resident memory of a process and its children (Kafka's JVM may be a child)."""
+    total = 0
+    pids = [pid]
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    if children.exists():
+        pids += [int(p) for p in children.read_text().split()]
+    for p in pids:
+        for line in Path(f"/proc/{p}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1])
+    return total / 1024
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_pykafkad(data_dir: str) -> tuple[subprocess.Popen, str, float]:
+    port = free_port()
+    t0 = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "pykafkad", "--host", "127.0.0.1",
+                             "--port", str(port), "--data-dir", data_dir],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first_answer("127.0.0.1", port, t0 + 60)
+    return proc, f"127.0.0.1:{port}", time.monotonic() - t0
+
+
+def workloads(bootstrap: str, n: int) -> dict[str, float]:
+    out: dict[str, float] = {}
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for name in ("small", "large"):
+        admin.create_topics([NewTopic(f"bench-{name}", PARTITIONS, 1)])[f"bench-{name}"].result(60)
+
+    def produce(topic: str, count: int, size: int, **conf) -> float:
+        p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "acks": "all",
+                      "queue.buffering.max.messages": 1_000_000, **conf})
+        value = os.urandom(size // 2).hex().encode()
+        t = time.perf_counter()
+        for i in range(count):
+            while True:
+                try:
+                    p.produce(topic, value=value, key=b"%d" % (i % 1024))
+                    break
+                except BufferError:
+                    p.poll(0.001)
+        assert p.flush(120) == 0
+        return time.perf_counter() - t
+
+    def consume(topic: str, count: int) -> float:
+        c = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench",
+                      "enable.auto.commit": False, "fetch.wait.max.ms": 10})
+        c.assign([TopicPartition(topic, p, -2) for p in range(PARTITIONS)])
+        t = time.perf_counter()
+        got = 0
+        while got < count:
+            got += len(c.consume(10_000, 5.0))
+        dt = time.perf_counter() - t
+        c.close()
+        return dt
+
+    out["produce 100 B msgs/s"] = n / produce("bench-small", n, 100)
+    out["consume 100 B msgs/s"] = n / consume("bench-small", n)
+    big = max(n // 100, 100)
+    out["produce 100 KB MB/s"] = big * 0.1 / produce("bench-large", big, 100_000)
+    out["consume 100 KB MB/s"] = big * 0.1 / consume("bench-large", big)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--messages", type=int, default=200_000)
+    ap.add_argument("--skip-kafka", action="store_true", help="measure pykafkad only")
+    args = ap.parse_args()
+    results: dict[str, dict[str, float]] = {}
+
+    with tempfile.TemporaryDirectory() as d:
+        proc, bootstrap, start = start_pykafkad(d)
+        try:
+            results["pykafkad"] = {"start to first answer s": start,
+                                   "memory after start MiB": rss_mib(proc.pid)}
+            results["pykafkad"].update(workloads(bootstrap, args.messages))
+        finally:
+            proc.terminate()
+            proc.wait(60)
+
+    if not args.skip_kafka:
+        from compat.kafka_broker import kafka_classpath, run_kafka
+
+        kafka_classpath()  # fetch the jars first, outside the timing
+        t0 = time.monotonic()
+        with run_kafka() as kafka:
+            host, port = kafka.bootstrap_servers.rsplit(":", 1)
+            first_answer(host, int(port), t0 + 180)
+            results["kafka"] = {"start to first answer s": time.monotonic() - t0,
+                                "memory after start MiB": rss_mib(kafka.proc.pid)}
+            results["kafka"].update(workloads(kafka.bootstrap_servers, args.messages))
+
+    names = list(results["pykafkad"])
+    print(f"{'workload':28} {'pykafkad':>12} {'kafka':>12} {'ratio':>8}")
+    for name in names:
+        ours = results["pykafkad"][name]
+        ref = results.get("kafka", {}).get(name)
+        ratio = f"{ours / ref:8.2f}" if ref else "       -"
+        ref_s = f"{ref:12.2f}" if ref else "           -"
+        print(f"{name:28} {ours:12.2f} {ref_s} {ratio}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import socket
+from collections.abc import Callable
 
 import trio
 
@@ -91,24 +92,26 @@ class Server:
                 continue
             nursery.start_soon(self._serve_connection, stream)
 
-    async def _housekeeping(self) -> None:
-        interval = self.broker.config["log.retention.check.interval.ms"] / 1000
+    async def _periodically(self, interval_ms: int, task: Callable[[], object], what: str) -> None:
+        """Runs ``task`` every ``interval_ms`` on the broker's thread; a failure is logged."""
         while True:
-            await trio.sleep(interval)
+            await trio.sleep(interval_ms / 1000)
             try:
-                self.broker.apply_retention()
+                task()
             except Exception:
-                log.exception("retention check failed")
+                log.exception("%s failed", what)
 
-    async def _transaction_timers(self) -> None:
-        interval = self.broker.config[
-            "transaction.abort.timed.out.transaction.cleanup.interval.ms"] / 1000
-        while True:
-            await trio.sleep(interval)
-            try:
-                self.broker.run_transaction_timers()
-            except Exception:
-                log.exception("transaction timers failed")
+    def _start_timers(self, nursery: trio.Nursery) -> None:
+        broker, config = self.broker, self.broker.config
+        nursery.start_soon(self._periodically, config["log.retention.check.interval.ms"],
+                           broker.apply_retention, "retention check")
+        nursery.start_soon(
+            self._periodically,
+            config["transaction.abort.timed.out.transaction.cleanup.interval.ms"],
+            broker.run_transaction_timers, "transaction timers")
+        if config["log.cleaner.enable"]:
+            nursery.start_soon(self._periodically, config["log.cleaner.backoff.ms"],
+                               lambda: broker.logs.clean_all(broker.clock()), "log cleaner")
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         listeners = await open_listeners(self.host, self.port)
@@ -122,9 +125,8 @@ class Server:
                 async with trio.open_nursery() as accepting:
                     for lst in listeners:
                         accepting.start_soon(self._accept, lst, connections)
-                    accepting.start_soon(self._housekeeping)
+                    self._start_timers(accepting)
                     accepting.start_soon(self.broker.groups.run_timers)
-                    accepting.start_soon(self._transaction_timers)
                     task_status.started(self.port)
                     await self._shutdown.wait()
                     accepting.cancel_scope.cancel()

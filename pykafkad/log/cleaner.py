@@ -1,16 +1,16 @@
 """The log cleaner: compaction of topics with cleanup.policy "compact" (or "compact,delete").
 
-Kafka's LogCleaner, LogCleanerManager and Cleaner, run synchronously when asked (the broker
-calls ``LogManager.clean_all`` from its housekeeping; Kafka runs a thread that wakes every
+Kafka's LogCleaner, LogCleanerManager and Cleaner, run synchronously when asked (through
+``LogManager.clean_all``, from the broker's housekeeping; Kafka runs a thread that wakes every
 ``log.cleaner.backoff.ms``):
 
 * Which logs: each compacted log's *dirty* section runs from its cleaner checkpoint
   (``cleaner-offset-checkpoint`` at the data-dir root, else the log start) to the first
   uncleanable offset: the active segment, the last stable offset, and with
   ``min.compaction.lag.ms`` the first segment holding a record younger than that, rounded down
-  to a segment boundary. A log is cleaned when its dirty bytes exceed
-  ``min.cleanable.dirty.ratio`` of its cleanable bytes, or when a dirty segment's first batch is
-  older than ``max.compaction.lag.ms``; the dirtiest logs go first.
+  to a segment boundary. A log is cleaned when its dirty bytes are more than
+  ``min.cleanable.dirty.ratio`` of its bytes below that offset, or when a dirty segment's first
+  batch is older than ``max.compaction.lag.ms``; the dirtiest logs go first.
 * How: an offset map of the dirty section (newest offset per key), then every segment from the
   start of the log up to the mapped end is rewritten without the records the map supersedes
   (``cleaner_filter`` holds the record rules). Segments are grouped so that a cleaned segment
@@ -381,8 +381,8 @@ class LogCleaner:
     def clean(
         self, key: Hashable, plog: PartitionLog, now_ms: int, *, force: bool = False
     ) -> CleanResult | None:
-        """Cleans one log if it needs it (whatever its cleanup.policy when ``force``)."""
-        if key in self.uncleanable or (not force and not plog.config.compact_enabled):
+        """Cleans one compacted log if it needs it (``force``: any dirty bytes will do)."""
+        if key in self.uncleanable or plog.closed or not plog.config.compact_enabled:
             return None
         ltc = self._log_to_clean(key, plog, now_ms)
         if ltc is None or not is_cleanable(ltc, plog.config.min_cleanable_dirty_ratio, force=force):

@@ -192,3 +192,38 @@ def test_cleaned_batches_of_every_codec_are_readable(tmp_path):
             assert {h.compression for h in headers} == {codec}
             assert sum(h.record_count for h in headers) == 20
             _check_consumers(b, topic, expected[topic])
+
+
+def test_broker_runs_the_cleaner_by_itself(tmp_path, topic_name):
+    """The broker's own timer (log.cleaner.backoff.ms) cleans compacted topics."""
+    import time
+
+    with run_broker(tmp_path / "d", config={"log.cleaner.backoff.ms": "50"}) as b:
+        create_topic(b.bootstrap_servers, topic_name, config=TOPIC_CONFIG)
+        newest = _produce_rounds(b.bootstrap_servers, topic_name)
+        plog = b.broker.logs.get(topic_name, 0)
+        end = plog.log_end_offset
+        deadline = time.monotonic() + WAIT_S
+        # bounded wait for the broker's timer to have cleaned past the first rounds
+        while b.call(lambda: b.broker.logs.cleaner.checkpoints.get((topic_name, 0), 0)) == 0:
+            assert time.monotonic() < deadline, "the cleaner never ran"
+            time.sleep(0.05)
+        from kafka import KafkaConsumer
+        from kafka import TopicPartition as KTopicPartition
+
+        consumer = KafkaConsumer(bootstrap_servers=b.bootstrap_servers)
+        tp = KTopicPartition(topic_name, 0)
+        consumer.assign([tp])
+        consumer.seek_to_beginning(tp)
+        got = []
+        while consumer.position(tp) < end:
+            assert time.monotonic() < deadline + WAIT_S
+            for records in consumer.poll(timeout_ms=500).values():
+                got.extend(records)
+        consumer.close()
+        assert len(got) < end  # older values are gone, offsets kept
+        last = {}
+        for r in got:
+            last[r.key] = (r.offset, r.value)
+        live = {k: v for k, v in newest.items() if v[1] is not None}
+        assert {k: v for k, v in last.items() if v[1] is not None} == live

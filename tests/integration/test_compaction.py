@@ -227,3 +227,16 @@ def test_broker_runs_the_cleaner_by_itself(tmp_path, topic_name):
             last[r.key] = (r.offset, r.value)
         live = {k: v for k, v in newest.items() if v[1] is not None}
         assert {k: v for k, v in last.items() if v[1] is not None} == live
+
+
+def test_compacted_topic_refuses_keyless_records(broker, topic_name):
+    """As Kafka: INVALID_RECORD, and nothing of that batch is appended."""
+    import pytest
+    from kafka.errors import InvalidRecordError
+
+    create_topic(broker.bootstrap_servers, topic_name, config={"cleanup.policy": "compact"})
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers, retries=0)
+    with pytest.raises(InvalidRecordError):
+        producer.send(topic_name, value=b"no key").get(WAIT_S)
+    assert producer.send(topic_name, key=b"k", value=b"keyed").get(WAIT_S).offset == 0
+    producer.close()

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -25,29 +24,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
 
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
-
-from wire.framing import RequestHeader, encode_request  # noqa: E402
-from wire.messages.api_versions_request import ApiVersionsRequest  # noqa: E402
+from measure_startup import first_answer, free_port  # noqa: E402
 
 PARTITIONS = 4
-
-
-def first_answer(host: str, port: int, deadline: float) -> None:
-    """Waits until the broker answers ApiVersions (what every client sends first)."""
-    frame = encode_request(RequestHeader(18, 3, 1, "bench", 2),
-                           ApiVersionsRequest(client_software_name="b", client_software_version="1"))
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection((host, port), timeout=5) as s:
-                s.sendall(frame)
-                if len(s.recv(4)) == 4:
-                    return
-        except OSError:
-            time.sleep(0.005)
-    raise TimeoutError(f"no answer from {host}:{port}")
 
 
 def rss_mib(pid: int) -> float:
@@ -64,19 +47,13 @@ def rss_mib(pid: int) -> float:
     return total / 1024
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start_pykafkad(data_dir: str) -> tuple[subprocess.Popen, str, float]:
     port = free_port()
     t0 = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "pykafkad", "--host", "127.0.0.1",
                              "--port", str(port), "--data-dir", data_dir],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    first_answer("127.0.0.1", port, t0 + 60)
+    first_answer(port, t0 + 60)
     return proc, f"127.0.0.1:{port}", time.monotonic() - t0
 
 
@@ -145,7 +122,7 @@ def main() -> int:
         t0 = time.monotonic()
         with run_kafka() as kafka:
             host, port = kafka.bootstrap_servers.rsplit(":", 1)
-            first_answer(host, int(port), t0 + 180)
+            first_answer(int(port), t0 + 180, host)
             results["kafka"] = {"start to first answer s": time.monotonic() - t0,
                                 "memory after start MiB": rss_mib(kafka.proc.pid)}
             results["kafka"].update(workloads(kafka.bootstrap_servers, args.messages))

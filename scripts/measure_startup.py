@@ -31,12 +31,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def first_answer(port: int, deadline: float) -> None:
+def first_answer(port: int, deadline: float, host: str = "127.0.0.1") -> None:
+    """Waits until the broker answers ApiVersions (what every client sends first)."""
     frame = encode_request(RequestHeader(18, 3, 1, "measure", 2),
                            ApiVersionsRequest(client_software_name="m", client_software_version="1"))
     while time.monotonic() < deadline:
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            with socket.create_connection((host, port), timeout=5) as s:
                 s.sendall(frame)
                 if len(s.recv(4)) == 4:
                     return

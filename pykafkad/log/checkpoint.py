@@ -89,6 +89,19 @@ def atomic_write(path: Path, data: bytes, *, sync: bool = True) -> None:
         fsync_dir(path.parent)
 
 
+def fsync_file(path: os.PathLike | str) -> None:
+    """fsyncs a file by name, if it exists: for files written through descriptors that are
+    closed by now (indexes, a .txnindex) before a rename or shutdown relies on them."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def fsync_dir(path: Path) -> None:
     try:
         fd = os.open(path, os.O_RDONLY)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import logging
 import struct
-from bisect import bisect_right
 from collections.abc import Hashable, Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple
@@ -46,7 +45,13 @@ from pykafkad.log.cleaner_swap import (
 )
 from pykafkad.log.config import INDEX_ENTRY_SIZE, TIME_INDEX_ENTRY_SIZE
 from pykafkad.log.partition import PartitionLog
-from pykafkad.log.segment import INT32_MAX, TXN_INDEX_SUFFIX, LogSegment, segment_file_name
+from pykafkad.log.segment import (
+    INT32_MAX,
+    TXN_INDEX_SUFFIX,
+    LogSegment,
+    floor_segment_index,
+    segment_file_name,
+)
 from pykafkad.log.txn_index import TransactionIndex
 from wire.records.batch import decode_records
 from wire.records.control import decode_control_key
@@ -110,8 +115,7 @@ def segments_between(segments: list[LogSegment], start: int, end: int) -> list[L
     if start >= end:
         return []
     bases = [s.base_offset for s in segments]
-    i = max(0, bisect_right(bases, start) - 1)
-    return [s for s in segments[i:] if s.base_offset < end]
+    return [s for s in segments[floor_segment_index(bases, start) :] if s.base_offset < end]
 
 
 def log_to_clean(plog: PartitionLog, checkpoint: int | None, now_ms: int) -> LogToClean:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import heapq
 import struct
 from collections.abc import Iterator, Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from pykafkad.log.errors import CorruptRecordError
 from pykafkad.log.region import SegmentFile
@@ -316,21 +316,12 @@ def rebuild_batch(header: BatchHeader, records: list[Record], horizon: int | Non
     """The batch with only ``records``, as Kafka's ``buildRetainedRecordsInto`` writes it: same
     base offset, lastOffsetDelta, codec, timestamp type, producer fields and leader epoch;
     baseTimestamp = the delete horizon when there is one (with the attribute bit)."""
-    log_append_time = header.is_log_append_time
     out = build_batch(
         records,
-        base_offset=header.base_offset,
         compression=header.compression,
-        timestamp_type=LOG_APPEND_TIME if log_append_time else 0,
-        producer_id=header.producer_id,
-        producer_epoch=header.producer_epoch,
-        base_sequence=header.base_sequence,
-        partition_leader_epoch=header.partition_leader_epoch,
-        is_transactional=header.is_transactional,
-        is_control=header.is_control,
         base_timestamp=horizon,
-        max_timestamp=header.max_timestamp if log_append_time else None,
-        last_offset_delta=header.last_offset_delta,
+        max_timestamp=header.max_timestamp if header.is_log_append_time else None,
+        **_kept_batch_fields(header),
     )
     if horizon is None:
         return out
@@ -345,16 +336,21 @@ def empty_batch(header: BatchHeader) -> bytes:
     """A header-only batch keeping the offsets and producer fields (Kafka's writeEmptyHeader):
     no records, no codec, baseTimestamp -1, maxTimestamp kept."""
     return build_batch(
-        [],
-        base_offset=header.base_offset,
-        timestamp_type=LOG_APPEND_TIME if header.is_log_append_time else 0,
-        producer_id=header.producer_id,
-        producer_epoch=header.producer_epoch,
-        base_sequence=header.base_sequence,
-        partition_leader_epoch=header.partition_leader_epoch,
-        is_transactional=header.is_transactional,
-        is_control=header.is_control,
-        base_timestamp=-1,
-        max_timestamp=header.max_timestamp,
-        last_offset_delta=header.last_offset_delta,
+        [], base_timestamp=-1, max_timestamp=header.max_timestamp, **_kept_batch_fields(header)
     )
+
+
+def _kept_batch_fields(header: BatchHeader) -> dict[str, Any]:
+    """What a rewritten batch keeps of the original, for ``build_batch``: its offsets, timestamp
+    type, producer fields and leader epoch (consumers and producer-state replay rely on them)."""
+    return {
+        "base_offset": header.base_offset,
+        "last_offset_delta": header.last_offset_delta,
+        "timestamp_type": LOG_APPEND_TIME if header.is_log_append_time else 0,
+        "producer_id": header.producer_id,
+        "producer_epoch": header.producer_epoch,
+        "base_sequence": header.base_sequence,
+        "partition_leader_epoch": header.partition_leader_epoch,
+        "is_transactional": header.is_transactional,
+        "is_control": header.is_control,
+    }

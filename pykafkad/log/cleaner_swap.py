@@ -22,7 +22,7 @@ import os
 import struct
 from pathlib import Path
 
-from pykafkad.log.checkpoint import fsync_dir
+from pykafkad.log.checkpoint import fsync_dir, fsync_file
 from pykafkad.log.config import LogConfig
 from pykafkad.log.segment import (
     INDEX_SUFFIX,
@@ -65,14 +65,7 @@ def seal_cleaned_segment(cleaned: LogSegment, last_replaced: LogSegment) -> None
         cleaned.base_offset, TXN_INDEX_SUFFIX + cleaned.file_suffix
     )
     for path in (cleaned.index_path, cleaned.time_index_path, txn_index):
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except FileNotFoundError:
-            continue
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync_file(path)
     try:
         mtime = os.stat(last_replaced.log_path).st_mtime_ns
     except FileNotFoundError:

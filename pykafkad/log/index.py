@@ -85,6 +85,11 @@ class _IndexFile:
         os.replace(tmp, self.path)
 
     @property
+    def loaded(self) -> bool:
+        """Whether the entries are in memory (the file is read on first use)."""
+        return self._loaded
+
+    @property
     def is_full(self) -> bool:
         return self.entries >= self.max_entries
 
@@ -119,10 +124,6 @@ class OffsetIndex(_IndexFile):
                 raise CorruptIndexError(f"{self.path}: entries out of order")
         self._offsets, self._positions = offsets, positions
         self._loaded = True
-
-    @property
-    def loaded(self) -> bool:
-        return self._loaded
 
     @property
     def entries(self) -> int:
@@ -180,10 +181,6 @@ class TimeIndex(_IndexFile):
             raise CorruptIndexError(f"{self.path}: time index entries out of order")
         self._timestamps, self._offsets = timestamps, offsets
         self._loaded = True
-
-    @property
-    def loaded(self) -> bool:
-        return self._loaded
 
     @property
     def entries(self) -> int:

@@ -32,6 +32,7 @@ from pykafkad.log.checkpoint import (
     RECOVERY_POINT_CHECKPOINT,
     atomic_write,
     fsync_dir,
+    fsync_file,
     read_offsets,
     write_offsets,
 )
@@ -254,11 +255,4 @@ def _fsync_active_segment(plog: PartitionLog) -> None:
     """After close: fsync the files that may hold unsynced data (older ones were at roll)."""
     for seg in plog.segments[-1:]:
         for path in (seg.log_path, seg.index_path, seg.time_index_path):
-            try:
-                fd = os.open(path, os.O_RDONLY)
-            except FileNotFoundError:
-                continue
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            fsync_file(path)

@@ -10,102 +10,46 @@ the log start offset only moves forward (DeleteRecords, retention); leader epoch
 in ``leader-epoch-checkpoint``. Persisting the log start offset and recovery point is the
 ``LogManager``'s job (Kafka's ``log-start-offset-checkpoint`` / ``recovery-point-offset-checkpoint``
 at the log-dir root); it passes them back to ``open``.
+
+``PartitionLog`` owns the state (segment list, offsets, epochs, producer state) and the order in
+which it changes; the algorithms over segments live beside it: ``loader`` (opening, recovery,
+producer-state rebuild), ``validator`` (a leader's append), ``read`` (Fetch, ListOffsets),
+``retention`` (which old segments go) and ``txn_index`` (aborted transactions).
 """
 
 from __future__ import annotations
 
-import os
 import shutil
-import struct
-from bisect import bisect_right
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
 
-import crc32c
-
-from pykafkad.log.cleaner_swap import complete_interrupted_swaps, swap_segment_files
+from pykafkad.log.cleaner_swap import swap_segment_files
 from pykafkad.log.config import LogConfig
 from pykafkad.log.epoch import LeaderEpochCache
-from pykafkad.log.errors import (
-    CorruptRecordError,
-    LogClosedError,
-    OffsetOutOfRangeError,
-    RecordBatchTooLargeError,
-    RecordTooLargeError,
-)
+from pykafkad.log.errors import LogClosedError, OffsetOutOfRangeError
+from pykafkad.log.loader import load_segments, rebuild_producer_state
 from pykafkad.log.producer_state import CompletedTxn, ProducerStateManager
-from pykafkad.log.region import FileRegion
-from pykafkad.log.segment import (
-    INDEX_SUFFIX,
-    LOG_SUFFIX,
-    MAGIC_V2,
-    MIN_BATCH_LENGTH,
-    TIME_INDEX_SUFFIX,
-    TXN_INDEX_SUFFIX,
-    LogSegment,
-    segment_file_name,
+from pykafkad.log.read import (
+    ReadResult,
+    TimestampAndOffset,
+    offset_by_timestamp,
+    offset_of_max_timestamp,
+    read_batches,
 )
-from pykafkad.log.txn_index import AbortedTxn, TransactionIndex
-from wire.errors import KafkaError
-from wire.records.control import COMMIT, read_end_txn_marker
-from wire.records.header import (
-    ATTRIBUTES_OFFSET,
-    CONTROL_FLAG,
-    CRC_OFFSET,
-    HEADER_SIZE,
-    LOG_OVERHEAD,
-    TIMESTAMP_TYPE_FLAG,
-    TRANSACTIONAL_FLAG,
-    BatchHeader,
+from pykafkad.log.retention import (
+    SegmentPredicate,
+    deletable_segments,
+    log_start_breached,
+    retention_ms_breached,
+    retention_size_breached,
 )
+from pykafkad.log.segment import LogSegment, floor_segment_index
+from pykafkad.log.txn_index import AbortedTxn, TransactionIndexes
+from pykafkad.log.validator import AppendInfo, validate_and_assign_offsets
+from wire.records.control import COMMIT
+from wire.records.header import BatchHeader
 
-#: batchLength @8, magic @16, attributes @21, lastOffsetDelta @23, maxTimestamp @35
-_LENGTH = struct.Struct(">i")
-_MAGIC_AT = 16
-_ATTRS = struct.Struct(">h")
-_LOD = struct.Struct(">i")
-_TS = struct.Struct(">q")
-_BASE_AND_EPOCH = struct.Struct(">qii")  # baseOffset, batchLength, partitionLeaderEpoch
-_CRC = struct.Struct(">I")
-_LOD_AT = 23
-_MAX_TS_AT = 35
-_RECORD_COUNT_AT = 57
-#: the whole v2 batch header (baseOffset .. recordCount)
-_FULL_HEADER = struct.Struct(">qiibIhiqqqhii")
-_REPLAY_CHUNK = 1 << 20
-
-
-class AppendInfo(NamedTuple):
-    """What Produce answers: Kafka's LogAppendInfo fields that reach the response."""
-
-    base_offset: int
-    last_offset: int
-    #: the broker time stamped into the batches under LogAppendTime, else -1
-    log_append_time: int
-    log_start_offset: int
-    max_timestamp: int
-    offset_of_max_timestamp: int
-    record_count: int
-    size: int
-    #: a producer's retry of a batch already in the log: nothing was appended, the offsets
-    #: are the original ones (Kafka answers these as a success)
-    duplicate: bool = False
-
-
-class ReadResult(NamedTuple):
-    """Whole batches for a Fetch, as zero-copy regions of segment files."""
-
-    regions: list[FileRegion]
-    size: int
-
-    def to_bytes(self) -> bytes:
-        return b"".join(bytes(r) for r in self.regions)
-
-
-class TimestampAndOffset(NamedTuple):
-    offset: int
-    timestamp: int
+__all__ = ["AppendInfo", "PartitionLog", "ReadResult", "TimestampAndOffset"]
 
 
 class PartitionLog:
@@ -122,8 +66,7 @@ class PartitionLog:
         self._closed = False
         self.leader_epochs = LeaderEpochCache(dir)
         self.producer_state = ProducerStateManager(dir)
-        #: the .txnindex of each segment that has one, by segment base offset
-        self._txn_indexes: dict[int, TransactionIndex] = {}
+        self._txn_indexes = TransactionIndexes(dir)
         #: called (with this log) whenever the log start offset moves; the manager persists it
         self.on_log_start_offset_change: Callable[[PartitionLog], None] | None = None
 
@@ -154,33 +97,9 @@ class PartitionLog:
         return log
 
     def _load(self, recover: bool, recovery_point: int, checkpoint_start: int) -> None:
-        bases = _scan_dir(self.dir)
-        segments = [LogSegment(self.dir, b, self._config, self._clock, new=False) for b in bases]
-        recovered: set[int] = set()
-        if recover and segments:
-            first = max(0, bisect_right(bases, recovery_point) - 1)
-            for i in range(first, len(segments)):
-                truncated = segments[i].recover(epochs=self.leader_epochs)
-                recovered.add(i)
-                if truncated:
-                    for seg in segments[i + 1 :]:
-                        seg.delete()
-                    del segments[i + 1 :]
-                    break
-        for i, seg in enumerate(segments):
-            if i not in recovered and seg.indexes_missing:
-                seg.recover(epochs=self.leader_epochs)
-                recovered.add(i)
-        if segments and len(segments) - 1 not in recovered and not segments[-1].load_tail():
-            segments[-1].recover(epochs=self.leader_epochs)
-        if segments and segments[-1].next_offset < checkpoint_start:
-            # The log ends before the checkpointed start (Kafka: delete all, start afresh there).
-            for seg in segments:
-                seg.delete()
-            segments = []
-        if not segments:
-            base = max(checkpoint_start, 0)
-            segments = [LogSegment(self.dir, base, self._config, self._clock, new=True)]
+        segments = load_segments(
+            self.dir, self._config, self._clock, self.leader_epochs,
+            recover=recover, recovery_point=recovery_point, log_start_offset=checkpoint_start)
         self._segments = segments
         self._bases = [s.base_offset for s in segments]
         leo = self.log_end_offset
@@ -189,8 +108,8 @@ class PartitionLog:
         self.leader_epochs.truncate_from_end(leo)
         self.leader_epochs.truncate_from_start(self._log_start_offset)
         self._delete_log_start_breached_segments()
-        self._load_txn_indexes()
-        self._load_producer_state()
+        self._txn_indexes.load(self._bases, self.log_end_offset)
+        rebuild_producer_state(self.producer_state, self._segments, self._index_aborted)
 
     # -- offsets -------------------------------------------------------------------------------
     @property
@@ -258,73 +177,25 @@ class PartitionLog:
         are set and the CRC recomputed; otherwise the producer's bytes are stored as they are.
         """
         self._check_open()
-        config = self._config
         now = self._clock() if now_ms is None else now_ms
         buf = bytearray(records)
-        total = len(buf)
-        if total == 0:
+        if not buf:
             return AppendInfo(-1, -1, -1, self._log_start_offset, -1, -1, 0, 0)
-        if total > config.segment_bytes:
-            raise RecordBatchTooLargeError(
-                f"Message batch size is {total} bytes which exceeds the maximum configured "
-                f"segment size of {config.segment_bytes}."
-            )
-        log_append_time = config.log_append_time
-        first_offset = next_offset = self.log_end_offset
-        batches: list[tuple[int, int, int, int]] = []
-        max_ts = -1
-        offset_of_max = -1
-        record_count = 0
-        pos = 0
-        while pos < total:
-            if total - pos < HEADER_SIZE:
-                raise CorruptRecordError("truncated record batch header")
-            length = _LENGTH.unpack_from(buf, pos + 8)[0]
-            size = length + LOG_OVERHEAD
-            if length < MIN_BATCH_LENGTH or pos + size > total:
-                raise CorruptRecordError(f"invalid batch length {length}")
-            if buf[pos + _MAGIC_AT] != MAGIC_V2:
-                raise CorruptRecordError(f"unsupported magic {buf[pos + _MAGIC_AT]}")
-            if size > config.max_message_bytes:
-                raise RecordTooLargeError(
-                    f"The batch size {size} exceeds max.message.bytes {config.max_message_bytes}"
-                )
-            last_offset_delta = _LOD.unpack_from(buf, pos + _LOD_AT)[0]
-            if last_offset_delta < 0:
-                raise CorruptRecordError(f"negative lastOffsetDelta {last_offset_delta}")
-            _BASE_AND_EPOCH.pack_into(buf, pos, next_offset, length, leader_epoch)
-            if log_append_time:
-                attrs = _ATTRS.unpack_from(buf, pos + ATTRIBUTES_OFFSET)[0]
-                _ATTRS.pack_into(buf, pos + ATTRIBUTES_OFFSET, attrs | TIMESTAMP_TYPE_FLAG)
-                _TS.pack_into(buf, pos + _MAX_TS_AT, now)
-                crc = crc32c.crc32c(memoryview(buf)[pos + ATTRIBUTES_OFFSET : pos + size])
-                _CRC.pack_into(buf, pos + CRC_OFFSET, crc)
-                batch_max_ts = now
-            else:
-                batch_max_ts = _TS.unpack_from(buf, pos + _MAX_TS_AT)[0]
-            last_offset = next_offset + last_offset_delta
-            if batch_max_ts > max_ts:
-                max_ts = batch_max_ts
-                offset_of_max = last_offset
-            record_count += _LENGTH.unpack_from(buf, pos + _RECORD_COUNT_AT)[0]
-            batches.append((pos, size, last_offset, batch_max_ts))
-            next_offset = last_offset + 1
-            pos += size
-        last_offset = next_offset - 1
-
-        segment = self._maybe_roll(total, max_ts, last_offset, now)
+        first_offset = self.log_end_offset
+        valid = validate_and_assign_offsets(buf, first_offset, leader_epoch, self._config, now)
+        segment = self._maybe_roll(len(buf), valid.max_timestamp, valid.last_offset, now)
         if leader_epoch >= 0:
             self.leader_epochs.assign(leader_epoch, first_offset)
-        segment.append(buf, batches, max_ts)
+        segment.append(buf, valid.batches, valid.max_timestamp)
         return AppendInfo(
             base_offset=first_offset,
-            last_offset=last_offset,
-            log_append_time=now if log_append_time else -1,
+            last_offset=valid.last_offset,
+            log_append_time=now if self._config.log_append_time else -1,
             log_start_offset=self._log_start_offset,
-            max_timestamp=max_ts,
-            offset_of_max_timestamp=offset_of_max,
-            record_count=record_count,
-            size=total,
+            max_timestamp=valid.max_timestamp,
+            offset_of_max_timestamp=valid.offset_of_max_timestamp,
+            record_count=valid.record_count,
+            size=len(buf),
         )
 
     def append_produced(
@@ -382,80 +253,17 @@ class PartitionLog:
 
     def _index_aborted(self, completed: CompletedTxn) -> None:
         lso = self.producer_state.last_stable_offset_after(completed)
-        i = max(0, bisect_right(self._bases, completed.last_offset) - 1)
-        base = self._bases[i]
-        index = self._txn_indexes.get(base)
-        if index is None:
-            index = self._txn_indexes[base] = TransactionIndex(
-                self.dir / segment_file_name(base, TXN_INDEX_SUFFIX))
-        index.append(AbortedTxn(
+        base = self._bases[floor_segment_index(self._bases, completed.last_offset)]
+        self._txn_indexes.append(base, AbortedTxn(
             completed.producer_id, completed.first_offset, completed.last_offset, lso))
 
     def aborted_transactions(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
         """The aborted transactions overlapping ``[fetch_offset, upper_bound)`` (Kafka's
         collectAbortedTransactions): from the segment holding ``fetch_offset`` on."""
-        out: list[AbortedTxn] = []
-        if not self._txn_indexes:
-            return out
-        i = max(0, bisect_right(self._bases, fetch_offset) - 1)
-        for base in self._bases[i:]:
-            index = self._txn_indexes.get(base)
-            if index is not None and index.collect(fetch_offset, upper_bound, out):
-                break
-        return out
+        return self._txn_indexes.collect(self._bases, fetch_offset, upper_bound)
 
     def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> int:
         return self.producer_state.remove_expired(now_ms, expiration_ms)
-
-    def _load_txn_indexes(self) -> None:
-        leo = self.log_end_offset
-        self._txn_indexes = {}
-        for base in self._bases:
-            path = self.dir / segment_file_name(base, TXN_INDEX_SUFFIX)
-            if path.exists():
-                index = TransactionIndex(path)
-                index.truncate_to(leo)
-                if index.entries:
-                    self._txn_indexes[base] = index
-
-    def _load_producer_state(self) -> None:
-        """Newest snapshot at or below the log end, then the batches after it (headers only;
-        a control batch's one record is decoded for its marker type)."""
-        state = self.producer_state
-        leo = self.log_end_offset
-        start = state.load_snapshot(leo)
-        if start < self._segments[0].base_offset:
-            if start >= 0:
-                state.truncate_and_reload()
-            start = self._segments[0].base_offset
-        if start >= leo:
-            return
-        i = max(0, bisect_right(self._bases, start) - 1)
-        first = self._segments[i].translate_offset(start)
-        pos = first.position if first is not None else None
-        for seg in self._segments[i:]:
-            if pos is None:
-                pos = 0
-            for at, hdr in _iter_full_headers(seg, pos):
-                (base, length, _, _, _, attrs, lod, _, max_ts, pid, epoch, base_seq, _) = hdr
-                if base + lod < start or pid < 0:
-                    continue
-                if attrs & CONTROL_FLAG:
-                    try:
-                        marker = read_end_txn_marker(seg.file.pread(length + LOG_OVERHEAD, at))
-                    except (KafkaError, ValueError):
-                        continue  # a control batch without a marker (cleaned)
-                    completed = state.update_marker(
-                        pid, epoch, marker.coordinator_epoch, base, max_ts,
-                        marker.kind == COMMIT)
-                    if completed is not None and completed.is_aborted:
-                        self._index_aborted(completed)
-                else:
-                    last_seq = -1 if base_seq < 0 else (base_seq + lod) & 0x7FFFFFFF
-                    state.update_data_batch(
-                        pid, epoch, last_seq, base, base + lod, max_ts,
-                        bool(attrs & TRANSACTIONAL_FLAG))
-            pos = None
 
     def take_producer_snapshot(self) -> None:
         """Writes the producer state as of the log end (at roll and at clean shutdown)."""
@@ -485,9 +293,7 @@ class PartitionLog:
             return active
         active.on_become_inactive()
         active.flush()
-        index = self._txn_indexes.get(active.base_offset)
-        if index is not None:
-            index.flush()
+        self._txn_indexes.flush(active.base_offset)
         self.take_producer_snapshot()
         segment = LogSegment(self.dir, new_base, self._config, self._clock, new=True)
         if now_ms is not None:
@@ -521,51 +327,8 @@ class PartitionLog:
                 f"in the range {self._log_start_offset} to {leo}."
             )
         limit = leo if max_offset is None else min(max_offset, leo)
-        regions: list[FileRegion] = []
-        total = 0
-        if fetch_offset >= limit:
-            return ReadResult(regions, 0)
-        segments = self._segments
-        i = max(0, bisect_right(self._bases, fetch_offset) - 1)
-        start = segments[i].translate_offset(fetch_offset)
-        remaining = max_bytes
-        while i < len(segments):
-            seg = segments[i]
-            if start is None:
-                i += 1
-                if i < len(segments):
-                    start = segments[i].first_batch()
-                continue
-            if start.base_offset >= limit:
-                break
-            seg_next = self._bases[i + 1] if i + 1 < len(segments) else leo
-            end = seg.size
-            limit_inside = limit < seg_next
-            if limit_inside:
-                bound = seg.translate_offset(limit)
-                if bound is not None:
-                    end = bound.position
-            pos = start.position
-            if end <= pos:
-                break
-            if end - pos <= remaining:
-                regions.append(FileRegion(seg.file, pos, end - pos))
-                total += end - pos
-                remaining -= end - pos
-                if limit_inside or remaining == 0:
-                    break
-                start = None
-                continue
-            cut = seg.boundary_at_or_below(pos, pos + remaining)
-            if cut == pos:
-                if not regions and min_one_batch:
-                    cut = pos + start.size
-                else:
-                    break
-            regions.append(FileRegion(seg.file, pos, cut - pos))
-            total += cut - pos
-            break
-        return ReadResult(regions, total)
+        return read_batches(
+            self._segments, self._bases, leo, fetch_offset, max_bytes, limit, min_one_batch)
 
     # -- timestamps and epochs -----------------------------------------------------------------
     def offset_for_timestamp(self, timestamp: int) -> TimestampAndOffset | None:
@@ -575,23 +338,12 @@ class PartitionLog:
         None when no record is that recent.
         """
         self._check_open()
-        for seg in self._segments:
-            if seg.max_timestamp < timestamp:
-                continue
-            found = seg.find_offset_by_timestamp(timestamp, self._log_start_offset)
-            if found is not None:
-                return TimestampAndOffset(*found)
-        return None
+        return offset_by_timestamp(self._segments, timestamp, self._log_start_offset)
 
     def max_timestamp(self) -> TimestampAndOffset | None:
         """ListOffsets MAX_TIMESTAMP (-3): the first record with the largest timestamp."""
         self._check_open()
-        best = self._segments[0]
-        for seg in self._segments[1:]:
-            if seg.max_timestamp > best.max_timestamp:
-                best = seg
-        found = best.find_max_timestamp()
-        return TimestampAndOffset(*found) if found is not None else None
+        return offset_of_max_timestamp(self._segments)
 
     def epoch_for_offset(self, offset: int) -> int | None:
         """The leader epoch of the batch holding ``offset`` (from the epoch cache)."""
@@ -643,58 +395,31 @@ class PartitionLog:
         return deleted
 
     def _delete_log_start_breached_segments(self) -> int:
-        start = self._log_start_offset
-        return self._delete_old_segments(
-            lambda seg, nxt: nxt is not None and nxt.base_offset <= start
-        )
+        return self._delete_old_segments(log_start_breached(self._log_start_offset))
 
     def _delete_retention_size_breached_segments(self, now: int) -> int:
-        retention = self._config.retention_bytes
-        size = self.size_in_bytes
-        if retention < 0 or size < retention:
-            return 0
-        diff = size - retention
-
-        def breached(seg: LogSegment, nxt: LogSegment | None) -> bool:
-            nonlocal diff
-            if diff - seg.size >= 0:
-                diff -= seg.size
-                return True
-            return False
-
-        return self._delete_old_segments(breached, now)
+        predicate = retention_size_breached(self._config.retention_bytes, self.size_in_bytes)
+        return self._delete_old_segments(predicate, now) if predicate is not None else 0
 
     def _delete_retention_ms_breached_segments(self, now: int) -> int:
-        retention = self._config.retention_ms
-        if retention < 0:
-            return 0
-        return self._delete_old_segments(
-            lambda seg, nxt: now - seg.largest_timestamp() > retention, now
-        )
+        predicate = retention_ms_breached(self._config.retention_ms, now)
+        return self._delete_old_segments(predicate, now) if predicate is not None else 0
 
-    def _delete_old_segments(
-        self, predicate: Callable[[LogSegment, LogSegment | None], bool], now: int | None = None
-    ) -> int:
-        segments = self._segments
-        deletable: list[LogSegment] = []
-        for i, seg in enumerate(segments):
-            nxt = segments[i + 1] if i + 1 < len(segments) else None
-            if nxt is None and seg.size == 0:
-                break
-            if not predicate(seg, nxt):
-                break
-            deletable.append(seg)
-        if not deletable:
+    def _delete_old_segments(self, predicate: SegmentPredicate, now: int | None = None) -> int:
+        """Deletes the oldest segments while ``predicate`` holds (Kafka's deleteOldSegments);
+        rolls first when that takes them all, so the log keeps an active segment."""
+        n = deletable_segments(self._segments, predicate)
+        if not n:
             return 0
-        if len(deletable) == len(segments):
+        if n == len(self._segments):
             self.roll(now_ms=now)
-        n = len(deletable)
+        deletable = self._segments[:n]
         self._increment_log_start_offset(self._segments[n].base_offset)
         del self._segments[:n]
         del self._bases[:n]
         for seg in deletable:
             seg.delete()
-            self._txn_indexes.pop(seg.base_offset, None)
+            self._txn_indexes.discard(seg.base_offset)
         self.producer_state.delete_snapshots_below(self._log_start_offset)
         return n
 
@@ -726,10 +451,8 @@ class PartitionLog:
         segments[i : i + n] = [cleaned]
         self._bases[i : i + n] = [cleaned.base_offset]
         for seg in replaced:
-            self._txn_indexes.pop(seg.base_offset, None)
-        path = self.dir / segment_file_name(cleaned.base_offset, TXN_INDEX_SUFFIX)
-        if path.exists():
-            self._txn_indexes[cleaned.base_offset] = TransactionIndex(path)
+            self._txn_indexes.discard(seg.base_offset)
+        self._txn_indexes.reopen(cleaned.base_offset)
 
     # -- lifecycle -----------------------------------------------------------------------------
     def flush(self) -> None:
@@ -774,51 +497,3 @@ class PartitionLog:
             f"end={self.log_end_offset if self._segments else '?'}, segments={len(self._segments)})"
         )
 
-
-def _iter_full_headers(seg: LogSegment, start: int):
-    """(position, full v2 header tuple) of each batch of ``seg`` from file position ``start``."""
-    end = seg.size
-    pos = start
-    buf = b""
-    buf_start = 0
-    pread = seg.file.pread
-    while end - pos >= HEADER_SIZE:
-        rel = pos - buf_start
-        if rel < 0 or rel + HEADER_SIZE > len(buf):
-            buf = pread(min(_REPLAY_CHUNK, end - pos), pos)
-            buf_start = pos
-            rel = 0
-            if len(buf) < HEADER_SIZE:
-                return
-        hdr = _FULL_HEADER.unpack_from(buf, rel)
-        size = hdr[1] + LOG_OVERHEAD
-        if hdr[1] < MIN_BATCH_LENGTH or hdr[3] != MAGIC_V2 or pos + size > end:
-            return
-        yield pos, hdr
-        pos += size
-
-
-def _scan_dir(dir: Path) -> list[int]:
-    """Base offsets of the segments in ``dir``; removes leftovers (temp files, orphan indexes)."""
-    complete_interrupted_swaps(dir)
-    bases: set[int] = set()
-    indexes: list[tuple[int, Path]] = []
-    for entry in os.scandir(dir):
-        name = entry.name
-        if not entry.is_file():
-            continue
-        if name.endswith((".tmp", ".deleted", ".cleaned")):
-            os.unlink(entry.path)
-            continue
-        stem, dot, suffix = name.partition(".")
-        if not dot or len(stem) != 20 or not stem.isdigit():
-            continue
-        suffix = "." + suffix
-        if suffix == LOG_SUFFIX:
-            bases.add(int(stem))
-        elif suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
-            indexes.append((int(stem), Path(entry.path)))
-    for base, path in indexes:
-        if base not in bases:
-            path.unlink(missing_ok=True)
-    return sorted(bases)

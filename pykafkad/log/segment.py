@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import random
 import struct
+from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -45,6 +46,12 @@ _RECOVER_CHUNK = 1 << 20
 
 def segment_file_name(base_offset: int, suffix: str) -> str:
     return f"{base_offset:020d}{suffix}"
+
+
+def floor_segment_index(bases: list[int], offset: int) -> int:
+    """Index of the segment that holds ``offset`` in a log whose sorted segment base offsets are
+    ``bases`` (Kafka's ``floorSegment``); the first segment for an offset below them all."""
+    return max(0, bisect_right(bases, offset) - 1)
 
 
 class BatchInfo(NamedTuple):
@@ -121,32 +128,49 @@ class LogSegment:
         self.roll_jitter_ms = random.randrange(min(jitter, config.segment_ms)) if jitter > 0 else 0
 
     # -- reading headers -----------------------------------------------------------------------
-    def iter_batches(self, start: int = 0, end: int | None = None) -> Iterator[BatchInfo]:
-        """Batch headers from file position ``start`` (a batch boundary) up to ``end``.
+    def iter_headers(
+        self,
+        header: struct.Struct,
+        start: int = 0,
+        end: int | None = None,
+        chunk: int = _WALK_CHUNK,
+    ) -> Iterator[tuple[int, tuple]]:
+        """(position, ``header`` fields) of each batch from file position ``start`` (a batch
+        boundary) up to ``end``, reading ``chunk`` bytes at a time.
 
-        Stops quietly at anything that does not frame as a whole v2 batch.
+        ``header`` unpacks a prefix of the v2 header that reaches the magic byte (baseOffset,
+        batchLength, partitionLeaderEpoch, magic first), so callers choose how much of it to
+        parse. Stops quietly at anything that does not frame as a whole v2 batch.
         """
         end = self.size if end is None else end
         pread = self.file.pread
+        unpack = header.unpack_from
         pos = start
         buf = b""
         buf_start = 0
         while end - pos >= HEADER_SIZE:
             rel = pos - buf_start
             if rel < 0 or rel + HEADER_SIZE > len(buf):
-                buf = pread(min(_WALK_CHUNK, end - pos), pos)
+                buf = pread(min(chunk, end - pos), pos)
                 buf_start = pos
                 rel = 0
                 if len(buf) < HEADER_SIZE:
                     return
-            base, length, epoch, magic, crc, attrs, lod, base_ts, max_ts = _HDR.unpack_from(
-                buf, rel
-            )
+            fields = unpack(buf, rel)
+            length = fields[1]
             size = length + LOG_OVERHEAD
-            if length < MIN_BATCH_LENGTH or magic != MAGIC_V2 or pos + size > end:
+            if length < MIN_BATCH_LENGTH or fields[3] != MAGIC_V2 or pos + size > end:
                 return
-            yield BatchInfo(pos, size, base, epoch, magic, crc, attrs, lod, base_ts, max_ts)
+            yield pos, fields
             pos += size
+
+    def iter_batches(self, start: int = 0, end: int | None = None) -> Iterator[BatchInfo]:
+        """Batch headers from file position ``start`` (a batch boundary) up to ``end``."""
+        # indexing, not star-unpacking: this runs per batch on every read's offset lookup
+        for pos, h in self.iter_headers(_HDR, start, end):
+            yield BatchInfo(
+                pos, h[1] + LOG_OVERHEAD, h[0], h[2], h[3], h[4], h[5], h[6], h[7], h[8]
+            )
 
     def first_batch(self) -> BatchInfo | None:
         return next(self.iter_batches(0), None)

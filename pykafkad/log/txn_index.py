@@ -18,6 +18,9 @@ import struct
 from pathlib import Path
 from typing import NamedTuple
 
+from pykafkad.log.checkpoint import fsync_file
+from pykafkad.log.segment import TXN_INDEX_SUFFIX, floor_segment_index, segment_file_name
+
 VERSION = 0
 _ENTRY = struct.Struct(">hqqqq")
 ENTRY_SIZE = _ENTRY.size
@@ -80,12 +83,7 @@ class TransactionIndex:
         return False
 
     def flush(self) -> None:
-        if self.path.exists():
-            fd = os.open(self.path, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+        fsync_file(self.path)
 
     def _rewrite(self) -> None:
         if not self.entries:
@@ -94,3 +92,63 @@ class TransactionIndex:
         tmp = self.path.with_name(self.path.name + ".tmp")
         tmp.write_bytes(b"".join(_ENTRY.pack(VERSION, *e) for e in self.entries))
         os.replace(tmp, self.path)
+
+
+class TransactionIndexes:
+    """A partition's ``.txnindex`` files by segment base offset. Most segments have none (the
+    file appears with a segment's first indexed abort), so a Fetch that finds the map empty
+    answers no aborted transactions without touching a file."""
+
+    def __init__(self, dir: Path):
+        self.dir = dir
+        self._by_base: dict[int, TransactionIndex] = {}
+
+    def _path(self, base: int) -> Path:
+        return self.dir / segment_file_name(base, TXN_INDEX_SUFFIX)
+
+    def load(self, bases: list[int], log_end_offset: int) -> None:
+        """Reads the files of the segments ``bases``, dropping entries at or after the log end
+        (markers cut off by recovery)."""
+        self._by_base = {}
+        for base in bases:
+            path = self._path(base)
+            if path.exists():
+                index = TransactionIndex(path)
+                index.truncate_to(log_end_offset)
+                if index.entries:
+                    self._by_base[base] = index
+
+    def append(self, base: int, txn: AbortedTxn) -> None:
+        """Indexes ``txn`` in the segment ``base`` (the one holding its abort marker)."""
+        index = self._by_base.get(base)
+        if index is None:
+            index = self._by_base[base] = TransactionIndex(self._path(base))
+        index.append(txn)
+
+    def collect(self, bases: list[int], fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """The aborted transactions overlapping ``[fetch_offset, upper_bound)`` (Kafka's
+        collectAbortedTransactions): from the segment holding ``fetch_offset`` on, until an
+        entry's LSO shows that later segments cannot overlap."""
+        out: list[AbortedTxn] = []
+        if not self._by_base:
+            return out
+        for base in bases[floor_segment_index(bases, fetch_offset) :]:
+            index = self._by_base.get(base)
+            if index is not None and index.collect(fetch_offset, upper_bound, out):
+                break
+        return out
+
+    def flush(self, base: int) -> None:
+        index = self._by_base.get(base)
+        if index is not None:
+            index.flush()
+
+    def discard(self, base: int) -> None:
+        """Forgets the index of a segment that is gone (its file goes with the segment)."""
+        self._by_base.pop(base, None)
+
+    def reopen(self, base: int) -> None:
+        """Picks up the file of a segment replaced under the same base offset (the cleaner's)."""
+        path = self._path(base)
+        if path.exists():
+            self._by_base[base] = TransactionIndex(path)

@@ -72,5 +72,5 @@ def spark_session(app_name: str = "pykafkad", *, conf: dict[str, str] | None = N
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel(os.environ.get("PYKAFKAD_SPARK_LOG_LEVEL", "WARN"))
+    spark.sparkContext.setLogLevel(os.environ.get("PYKAFKAD_SPARK_LOG_LEVEL", "ERROR"))
     return spark

@@ -62,6 +62,10 @@ class WireClient:
             raise ConnectionError(f"correlation id {got} != {correlation_id}")
         return API_KEYS[api_key].response_type().read(r, version)
 
+    def send(self, body, version: int):
+        """``request`` with the API key taken from the request object."""
+        return self.request(body.API_KEY, version, body)
+
     def api_versions(self) -> dict[int, tuple[int, int]]:
         req_type = API_KEYS[API_VERSIONS].request_type()
         resp = self.request(API_VERSIONS, 3, req_type(client_software_name="pykafkad-compat",

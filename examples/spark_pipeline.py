@@ -19,7 +19,7 @@ import argparse
 import json
 import random
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 EVENTS_SCHEMA = "user STRING, page STRING, ts TIMESTAMP"
@@ -76,7 +76,7 @@ def start(spark, bootstrap: str, source: str, sink: str, checkpoint: str, *,
 def sample_events(n: int, *, seed: int = 7, start_at: datetime | None = None) -> list[dict]:
     """``n`` page views over a few minutes, slightly out of order, as a website sends them."""
     rng = random.Random(seed)
-    t0 = start_at or datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
+    t0 = start_at or datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
     pages = ["/", "/search", "/product/42", "/cart", "/checkout"]
     out = []
     for i in range(n):

@@ -20,6 +20,14 @@ from compat.runner import WAIT_S, Env, run_python_cells
 NAME = "confluent-kafka"
 
 
+def version() -> str:
+    import confluent_kafka
+
+    v = confluent_kafka.version()
+    v = v[0] if isinstance(v, tuple) else v
+    return f"confluent-kafka {v} (librdkafka {confluent_kafka.libversion()[0]})"
+
+
 def unavailable() -> str | None:
     try:
         import confluent_kafka  # noqa: F401

@@ -31,6 +31,14 @@ def jars_dir(version: str = CLIENTS_VERSION) -> Path:
                        [f"org.apache.kafka:kafka-clients:{version}", SLF4J])
 
 
+def version() -> str:
+    import re
+
+    out = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr
+    m = re.search(r'version "([^"]+)"', out)
+    return f"kafka-clients {CLIENTS_VERSION} (Java {m.group(1) if m else '?'})"
+
+
 def unavailable() -> str | None:
     if shutil.which("java") is None:
         return "java is not installed"

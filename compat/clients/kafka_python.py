@@ -20,6 +20,12 @@ from compat.runner import WAIT_S, Env, NotApplicable, run_python_cells
 NAME = "kafka-python"
 
 
+def version() -> str:
+    import kafka
+
+    return f"kafka-python {kafka.__version__}"
+
+
 def unavailable() -> str | None:
     try:
         import kafka  # noqa: F401

@@ -31,6 +31,14 @@ QUERY_TIMEOUT_S = 180
 HEADERS_TYPE = "array<struct<key:string,value:binary>>"
 
 
+def version() -> str:
+    from compat.spark import connector_jars, pyspark_version
+
+    clients = [j.name[len("kafka-clients-"):-4] for j in connector_jars()
+               if j.name.startswith("kafka-clients-")]
+    return f"Spark {pyspark_version()} (kafka-clients {', '.join(clients) or '?'})"
+
+
 def unavailable() -> str | None:
     try:
         import pyspark  # noqa: F401
@@ -135,7 +143,7 @@ def timestamps_create_time(env: Env) -> None:
     topic = env.topic()
     _produce_with_timestamps(env, topic, 20)
     rows = _rows(env, topic)
-    expect([int(r.timestamp.replace(tzinfo=dt.timezone.utc).timestamp() * 1000) for r in rows],
+    expect([int(r.timestamp.replace(tzinfo=dt.UTC).timestamp() * 1000) for r in rows],
            [BASE_TS + 1000 * i for i in range(20)], "timestamps")
     expect({r.timestampType for r in rows}, {0}, "timestamp type (0 = CreateTime)")
 
@@ -148,7 +156,7 @@ def timestamps_log_append_time(env: Env) -> None:
     rows = _rows(env, topic)
     expect({r.timestampType for r in rows}, {1}, "timestamp type (1 = LogAppendTime)")
     for r in rows:
-        ts = r.timestamp.replace(tzinfo=dt.timezone.utc).timestamp()
+        ts = r.timestamp.replace(tzinfo=dt.UTC).timestamp()
         if not before <= ts <= after:
             raise AssertionError(f"LogAppendTime {ts} not in [{before}, {after}]")
 
@@ -348,4 +356,6 @@ IMPLEMENTATIONS = {
 
 
 def run(bootstrap: str, scenarios: list[str]) -> dict:
+    if any(s in IMPLEMENTATIONS for s in scenarios):
+        _spark()  # the JVM starts here, not inside the first scenario's duration
     return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios)

@@ -21,13 +21,9 @@ from pykafkad.coordinator.group import (
     Pending,
     SyncResult,
 )
-from pykafkad.coordinator.membership import (
-    GroupMembership,
-    JoinRequest,
-    SyncRequest,
-    append_error,
-)
+from pykafkad.coordinator.membership import GroupMembership, JoinRequest, SyncRequest
 from pykafkad.coordinator.offsets import OffsetAndMetadata, OffsetStore
+from pykafkad.coordinator.rebalance import append_error
 from pykafkad.coordinator.records import (
     GroupMetadataKey,
     GroupMetadataValue,
@@ -142,7 +138,11 @@ class GroupCoordinator:
         """Replays __consumer_offsets (Kafka's partition load), then starts member sessions and
         the offset expiration cycle."""
         for rec in self.storage.read_all():
-            self._replay(rec, live=False)
+            try:
+                self._replay(rec, live=False)
+            except Exception as e:  # noqa: BLE001 - one bad record must not stop the broker
+                log.warning("skipping unreadable __consumer_offsets record at offset %d: %r",
+                            rec.offset, e)
         self.membership.on_loaded()
         self.timer.schedule(_CLEANUP_KEY, self.config.offsets_retention_check_interval_ms,
                             self._cleanup_cycle)

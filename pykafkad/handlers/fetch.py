@@ -103,7 +103,8 @@ async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
     """Versions 0-17.  v13+ names topics by id (UNKNOWN_TOPIC_ID when unknown).  Records are
     empty bytes, never null.  read_committed stops at the last stable offset and carries the
     aborted transactions of the range read (from the .txnindex files).  The wait ends when ``min_bytes`` are there, on an
-    error, at ``max_wait_ms``, or at shutdown."""
+    error, at ``max_wait_ms``, or at shutdown; a fetch of no partitions at all (a session
+    close from Java's consumer, epoch -1) is answered at once, as Kafka does."""
     broker = ctx.broker
     v = ctx.version
     uses_ids = v >= TOPIC_IDS_VERSION
@@ -136,6 +137,7 @@ async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
         if (
             total >= req.min_bytes
             or any_error
+            or not sctx.partitions  # nothing to wait for (e.g. a session close): as Kafka
             or broker.shutting_down
             or trio.current_time() >= deadline
         ):

@@ -60,11 +60,12 @@ class Harness:
 
     def join(self, member_id: str = "", *, group: str = "g", topics=("t",), protocols=None,
              session: int = 10_000, rebalance: int = 30_000, instance: str | None = None,
-             version: int = 5, client_id: str = "client") -> Pending[JoinResult]:
+             version: int = 5, client_id: str = "client",
+             protocol_type: str = "consumer") -> Pending[JoinResult]:
         if protocols is None:
             protocols = [("range", subscription(*topics))]
         p = self.coord.join_group(JoinRequest(
-            group, member_id, session, rebalance, "consumer", protocols,
+            group, member_id, session, rebalance, protocol_type, protocols,
             group_instance_id=instance, client_id=client_id, client_host="/127.0.0.1",
             api_version=version))
         self.poll()

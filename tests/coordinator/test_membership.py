@@ -125,6 +125,7 @@ def test_followers_wait_in_sync_for_the_leader():
     (a, b), gen = h.form(2)
     pa, pb = h.join(a), h.join(b)
     gen = pa.value.generation_id
+    assert pb.value.generation_id == gen and pb.value.members == []
     sb = h.sync(b, gen)
     assert not sb.done
     sa = h.sync(a, gen, {a: b"A", b: b"B"})
@@ -141,10 +142,11 @@ def test_followers_wait_in_sync_for_the_leader():
 def test_rebalance_during_sync_answers_rebalance_in_progress():
     h = Harness()
     (a, b), gen = h.form(2)
-    pa, pb = h.join(a), h.join(b)
-    gen = pa.value.generation_id
+    h.join(a)
+    pb = h.join(b)
+    gen = pb.value.generation_id
     sb = h.sync(b, gen)
-    c, pc = h.join_new()
+    h.join_new()
     assert sb.done and sb.value.error == E.REBALANCE_IN_PROGRESS
     assert h.sync(a, gen).value.error == E.REBALANCE_IN_PROGRESS
 

@@ -151,7 +151,7 @@ class GroupMember:
                 if msg is not None and msg.error() is None:
                     self.received.append((msg.partition(), msg.offset(), msg.value()))
                     if self.commit:
-                        self._commit(lambda: c.commit(message=msg, asynchronous=False))
+                        self._commit(lambda m=msg: c.commit(message=m, asynchronous=False))
                 self._set_assignment(tp.partition for tp in c.assignment())
         finally:
             c.close()

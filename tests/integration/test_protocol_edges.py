@@ -7,7 +7,7 @@ import threading
 
 from pykafkad.fetch_sessions import FINAL_EPOCH
 from tests.integration.clients import confluent_produce, create_topic, kafka_python_consume
-from tests.wire_client import WireClient
+from compat.wire_client import WireClient
 from wire.errors import ErrorCode
 from wire.messages.api_versions_request import ApiVersionsRequest
 from wire.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic, ForgottenTopic
@@ -35,7 +35,7 @@ def partitions_in(resp):
 
 def test_incremental_fetch_session(broker, topic_name):
     create_topic(broker.bootstrap_servers, topic_name, partitions=3)
-    with WireClient("127.0.0.1", broker.port) as c:
+    with WireClient(broker.bootstrap_servers) as c:
         full = fetch(c, topic_name, [0, 1, 2])
         assert full.error_code == 0 and full.session_id != 0
         assert partitions_in(full) == [0, 1, 2]
@@ -80,7 +80,7 @@ def test_stock_consumer_uses_a_fetch_session(broker, topic_name):
 def test_long_poll_answers_when_data_arrives(broker, topic_name):
     create_topic(broker.bootstrap_servers, topic_name)
     result = {}
-    with WireClient("127.0.0.1", broker.port) as c:
+    with WireClient(broker.bootstrap_servers) as c:
         def poll():
             result["resp"] = fetch(c, topic_name, [0], epoch=FINAL_EPOCH,
                                    max_wait_ms=20_000, min_bytes=1)
@@ -96,7 +96,7 @@ def test_long_poll_answers_when_data_arrives(broker, topic_name):
 
 def test_fetch_by_unknown_topic_id(broker, topic_name):
     create_topic(broker.bootstrap_servers, topic_name)
-    with WireClient("127.0.0.1", broker.port) as c:
+    with WireClient(broker.bootstrap_servers) as c:
         req = FetchRequest(max_wait_ms=0, min_bytes=0, max_bytes=1 << 20, session_epoch=-1,
                            topics=[FetchTopic(topic_id=b"\x01" * 16, partitions=[
                                FetchPartition(partition=0, fetch_offset=0,
@@ -113,8 +113,7 @@ def test_fetch_by_unknown_topic_id(broker, topic_name):
 
 
 def test_api_versions_unsupported_version_falls_back_to_v0_body(broker):
-    with WireClient("127.0.0.1", broker.port) as c:
-        c.correlation_id = 41
+    with WireClient(broker.bootstrap_servers) as c:
         # ApiVersions v99 with a v2 header: the answer is a v0 body with error 35
         body = struct.pack(">hhi", 18, 99, 42) + struct.pack(">h", 1) + b"x" + b"\x00"
         c.sock.sendall(struct.pack(">i", len(body)) + body)

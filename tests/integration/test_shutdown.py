@@ -8,14 +8,14 @@ import time
 from pykafkad.testing import run_broker
 from tests.integration.clients import create_topic
 from tests.integration.test_protocol_edges import fetch
-from tests.wire_client import WireClient
+from compat.wire_client import WireClient
 
 
 def test_shutdown_answers_a_long_poll_in_flight(tmp_path):
     result = {}
     with run_broker(tmp_path / "d") as b:
         create_topic(b.bootstrap_servers, "inflight")
-        client = WireClient("127.0.0.1", b.port)
+        client = WireClient(b.bootstrap_servers)
 
         def poll():
             result["resp"] = fetch(client, "inflight", [0], epoch=-1, max_wait_ms=60_000,
@@ -28,10 +28,8 @@ def test_shutdown_answers_a_long_poll_in_flight(tmp_path):
         while not any(c.in_flight for c in list(b.server.connections)):
             assert time.monotonic() < deadline and t.is_alive()
             time.sleep(0.001)
-        started = time.monotonic()
     # leaving the block shut the broker down: the parked fetch was answered, not dropped
     t.join(30)
     client.close()
-    assert time.monotonic() - started < 30
     part = result["resp"].responses[0].partitions[0]
     assert part.error_code == 0 and part.records == b""

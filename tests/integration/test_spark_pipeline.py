@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from examples.spark_pipeline import produce_events, sample_events, start
 from pykafkad.testing import run_broker
@@ -63,7 +63,7 @@ def test_page_view_pipeline_end_to_end_with_restart(spark, tmp_path):  # noqa: F
 
         # more views from minute 3 on, after the watermark (latest event time - 2 minutes):
         # the counts of minutes 3 and 4 are updated, later minutes are new
-        more = sample_events(200, seed=2, start_at=datetime(2024, 5, 1, 12, 3, tzinfo=timezone.utc))
+        more = sample_events(200, seed=2, start_at=datetime(2024, 5, 1, 12, 3, tzinfo=UTC))
         produce_events(bs, source, more)
         run_once(spark, bs, source, sink, checkpoint)
         assert latest_counts(spark, bs, sink) == expected_counts(first + more)

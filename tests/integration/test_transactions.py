@@ -291,7 +291,7 @@ def test_consume_transform_produce_moves_each_input_exactly_once(broker, topic_n
 
 def test_admin_views_of_producers_and_transactions(broker, topic_name):
     """DescribeProducers, DescribeTransactions and ListTransactions on the wire."""
-    from tests.wire_client import WireClient
+    from compat.wire_client import WireClient
     from wire.messages.describe_producers_request import DescribeProducersRequest, TopicRequest
     from wire.messages.describe_transactions_request import DescribeTransactionsRequest
     from wire.messages.list_transactions_request import ListTransactionsRequest
@@ -302,7 +302,7 @@ def test_admin_views_of_producers_and_transactions(broker, topic_name):
     p.begin_transaction()
     p.produce(topic_name, b"x", partition=0)
     assert p.flush(TXN_WAIT) == 0
-    with WireClient(broker.host, broker.port) as wc:
+    with WireClient(broker.bootstrap_servers) as wc:
         r = wc.send(DescribeProducersRequest(topics=[TopicRequest(
             name=topic_name, partition_indexes=[0, 9])]), 0)
         p0, p9 = r.topics[0].partitions

@@ -1,0 +1,91 @@
+"""Runs the compatibility suite and writes the matrix.
+
+    python -m compat                              # a fresh pykafkad, started here
+    python -m compat --kafka                      # the official Apache Kafka broker, started here
+    python -m compat --bootstrap-server HOST:PORT # any running broker
+    python -m compat --clients java,kcat --scenarios produce-consume,headers
+
+The matrix is printed and written as Markdown and HTML (compat/reports/latest.* for pykafkad,
+compat/reports/kafka-<version>.* for Apache Kafka, compat/reports/<name>.* otherwise).
+The exit status is 1 when any scenario failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import tempfile
+from pathlib import Path
+
+from compat import report
+from compat.runner import run_matrix
+from compat.scenarios import CLIENTS, SCENARIOS
+
+REPORTS = Path(__file__).resolve().parent / "reports"
+#: both brokers run with the settings of a test broker: no 3 s wait for more group members
+TEST_BROKER_CONFIG = {"group.initial.rebalance.delay.ms": "0"}
+
+
+@contextlib.contextmanager
+def pykafkad_broker():
+    from pykafkad.testing import run_broker
+
+    with tempfile.TemporaryDirectory(prefix="pykafkad-compat-") as tmp:
+        with run_broker(Path(tmp) / "data", config=TEST_BROKER_CONFIG) as b:
+            yield b.bootstrap_servers
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m compat", description=__doc__.split("\n")[0])
+    where = ap.add_mutually_exclusive_group()
+    where.add_argument("--bootstrap-server", help="run against this broker instead")
+    where.add_argument("--kafka", action="store_true",
+                       help="start the official Apache Kafka broker (from Maven Central)")
+    ap.add_argument("--kafka-version", default=None, help="Apache Kafka version for --kafka")
+    ap.add_argument("--target-name", help="the broker's name in the report")
+    ap.add_argument("--clients", help=f"comma-separated subset of {','.join(CLIENTS)}")
+    ap.add_argument("--scenarios", help="comma-separated subset of the scenarios")
+    ap.add_argument("--report-dir", type=Path, default=REPORTS)
+    ap.add_argument("--report-name", help="file name stem of the reports")
+    ap.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    args = ap.parse_args(argv)
+    if args.list:
+        for s in SCENARIOS:
+            print(f"{s.name:34} {s.summary}")
+        return 0
+    clients = args.clients.split(",") if args.clients else None
+    scenarios = args.scenarios.split(",") if args.scenarios else None
+
+    if args.kafka:
+        from compat.kafka_broker import DEFAULT_VERSION, run_kafka
+
+        version = args.kafka_version or DEFAULT_VERSION
+        target = args.target_name or f"Apache Kafka {version}"
+        stem = args.report_name or f"kafka-{version}"
+        broker = contextlib.ExitStack()
+        kafka = broker.enter_context(run_kafka(version, config=TEST_BROKER_CONFIG))
+        bootstrap = kafka.bootstrap_servers
+    elif args.bootstrap_server:
+        target = args.target_name or args.bootstrap_server
+        stem = args.report_name or "external"
+        broker = contextlib.ExitStack()
+        bootstrap = args.bootstrap_server
+    else:
+        from pykafkad import __version__
+
+        target = args.target_name or f"pykafkad {__version__}"
+        stem = args.report_name or "latest"
+        broker = contextlib.ExitStack()
+        bootstrap = broker.enter_context(pykafkad_broker())
+    with broker:
+        matrix = run_matrix(bootstrap, target=target, scenarios=scenarios, clients=clients,
+                            log=lambda line: print(line, file=sys.stderr, flush=True))
+    print(report.text(matrix))
+    md, page = report.write(matrix, args.report_dir, stem)
+    print(f"\nreports: {md} {page}")
+    return 1 if matrix.failures() else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -5,9 +5,9 @@ from __future__ import annotations
 import struct
 import threading
 
+from compat.wire_client import WireClient
 from pykafkad.fetch_sessions import FINAL_EPOCH
 from tests.integration.clients import confluent_produce, create_topic, kafka_python_consume
-from compat.wire_client import WireClient
 from wire.errors import ErrorCode
 from wire.messages.api_versions_request import ApiVersionsRequest
 from wire.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic, ForgottenTopic

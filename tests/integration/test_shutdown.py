@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 import time
 
+from compat.wire_client import WireClient
 from pykafkad.testing import run_broker
 from tests.integration.clients import create_topic
 from tests.integration.test_protocol_edges import fetch
-from compat.wire_client import WireClient
 
 
 def test_shutdown_answers_a_long_poll_in_flight(tmp_path):

@@ -1,5 +1,5 @@
 """The compatibility suite as part of the test command: every scenario with every client
-against a fresh pykafkad; the scenarios in compat/expected.py ASSERTED must not fail.
+against a fresh pykafkad; no scenario may fail or be unsupported.
 
 The matrix is always printed (also when the test passes), and the Markdown and HTML reports
 are written to pytest's temporary directory; ``python -m compat`` writes the committed ones.
@@ -8,13 +8,11 @@ are written to pytest's temporary directory; ``python -m compat`` writes the com
 from __future__ import annotations
 
 import os
-import warnings
 
 import pytest
 
 from compat import report
-from compat.expected import ASSERTED, PENDING
-from compat.runner import FAIL, UNSUPPORTED, run_matrix
+from compat.runner import UNSUPPORTED, run_matrix
 from pykafkad.testing import run_broker
 
 
@@ -36,14 +34,8 @@ def matrix(tmp_path_factory):
 def test_compat_matrix(matrix, capsys):
     with capsys.disabled():
         print("\n" + report.text(matrix))
-    pending = [(s, c, r) for (s, c), r in matrix.results.items()
-               if s in PENDING and r.status in (FAIL, UNSUPPORTED)]
-    for s, c, r in pending:
-        warnings.warn(f"compat (pending feature) {s} / {c}: {r.status}: {r.reason}",
-                      stacklevel=1)
-    failed = matrix.failures(ASSERTED)
-    unsupported = sorted({s for (s, _), r in matrix.results.items()
-                          if s in ASSERTED and r.status == UNSUPPORTED})
-    assert not unsupported, f"asserted scenarios the broker cannot run: {unsupported}"
+    failed = matrix.failures()
+    unsupported = sorted({s for (s, _), r in matrix.results.items() if r.status == UNSUPPORTED})
+    assert not unsupported, f"scenarios the broker cannot run: {unsupported}"
     assert not failed, "compat failures:\n" + "\n".join(
         f"  {s} / {c}: {r.reason}" for s, c, r in failed)

@@ -39,13 +39,15 @@ _KAFKA_PYTHON_ASSIGNORS = {
 }
 
 
-def wait_until(predicate: Callable[[], bool], what: str, timeout: float = WAIT_S) -> float:
+def wait_until(predicate: Callable[[], bool], what: str, timeout: float = WAIT_S,
+               members=()) -> float:
     """Polls a condition of the test's own state (not the broker's) until it holds; returns the
-    seconds it took."""
+    seconds it took.  ``members`` are described in the failure message."""
     start = time.monotonic()
     while not predicate():
         if time.monotonic() - start > timeout:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+            states = "; ".join(m.describe() for m in members)
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}. {states}")
         time.sleep(0.02)
     return time.monotonic() - start
 
@@ -79,6 +81,18 @@ def kafka_python_conf(bootstrap: str, group: str, *, session_ms: int = 6000,
     }
 
 
+def kafka_python_consumer(topic: str, bootstrap: str, group: str, **conf) -> KafkaConsumer:
+    """A subscribed kafka-python consumer that knows the topic's partitions before its first
+    JoinGroup.  (Otherwise, as leader of a first generation it assigns nothing, rejoins when the
+    metadata arrives, and kafka-python 3.0.12 can lose that second join's result when a poll
+    times out while it is in flight, leaving the member unassigned until its session expires,
+    whatever the broker.)"""
+    c = KafkaConsumer(**kafka_python_conf(bootstrap, group, **conf))
+    c.partitions_for_topic(topic)
+    c.subscribe([topic])
+    return c
+
+
 class GroupMember:
     """One stock consumer in a group, polling on its own thread.
 
@@ -110,6 +124,11 @@ class GroupMember:
 
     def values(self) -> set[bytes]:
         return {v for _, _, v in self.received}
+
+    def describe(self) -> str:
+        return (f"{self.kind} member: assigned {sorted(self.assignment)} "
+                f"({self.assignment_changes} changes), {len(self.received)} records, "
+                f"error {self.error!r}, commit errors {self.commit_errors[-3:]}")
 
     def stop(self, *, leave: bool = True) -> None:
         self._leave = leave
@@ -157,7 +176,7 @@ class GroupMember:
             c.close()
 
     def _run_kafka_python(self) -> None:
-        c = KafkaConsumer(self.topic, **kafka_python_conf(self.bootstrap, self.group, **self.conf))
+        c = kafka_python_consumer(self.topic, self.bootstrap, self.group, **self.conf)
         try:
             while not self._stop.is_set():
                 batches = c.poll(timeout_ms=50)
@@ -225,8 +244,8 @@ def _process_main(kind: str, bootstrap: str, group: str, topic: str, session_ms:
             if now != assigned:
                 assigned = now
                 emit(assigned=now)
-    k = KafkaConsumer(topic, **kafka_python_conf(bootstrap, group, session_ms=int(session_ms),
-                                                 strategy=strategy))
+    k = kafka_python_consumer(topic, bootstrap, group, session_ms=int(session_ms),
+                              strategy=strategy)
     while True:
         batches = k.poll(timeout_ms=50)
         if batches:

@@ -64,7 +64,7 @@ def test_mixed_clients_split_six_partitions_and_survive_a_leave(kafka, topic_nam
     try:
         took = wait_until(lambda: covers_all(members) and all(len(m.assignment) == 2
                                                               for m in members),
-                          "three members holding two partitions each")
+                          "three members holding two partitions each", members=members)
         log.info("three members (%s) formed the group in %.3f s", strategy, took)
         wait_until(lambda: consumed(members) >= sent, "every record consumed")
         state, generation = group_state(kafka, "mixed")
@@ -73,7 +73,8 @@ def test_mixed_clients_split_six_partitions_and_survive_a_leave(kafka, topic_nam
         leaver = members.pop(1)  # the kafka-python member leaves (LeaveGroup)
         handed_over = leaver.assignment
         leaver.stop()
-        took = wait_until(lambda: covers_all(members), "two members holding all partitions")
+        took = wait_until(lambda: covers_all(members), "two members holding all partitions",
+                          members=members)
         log.info("rebalance after a leave took %.3f s", took)
         assert handed_over <= members[0].assignment | members[1].assignment
         assert group_state(kafka, "mixed")[1] > generation
@@ -120,19 +121,22 @@ def test_cooperative_sticky_rebalances_incrementally(kafka, topic_name, kind):
     first = GroupMember(kind, bootstrap, "coop", topic_name, strategy="cooperative-sticky").start()
     members = [first]
     try:
-        wait_until(lambda: len(first.assignment) == PARTITIONS, "the first member holding all")
+        wait_until(lambda: len(first.assignment) == PARTITIONS, "the first member holding all",
+                   members=members)
         second = GroupMember(kind, bootstrap, "coop", topic_name,
                              strategy="cooperative-sticky").start()
         members.append(second)
         wait_until(lambda: covers_all(members) and len(second.assignment) == 3,
-                   "the partitions shared between both members")
+                   "the partitions shared between both members", members=members)
         # sticky: the first member kept half of what it had and lost nothing else
         assert len(first.assignment) == 3
         more = produce(bootstrap, topic_name, 30, 30)
-        wait_until(lambda: consumed(members) >= sent | more, "every record consumed")
+        wait_until(lambda: consumed(members) >= sent | more, "every record consumed",
+                   members=members)
         members.remove(second)
         second.stop()
-        wait_until(lambda: len(first.assignment) == PARTITIONS, "the partitions given back")
+        wait_until(lambda: len(first.assignment) == PARTITIONS, "the partitions given back",
+                   members=members)
     finally:
         for m in members:
             m.stop()

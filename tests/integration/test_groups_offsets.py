@@ -18,7 +18,7 @@ from tests.integration.groups_support import (
     GROUP_BROKER_CONFIG,
     GroupMember,
     confluent_conf,
-    kafka_python_conf,
+    kafka_python_consumer,
     wait_until,
 )
 
@@ -76,9 +76,10 @@ def test_commits_survive_a_clean_restart(tmp_path, topic_name):
         assert confluent_committed(bs, "durable", topic_name, (0, 1)) == {
             0: (4, 0), 1: (7, None)}
         # a member of the group starts where the commits say
-        member = GroupMember("kafka-python", b.bootstrap_servers, "durable", topic_name).start()
+        member = GroupMember("confluent", b.bootstrap_servers, "durable", topic_name).start()
         try:
-            wait_until(lambda: len(member.received) == 6 + 3, "the uncommitted records")
+            wait_until(lambda: len(member.received) == 6 + 3, "the uncommitted records",
+                       members=[member])
             assert sorted(o for p, o, _ in member.received if p == 0) == list(range(4, 10))
             assert sorted(o for p, o, _ in member.received if p == 1) == list(range(7, 10))
         finally:
@@ -136,8 +137,8 @@ def test_group_resumes_on_a_restarted_broker(tmp_path, topic_name):
 def test_kafka_python_auto_commit(tmp_path, topic_name):
     with run_broker(tmp_path / "d", config=GROUP_BROKER_CONFIG) as b:
         fill(b.bootstrap_servers, topic_name, 2, 10)
-        c = KafkaConsumer(topic_name, **kafka_python_conf(
-            b.bootstrap_servers, "auto", enable_auto_commit=True, auto_commit_interval_ms=100))
+        c = kafka_python_consumer(topic_name, b.bootstrap_servers, "auto",
+                                  enable_auto_commit=True, auto_commit_interval_ms=100)
         got = 0
         deadline = time.monotonic() + WAIT_S
         while got < 20 and time.monotonic() < deadline:
@@ -169,7 +170,7 @@ def test_seek_then_commit(tmp_path, topic_name):
         bs = b.bootstrap_servers
         fill(bs, topic_name, 1, 20)
         tp = KTP(topic_name, 0)
-        c = KafkaConsumer(topic_name, **kafka_python_conf(bs, "seek"))
+        c = kafka_python_consumer(topic_name, bs, "seek")
         wait_until(lambda: c.poll(timeout_ms=50) is not None and c.assignment() == {tp},
                    "the assignment")
         c.seek(tp, 5)

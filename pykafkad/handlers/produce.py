@@ -82,6 +82,10 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
             if topic is None or not 0 <= pd.index < topic.num_partitions:
                 parts.append(_error(pd.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
+            if topic.is_internal:  # only the coordinators write there, as in Kafka
+                parts.append(_error(pd.index, ErrorCode.INVALID_TOPIC_EXCEPTION,
+                                    f"Cannot append to internal topic {td.name}"))
+                continue
             if v < 3:
                 parts.append(_error(pd.index, ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT))
                 continue

@@ -12,8 +12,6 @@ import uuid
 
 import pytest
 
-from compat.features import supports
-
 #: bound on any one Spark query in these tests; they finish in seconds on a working broker
 QUERY_TIMEOUT_S = 180
 
@@ -54,13 +52,6 @@ def spark():
 
 def new_topic(prefix: str = "spark") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:10]}"
-
-
-def needs_feature(bootstrap: str, *features: str) -> None:
-    """Skips a test whose broker does not advertise a feature yet (groups, transactions):
-    the test exists and runs as soon as the broker implements it."""
-    if not supports(bootstrap, *features):
-        pytest.skip(f"the broker does not advertise {', '.join(features)} yet")
 
 
 def reader(spark, bootstrap: str, **options):

@@ -93,3 +93,25 @@ def test_message_over_max_message_bytes_is_refused(broker, topic_name):
         future.get(WAIT_S)
     producer.close()
     assert "MessageSizeTooLarge" in type(info.value).__name__ or "TooLarge" in str(info.value)
+
+
+def test_clients_cannot_write_to_internal_topics(broker):
+    """Only the coordinators append to __consumer_offsets: a client's Produce gets
+    INVALID_TOPIC_EXCEPTION, as from Kafka."""
+    from compat.wire_client import WireClient
+    from wire.messages.find_coordinator_request import FindCoordinatorRequest
+    from wire.messages.produce_request import (
+        PartitionProduceData,
+        ProduceRequest,
+        TopicProduceData,
+    )
+    from wire.records.batch import build_batch
+
+    with WireClient(broker.bootstrap_servers) as c:
+        # a group lookup makes the broker create __consumer_offsets
+        assert c.send(FindCoordinatorRequest(key="g", key_type=0), 3).error_code == 0
+        resp = c.send(ProduceRequest(acks=-1, timeout_ms=5000, topic_data=[TopicProduceData(
+            name="__consumer_offsets", partition_data=[PartitionProduceData(
+                index=0, records=build_batch([(b"k", b"v")]))])]), 9)
+    part = resp.responses[0].partition_responses[0]
+    assert part.error_code == 17  # INVALID_TOPIC_EXCEPTION

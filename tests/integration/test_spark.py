@@ -16,7 +16,6 @@ from confluent_kafka.admin import AdminClient, NewPartitions
 from pykafkad.testing import run_broker
 from tests.integration.clients import WAIT_S, confluent_produce, create_topic
 from tests.integration.spark_support import (
-    needs_feature,
     needs_spark,
     new_topic,
     reader,
@@ -186,7 +185,6 @@ def test_streaming_picks_up_new_partitions_without_data_loss(spark, kafka, tmp_p
 def test_fail_on_data_loss_as_on_kafka(spark, kafka, tmp_path):  # noqa: F811
     """Records deleted before a restarted query reads them are data loss: failOnDataLoss=true
     stops the query, failOnDataLoss=false goes on from the new log start."""
-    needs_feature(kafka.bootstrap_servers, "delete-records")
     from pyspark.errors import StreamingQueryException
 
     bs = kafka.bootstrap_servers
@@ -217,7 +215,6 @@ def test_fail_on_data_loss_as_on_kafka(spark, kafka, tmp_path):  # noqa: F811
 
 
 def test_read_committed_skips_aborted_transactions(spark, kafka):  # noqa: F811
-    needs_feature(kafka.bootstrap_servers, "transactions")
     from confluent_kafka import Producer
 
     bs = kafka.bootstrap_servers
@@ -243,7 +240,6 @@ def test_read_committed_skips_aborted_transactions(spark, kafka):  # noqa: F811
 def test_deprecated_consumer_offset_fetching(spark, kafka, tmp_path):  # noqa: F811
     """spark.sql.streaming.kafka.useDeprecatedOffsetFetching=true: the driver finds offsets
     with a subscribed consumer (consumer-group protocol) instead of the admin client."""
-    needs_feature(kafka.bootstrap_servers, "groups")
     bs = kafka.bootstrap_servers
     source, sink = new_topic("src"), new_topic("sink")
     create_topic(bs, source, partitions=3)

@@ -8,7 +8,7 @@ import logging
 import pytest
 
 from pykafkad.testing import run_broker
-from tests.integration.clients import confluent_produce, create_topic
+from tests.integration.clients import confluent_produce, create_topic, needs_java
 from tests.integration.groups_support import (
     GROUP_BROKER_CONFIG,
     GroupMember,
@@ -172,14 +172,12 @@ def test_static_member_rejoins_without_a_rebalance(kafka, topic_name):
         bouncing.stop()
 
 
+@needs_java
 def test_java_consumer_group_and_commits(kafka):
     """The Java client (JoinGroup v9, SyncGroup v5, OffsetCommit/OffsetFetch v9): the compat
     suite's group scenarios, run in one JVM."""
-    from compat.clients.java import run_java, unavailable
+    from compat.clients.java import run_java
 
-    missing = unavailable()
-    if missing:
-        pytest.skip(missing)
     results, stderr = run_java(kafka.bootstrap_servers, ["consumer-group", "offset-commit"])
     failed = {name: r.reason for name, r in results.items() if r.status != "pass"}
     assert set(results) == {"consumer-group", "offset-commit"} and not failed, (failed, stderr)

@@ -4,17 +4,9 @@ must page through the cursor to see every partition."""
 
 from __future__ import annotations
 
-import os
-import shutil
-
-import pytest
-
 from compat.clients.java import run_java
 from pykafkad.testing import run_broker
-
-needs_java = pytest.mark.skipif(
-    (shutil.which("java") is None or shutil.which("mvn") is None) and not os.environ.get("CI"),
-    reason="java and mvn are needed (scripts/test installs them)")
+from tests.integration.clients import needs_java
 
 
 @needs_java

@@ -178,11 +178,14 @@ class ValidString:
 
 @dataclass(frozen=True)
 class ValidList:
-    """Every element of a LIST value must be one of ``options`` (an empty list passes)."""
+    """Every element of a LIST value must be one of ``options`` (an empty list passes, an
+    empty element does not: "a,,b" in Kafka 4.x)."""
 
     options: tuple[str, ...]
 
     def __call__(self, name: str, value: Any) -> None:
+        if any(element == "" for element in value):
+            raise ConfigError(f"Configuration '{name}' values must not be empty.", name)
         for element in value:
             ValidString(self.options)(name, element)
 

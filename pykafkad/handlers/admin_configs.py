@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pykafkad.config import (
+    BROKER_CONFIGS,
+    TOPIC_CONFIGS,
     ConfigError,
     describe_broker_configs,
     describe_topic_configs,
     validate_topic_configs,
 )
+from pykafkad.config.incremental import DELETE, apply_operations
 from pykafkad.dispatch import RequestContext, handles
+from pykafkad.handlers.cluster import INVALID_REQUEST_MESSAGE
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.alter_configs_response import (
     AlterConfigsResourceResponse,
@@ -30,8 +34,10 @@ from wire.messages.incremental_alter_configs_response import (
 TOPIC = 2
 BROKER = 4
 BROKER_LOGGER = 8
-
-SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+CLIENT_METRICS = 16
+GROUP = 32
+#: ConfigResource.Type ids Kafka knows; any other id fails the whole request
+RESOURCE_TYPES = (TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP)
 
 
 def _broker_resource(broker, name: str) -> None:
@@ -58,13 +64,23 @@ async def handle_describe_configs(ctx: RequestContext, req) -> DescribeConfigsRe
     v = ctx.version
     synonyms = v >= 1 and req.include_synonyms
     docs = v >= 3 and req.include_documentation
+    if any(res.resource_type not in RESOURCE_TYPES for res in req.resources):
+        return DescribeConfigsResponse(throttle_time_ms=0, results=[
+            DescribeConfigsResult(
+                error_code=ErrorCode.INVALID_REQUEST, error_message=INVALID_REQUEST_MESSAGE,
+                resource_type=res.resource_type, resource_name=res.resource_name, configs=[])
+            for res in req.resources])
     results = []
     for res in req.resources:
-        out = DescribeConfigsResult(error_code=0, resource_type=res.resource_type,
+        # Kafka leaves the message at its default, "", on success and for an unknown topic
+        out = DescribeConfigsResult(error_code=0, error_message="",
+                                    resource_type=res.resource_type,
                                     resource_name=res.resource_name, configs=[])
         results.append(out)
         try:
             if res.resource_type == TOPIC:
+                if res.resource_name not in broker.topics.topics:
+                    raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "")
                 topic = _topic(broker, res.resource_name)
                 entries = describe_topic_configs(
                     broker.config, topic.configs, res.configuration_keys, synonyms, docs)
@@ -127,7 +143,8 @@ async def handle_alter_configs(ctx: RequestContext, req) -> AlterConfigsResponse
     broker = ctx.broker
     out = []
     for res in req.resources:
-        r = AlterConfigsResourceResponse(error_code=0, resource_type=res.resource_type,
+        r = AlterConfigsResourceResponse(error_code=0, error_message=None,
+                                         resource_type=res.resource_type,
                                          resource_name=res.resource_name)
         out.append(r)
         try:
@@ -150,8 +167,37 @@ async def handle_alter_configs(ctx: RequestContext, req) -> AlterConfigsResponse
     return AlterConfigsResponse(throttle_time_ms=0, responses=out)
 
 
-def _list_value(current: str | None) -> list[str]:
-    return [x for x in (current or "").split(",") if x]
+def _operations(res) -> list[tuple[str, int, str | None]]:
+    ops = [(c.name, c.config_operation, c.value) for c in res.configs]
+    if len({name for name, _, _ in ops}) != len(ops):
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+    return ops
+
+
+def _incremental_topic(broker, name: str, ops, validate_only: bool) -> None:
+    topic = _topic(broker, name)
+    try:
+        new = apply_operations(topic.configs, ops, TOPIC_CONFIGS)
+    except ConfigError as e:
+        raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
+    _apply_topic(broker, name, new, validate_only)
+
+
+def _incremental_broker(broker, name: str, ops, validate_only: bool) -> None:
+    _broker_resource(broker, name)
+    level = (broker.config.dynamic_broker_configs if name
+             else broker.config.dynamic_default_configs)
+    changes: dict[str, str | None] = {}
+    for key, op, value in ops:
+        if op == DELETE:
+            changes[key] = None
+            continue
+        try:
+            new = apply_operations(level, [(key, op, value)], BROKER_CONFIGS, broker=True)
+        except ConfigError as e:
+            raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
+        changes[key] = new[key]
+    _apply_broker(broker, name, changes, validate_only, False)
 
 
 @handles(44, 0, 1)
@@ -160,44 +206,16 @@ async def handle_incremental_alter_configs(ctx: RequestContext, req) -> Incremen
     broker = ctx.broker
     out = []
     for res in req.resources:
-        r = IncrementalResourceResponse(error_code=0, resource_type=res.resource_type,
+        r = IncrementalResourceResponse(error_code=0, error_message=None,
+                                        resource_type=res.resource_type,
                                         resource_name=res.resource_name)
         out.append(r)
         try:
+            ops = _operations(res)
             if res.resource_type == TOPIC:
-                topic = _topic(broker, res.resource_name)
-                new = dict(topic.configs)
-                resolved = broker.topic_config(topic)
-                for c in res.configs:
-                    op = c.config_operation
-                    if op == SET:
-                        new[c.name] = c.value
-                    elif op == DELETE:
-                        new.pop(c.name, None)
-                    elif op in (APPEND, SUBTRACT):
-                        cur = resolved[c.name] if c.name not in new else new[c.name]
-                        items = cur if isinstance(cur, list) else _list_value(cur)
-                        values = _list_value(c.value)
-                        if op == APPEND:
-                            items = items + [x for x in values if x not in items]
-                        else:
-                            items = [x for x in items if x not in values]
-                        new[c.name] = ",".join(items)
-                    else:
-                        raise KafkaError(ErrorCode.INVALID_REQUEST,
-                                         f"Unknown config operation {op}")
-                _apply_topic(broker, res.resource_name, new, req.validate_only)
+                _incremental_topic(broker, res.resource_name, ops, req.validate_only)
             elif res.resource_type == BROKER:
-                changes: dict[str, str | None] = {}
-                for c in res.configs:
-                    if c.config_operation == SET:
-                        changes[c.name] = c.value
-                    elif c.config_operation == DELETE:
-                        changes[c.name] = None
-                    else:
-                        raise KafkaError(ErrorCode.INVALID_REQUEST,
-                                         "APPEND and SUBTRACT are not supported on broker configs here")
-                _apply_broker(broker, res.resource_name, changes, req.validate_only, False)
+                _incremental_broker(broker, res.resource_name, ops, req.validate_only)
             elif res.resource_type == BROKER_LOGGER:
                 _broker_resource(broker, res.resource_name)
             else:

@@ -50,7 +50,7 @@ async def handle_create_topics(ctx: RequestContext, req) -> CreateTopicsResponse
     results = []
     for t in req.topics:
         res = CreatableTopicResult(name=t.name, topic_id=ZERO_UUID, error_code=0,
-                                   num_partitions=-1, replication_factor=-1, configs=None)
+                                   error_message=None, num_partitions=-1, replication_factor=-1, configs=None)
         results.append(res)
         try:
             if names[t.name] > 1:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pykafkad.dispatch import RequestContext, handles
-from pykafkad.handlers.metadata import AUTHORIZED_OPERATIONS_OMITTED
+from pykafkad.handlers import authorized_operations
 from wire.errors import ErrorCode
 from wire.messages.describe_cluster_response import (
     DescribeClusterBroker,
@@ -13,6 +13,11 @@ from wire.messages.find_coordinator_response import Coordinator, FindCoordinator
 
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
+SHARE_KEY_TYPE = 2
+#: InvalidRequestException's default message: what Kafka's error responses carry
+INVALID_REQUEST_MESSAGE = (
+    "This most likely occurs because of a request being malformed by the client library or "
+    "the message was sent to an incompatible broker. See the broker logs for more details.")
 
 
 @handles(60, 0, 1)
@@ -33,7 +38,8 @@ async def handle_describe_cluster(ctx: RequestContext, req) -> DescribeClusterRe
         cluster_id=ctx.broker.cluster_id,
         controller_id=ep.node_id,
         brokers=[DescribeClusterBroker(ep.node_id, ep.host, ep.port, None)],
-        cluster_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+        cluster_authorized_operations=authorized_operations.CLUSTER
+        if req.include_cluster_authorized_operations else authorized_operations.OMITTED,
     )
 
 
@@ -41,7 +47,8 @@ async def handle_describe_cluster(ctx: RequestContext, req) -> DescribeClusterRe
 async def handle_find_coordinator(ctx: RequestContext, req) -> FindCoordinatorResponse:
     """Versions 0-6: the single ``key`` form (v0-3) and batched ``coordinator_keys`` (v4+).
     Group and transaction keys (key_type 1; __transaction_state is created on the first
-    lookup) resolve to this node."""
+    lookup) resolve to this node.  Messages are Kafka's: v0-3 say "NONE" on success, v4+
+    never set one (""), except that an unknown key type fails the request as a whole."""
     ep = ctx.broker.endpoint
     v = ctx.version
 
@@ -63,12 +70,18 @@ async def handle_find_coordinator(ctx: RequestContext, req) -> FindCoordinatorRe
         for key in req.coordinator_keys:
             err, msg = answer(key)
             ok = err == ErrorCode.NONE
+            unknown_type = req.key_type > SHARE_KEY_TYPE
             coords.append(Coordinator(
                 key=key, node_id=ep.node_id if ok else -1, host=ep.host if ok else "",
-                port=ep.port if ok else -1, error_code=err, error_message=msg))
+                port=ep.port if ok else -1, error_code=err,
+                error_message=INVALID_REQUEST_MESSAGE if unknown_type else ""))
         return FindCoordinatorResponse(throttle_time_ms=0, coordinators=coords)
     err, msg = answer(req.key)
     ok = err == ErrorCode.NONE
+    if ok:
+        msg = "NONE"
+    elif err == ErrorCode.INVALID_REQUEST:
+        msg = INVALID_REQUEST_MESSAGE
     return FindCoordinatorResponse(
         throttle_time_ms=0, error_code=err, error_message=msg,
         node_id=ep.node_id if ok else -1, host=ep.host if ok else "", port=ep.port if ok else -1)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pykafkad.broker import LEADER_EPOCH
 from pykafkad.cluster import INTERNAL_TOPICS, validate_topic_name
 from pykafkad.dispatch import RequestContext, handles
+from pykafkad.handlers import authorized_operations
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.describe_topic_partitions_response import (
     Cursor,
@@ -23,9 +24,8 @@ from wire.primitives import ZERO_UUID
 
 API_KEY = 75
 
-# Kafka without an authorizer reports every operation a topic supports: READ(3), WRITE(4),
-# CREATE(5), DELETE(6), ALTER(7), DESCRIBE(8), DESCRIBE_CONFIGS(10), ALTER_CONFIGS(11).
-TOPIC_AUTHORIZED_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
+#: Kafka without an authorizer reports every operation a topic supports.
+TOPIC_AUTHORIZED_OPERATIONS = authorized_operations.TOPIC
 
 
 def _partition(node_id: int, index: int) -> DescribeTopicPartitionsResponsePartition:

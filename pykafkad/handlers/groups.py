@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pykafkad.coordinator.membership import JoinRequest, SyncRequest
 from pykafkad.dispatch import RequestContext, handles
+from pykafkad.handlers import authorized_operations
 from wire.errors import ErrorCode
 from wire.messages.delete_groups_response import DeletableGroupResult, DeleteGroupsResponse
 from wire.messages.describe_groups_response import (
@@ -22,12 +23,6 @@ from wire.messages.join_group_response import JoinGroupResponse, JoinGroupRespon
 from wire.messages.leave_group_response import LeaveGroupResponse, MemberResponse
 from wire.messages.list_groups_response import ListedGroup, ListGroupsResponse
 from wire.messages.sync_group_response import SyncGroupResponse
-
-#: Kafka's "authorized operations not requested" marker
-AUTHORIZED_OPERATIONS_OMITTED = -2147483648
-#: what Kafka answers for a group without an authorizer: READ(3), DELETE(6), DESCRIBE(8),
-#: DESCRIBE_CONFIGS(10), ALTER_CONFIGS(11), as a bit field
-GROUP_AUTHORIZED_OPERATIONS = sum(1 << op for op in (3, 6, 8, 10, 11))
 
 
 def client_host(peer: str) -> str:
@@ -143,8 +138,8 @@ async def handle_describe_groups(ctx: RequestContext, req) -> DescribeGroupsResp
                 member_id=m.member_id, group_instance_id=m.group_instance_id,
                 client_id=m.client_id, client_host=m.client_host, member_metadata=m.metadata,
                 member_assignment=m.assignment) for m in g.members],
-            authorized_operations=GROUP_AUTHORIZED_OPERATIONS
-            if include_ops and not g.error else AUTHORIZED_OPERATIONS_OMITTED))
+            authorized_operations=authorized_operations.GROUP
+            if include_ops and not g.error else authorized_operations.OMITTED))
     return DescribeGroupsResponse(throttle_time_ms=0, groups=out)
 
 

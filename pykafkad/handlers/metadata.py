@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pykafkad.broker import LEADER_EPOCH
 from pykafkad.dispatch import RequestContext, handles
+from pykafkad.handlers import authorized_operations
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.metadata_response import (
     MetadataResponse,
@@ -14,11 +15,9 @@ from wire.messages.metadata_response import (
 from wire.primitives import ZERO_UUID
 
 API_KEY = 3
-#: Kafka's "authorized operations not requested" marker
-AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 
 
-def topic_metadata(broker, topic, node_id: int) -> MetadataResponseTopic:
+def topic_metadata(broker, topic, node_id: int, topic_ops: int) -> MetadataResponseTopic:
     parts = [
         MetadataResponsePartition(
             error_code=0,
@@ -37,7 +36,7 @@ def topic_metadata(broker, topic, node_id: int) -> MetadataResponseTopic:
         topic_id=topic.topic_id,
         is_internal=topic.is_internal,
         partitions=parts,
-        topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+        topic_authorized_operations=topic_ops,
     )
 
 
@@ -47,15 +46,18 @@ async def handle_metadata(ctx: RequestContext, req) -> MetadataResponse:
     Unknown topics are auto-created when the request allows it (v4+; always before) and
     ``auto.create.topics.enable`` is on; Kafka then answers LEADER_NOT_AVAILABLE once, but a
     single node has the leader at once, so the topic is returned ready.  v10+ may name
-    topics by id only."""
+    topics by id only.  v8+ fill in the authorized operations when asked (every topic's, even
+    an unknown one's; the cluster's up to v10), as Kafka does without an authorizer."""
     broker = ctx.broker
     ep = broker.endpoint
     v = ctx.version
     all_topics = req.topics is None or (v == 0 and not req.topics)
+    topic_ops = (authorized_operations.TOPIC if v >= 8 and req.include_topic_authorized_operations
+                 else authorized_operations.OMITTED)
     out = []
     if all_topics:
         for topic in broker.topics.topics.values():
-            out.append(topic_metadata(broker, topic, ep.node_id))
+            out.append(topic_metadata(broker, topic, ep.node_id, topic_ops))
     else:
         allow_auto = req.allow_auto_topic_creation if v >= 4 else True
         for t in req.topics:
@@ -65,7 +67,7 @@ async def handle_metadata(ctx: RequestContext, req) -> MetadataResponse:
                 if topic is None:
                     out.append(MetadataResponseTopic(
                         error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None, topic_id=t.topic_id,
-                        topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED))
+                        topic_authorized_operations=topic_ops))
                     continue
             else:
                 topic = broker.topics.get(name)
@@ -79,14 +81,16 @@ async def handle_metadata(ctx: RequestContext, req) -> MetadataResponse:
                 if topic is None:
                     out.append(MetadataResponseTopic(
                         error_code=err, name=name, topic_id=ZERO_UUID,
-                        topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED))
+                        topic_authorized_operations=topic_ops))
                     continue
-            out.append(topic_metadata(broker, topic, ep.node_id))
+            out.append(topic_metadata(broker, topic, ep.node_id, topic_ops))
     return MetadataResponse(
         throttle_time_ms=0,
         brokers=[MetadataResponseBroker(ep.node_id, ep.host, ep.port, None)],
         cluster_id=broker.cluster_id,
         controller_id=ep.node_id,
         topics=out,
-        cluster_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+        cluster_authorized_operations=authorized_operations.CLUSTER
+        if 8 <= v <= 10 and req.include_cluster_authorized_operations
+        else authorized_operations.OMITTED,
     )

@@ -1,0 +1,169 @@
+"""Admin answers field by field as Apache Kafka 4.4 gives them: error messages, list-config
+APPEND/SUBTRACT, authorized operations."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+from confluent_kafka import TopicCollection
+from confluent_kafka.admin import (
+    AclOperation,
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+)
+from confluent_kafka.error import KafkaException
+from kafka.admin import KafkaAdminClient
+
+from compat.wire_client import WireClient
+from tests.integration.clients import WAIT_S, create_topic, needs_java
+from wire.messages import API_KEYS
+from wire.messages import incremental_alter_configs_request as iac
+from wire.messages.create_topics_request import CreatableTopic
+from wire.messages.describe_configs_request import DescribeConfigsResource
+from wire.messages.metadata_request import MetadataRequestTopic
+
+TOPIC_OPERATIONS = {
+    AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DELETE,
+    AclOperation.ALTER, AclOperation.DESCRIBE, AclOperation.DESCRIBE_CONFIGS,
+    AclOperation.ALTER_CONFIGS,
+}
+CLUSTER_OPERATIONS = {
+    AclOperation.CREATE, AclOperation.ALTER, AclOperation.DESCRIBE, AclOperation.CLUSTER_ACTION,
+    AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS, AclOperation.IDEMPOTENT_WRITE,
+}
+
+
+def test_create_topics_answers_a_null_error_message_on_success(broker, topic_name):
+    """aiokafka's test_delete_topics reads CreateTopics' error_message: null, not ""."""
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
+    try:
+        result = admin.create_topics({topic_name: {"num_partitions": 1}})
+        assert [(t["error_code"], t["error_message"]) for t in result["topics"]] == [(0, None)]
+    finally:
+        admin.close()
+
+
+def _incremental(admin: AdminClient, topic: str, name: str, op, value: str) -> None:
+    res = ConfigResource("topic", topic, incremental_configs=[
+        ConfigEntry(name, value, incremental_operation=op)])
+    admin.incremental_alter_configs([res])[res].result(WAIT_S)
+
+
+def _describe(admin: AdminClient, topic: str, name: str):
+    res = ConfigResource("topic", topic)
+    return admin.describe_configs([res])[res].result(WAIT_S)[name]
+
+
+def test_append_and_subtract_on_a_list_config_that_has_only_its_default(broker, topic_name):
+    """confluent-kafka's test_incremental_alter_configs, librdkafka 0011: the list starts from
+    the default ("delete"); the connection stays open."""
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    create_topic(broker.bootstrap_servers, topic_name)
+    _incremental(admin, topic_name, "cleanup.policy", AlterConfigOpType.APPEND, "compact")
+    entry = _describe(admin, topic_name, "cleanup.policy")
+    assert (entry.value, entry.source) == ("delete,compact",
+                                           ConfigSource.DYNAMIC_TOPIC_CONFIG.value)
+    _incremental(admin, topic_name, "cleanup.policy", AlterConfigOpType.SUBTRACT, "delete")
+    assert _describe(admin, topic_name, "cleanup.policy").value == "compact"
+
+    other = f"{topic_name}-2"
+    create_topic(broker.bootstrap_servers, other)
+    _incremental(admin, other, "cleanup.policy", AlterConfigOpType.SUBTRACT, "delete")
+    assert _describe(admin, other, "cleanup.policy").value == ""
+
+    with pytest.raises(KafkaException) as info:
+        _incremental(admin, other, "retention.ms", AlterConfigOpType.APPEND, "5")
+    err = info.value.args[0]
+    assert err.name() == "INVALID_CONFIG"
+    assert err.str() == "Can't APPEND to key retention.ms because its type is not LIST."
+
+
+def test_authorized_operations_are_filled_in_when_asked(broker, topic_name):
+    """librdkafka 0081: describe_cluster / describe_topics with include_authorized_operations."""
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    create_topic(broker.bootstrap_servers, topic_name)
+    cluster = admin.describe_cluster(include_authorized_operations=True).result(WAIT_S)
+    assert set(cluster.authorized_operations) == CLUSTER_OPERATIONS
+    assert admin.describe_cluster().result(WAIT_S).authorized_operations is None
+    topics = admin.describe_topics(TopicCollection([topic_name]),
+                                   include_authorized_operations=True)
+    assert set(topics[topic_name].result(WAIT_S).authorized_operations) == TOPIC_OPERATIONS
+
+
+# --- the same requests against Apache Kafka 4.4 ------------------------------------------------
+
+def _request(api_key: int, **fields):
+    return API_KEYS[api_key].request_type()(**fields)
+
+
+def _wait_for_topic(c: WireClient, topic: str) -> None:
+    """Kafka's brokers learn of a new topic from the controller a moment later."""
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        r = c.request(3, 12, _request(3, topics=[MetadataRequestTopic(name=topic)],
+                                      allow_auto_topic_creation=False))
+        if r.topics[0].error_code == 0:
+            return
+    raise AssertionError(f"{topic} never appeared in Metadata")
+
+
+def _answers(bootstrap: str) -> list:
+    """Error codes, messages and authorized operations of a fixed set of admin requests, for
+    fields no client shows as sent (null versus "")."""
+    topic = f"admin-answers-{uuid.uuid4().hex[:8]}"
+    out: list = []
+    with WireClient(bootstrap) as c:
+        r = c.request(19, 7, _request(19, topics=[CreatableTopic(
+            name=topic, num_partitions=1, replication_factor=1, assignments=[], configs=[])],
+            timeout_ms=WAIT_S * 1000, validate_only=False))
+        out.append(("CreateTopics", [(t.error_code, t.error_message) for t in r.topics]))
+        for v in (1, 3):
+            r = c.request(10, v, _request(10, key="admin-answers", key_type=0))
+            out.append((f"FindCoordinator v{v}", r.error_code, r.error_message))
+        r = c.request(10, 4, _request(10, coordinator_keys=["admin-answers"], key_type=0))
+        out.append(("FindCoordinator v4", [(x.error_code, x.error_message)
+                                           for x in r.coordinators]))
+        r = c.request(10, 4, _request(10, coordinator_keys=["admin-answers"], key_type=5))
+        out.append(("FindCoordinator bad type", [(x.error_code, x.error_message)
+                                                 for x in r.coordinators]))
+        for key_type in (5, 99):
+            r = c.request(32, 4, _request(32, resources=[
+                DescribeConfigsResource(2, "admin-answers-nonexistent", None),
+                DescribeConfigsResource(key_type, "x", None)],
+                include_synonyms=False, include_documentation=False))
+            out.append((f"DescribeConfigs type {key_type}",
+                        [(x.error_code, x.error_message) for x in r.results]))
+        for op, name, value in ((0, "retention.ms", "1000"), (2, "cleanup.policy", "compact"),
+                                (2, "retention.ms", "5"), (2, "cleanup.policy", ""),
+                                (3, "cleanup.policy", "delete")):
+            r = c.request(44, 1, _request(44, resources=[iac.AlterConfigsResource(
+                resource_type=2, resource_name=topic,
+                configs=[iac.AlterableConfig(name=name, config_operation=op, value=value)])],
+                validate_only=True))
+            out.append((f"IncrementalAlterConfigs {op} {name}",
+                        [(x.error_code, x.error_message) for x in r.responses]))
+        r = c.request(60, 1, _request(60, include_cluster_authorized_operations=True,
+                                      endpoint_type=1))
+        out.append(("DescribeCluster", r.error_code, r.error_message,
+                    r.cluster_authorized_operations))
+        _wait_for_topic(c, topic)
+        for v in (8, 10, 12):
+            fields = {"include_cluster_authorized_operations": True} if v <= 10 else {}
+            r = c.request(3, v, _request(
+                3, topics=[MetadataRequestTopic(name=topic), MetadataRequestTopic(
+                    name="admin-answers-nonexistent")],
+                allow_auto_topic_creation=False, include_topic_authorized_operations=True,
+                **fields))
+            out.append((f"Metadata v{v}", r.cluster_authorized_operations,
+                        [(t.error_code, t.topic_authorized_operations) for t in r.topics]))
+    return out
+
+
+@needs_java
+def test_admin_answers_match_kafka(broker, reference_kafka):
+    assert _answers(broker.bootstrap_servers) == _answers(reference_kafka.bootstrap_servers)

@@ -89,8 +89,9 @@ class GroupMembership(Rebalancer):
         else:
             self._join_existing_member(req, group, future)
         if is_new_group and req.group_id in self.groups:
-            # as Kafka: a new group is made durable at once (an empty group metadata record)
-            error = self._store(group, {})
+            # as Kafka: a new group is made durable at once, as an empty group (no members),
+            # whoever joined it first
+            error = self._store(group, None)
             if error:
                 self.groups.pop(req.group_id, None)
                 future.complete(JoinResult(error))

@@ -96,6 +96,16 @@ def group_metadata_value(group: ClassicGroup, assignment: dict[str, bytes]) -> G
         members=members)
 
 
+def empty_group_metadata_value(group: ClassicGroup) -> GroupMetadataValue:
+    """What Kafka writes for a group the moment it is created (newEmptyGroupMetadataRecord):
+    no members, no protocol, generation 0, whoever joined first.  A restart before the first
+    rebalance completes then loads an Empty group that anyone can join."""
+    return GroupMetadataValue(
+        protocol_type="", generation=0, protocol=None, leader=None,
+        current_state_timestamp=-1 if group.state_timestamp is None else group.state_timestamp,
+        members=[])
+
+
 class Rebalancer:
     """Kafka's classic group machinery: generations, timers, parked answers.  The request
     entry points (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) are in ``GroupMembership``."""
@@ -114,9 +124,12 @@ class Rebalancer:
         self._write = write
 
     # -- persistence ---------------------------------------------------------------------------
-    def _store(self, group: ClassicGroup, assignment: dict[str, bytes]) -> int:
-        """Writes the group's metadata record; returns the error clients should see, or NONE."""
-        record = group_metadata_record(group.group_id, group_metadata_value(group, assignment))
+    def _store(self, group: ClassicGroup, assignment: dict[str, bytes] | None) -> int:
+        """Writes the group's metadata record (``assignment`` None: the empty record of a new
+        group); returns the error clients should see, or NONE."""
+        value = (empty_group_metadata_value(group) if assignment is None
+                 else group_metadata_value(group, assignment))
+        record = group_metadata_record(group.group_id, value)
         try:
             self._write(group.group_id, [record])
         except KafkaError as e:

@@ -21,7 +21,11 @@ from pykafkad.config import (
     resolve_topic_config,
     validate_topic_configs,
 )
+from pykafkad.config.broker import ClusterConfigError
 from pykafkad.config.types import Password, java_double_str, parse_type
+
+#: the cluster-level config Kafka 4.x's controller writes when a cluster is formatted
+CLUSTER_DEFAULTS = {"min.insync.replicas": "1"}
 
 LONG_MAX = 9223372036854775807
 INT_MAX = 2147483647
@@ -633,10 +637,13 @@ def test_describe_broker_sources_read_only_and_synonyms():
 
 def test_describe_broker_default_resource_lists_only_dynamic_defaults():
     broker = BrokerConfig({"log.retention.hours": "24"})
-    assert describe_broker_configs(broker, per_broker=False) == []
+    # Kafka 4.x's controller writes min.insync.replicas at the cluster level (ELR)
+    (isr,) = describe_broker_configs(broker, None, True, per_broker=False)
+    assert (isr.name, isr.value, isr.source) == (
+        "min.insync.replicas", "1", S.DYNAMIC_DEFAULT_BROKER_CONFIG)
     broker.set_dynamic("log.retention.ms", "5000")
     broker.set_dynamic("message.max.bytes", "2000", per_broker=True)
-    (retention,) = describe_broker_configs(broker, None, True, per_broker=False)
+    retention, _ = describe_broker_configs(broker, None, True, per_broker=False)
     assert (retention.name, retention.value, retention.source) == (
         "log.retention.ms", "5000", S.DYNAMIC_DEFAULT_BROKER_CONFIG,
     )  # fmt: skip
@@ -674,22 +681,31 @@ def test_dynamic_default_and_per_broker_precedence():
     broker.delete_dynamic("log.retention.ms")
     assert broker["message.max.bytes"] == 1000
     assert broker.log_retention_ms == 86400000
-    assert broker.dynamic_default_configs == {} and broker.dynamic_broker_configs == {}
+    assert broker.dynamic_default_configs == CLUSTER_DEFAULTS
+    assert broker.dynamic_broker_configs == {}
 
 
 @pytest.mark.parametrize(
     ("name", "value", "per_broker", "message"),
     [
         ("num.partitions", "3", False,
-         "Cannot update these configs dynamically: Set(num.partitions)"),
+         "Cannot update these configs dynamically: [num.partitions]"),
         ("log.retention.hours", "3", True,
-         "Cannot update these configs dynamically: Set(log.retention.hours)"),
+         "Cannot update these configs dynamically: [log.retention.hours]"),
         ("listeners", "PLAINTEXT://:1", False,
          "Cannot update these configs at default cluster level, broker id must be specified: "
-         "Set(listeners)"),
-        ("nope", "1", False, "Unknown config name: nope"),
+         "[listeners]"),
+        ("sasl.kerberos.min.time.before.relogin", "60000", False,
+         "Cannot update these configs at default cluster level, broker id must be specified: "
+         "[sasl.kerberos.min.time.before.relogin]"),
+        ("sasl.kerberos.min.time.before.relogin", "abc", True,
+         "Invalid value abc for configuration sasl.kerberos.min.time.before.relogin: "
+         "Not a number of type LONG"),
         ("ssl.keystore.location", "/k", True,
-         "pykafkad does not use the broker config ssl.keystore.location"),
+         "These security configs can be dynamically updated only per-listener using the "
+         "listener prefix: [ssl.keystore.location]"),
+        ("min.insync.replicas", "2", True,
+         "Broker-level min.insync.replicas cannot be altered while ELR is enabled."),
         ("log.retention.ms", None, False, "Null value not supported for : log.retention.ms"),
         ("log.retention.ms", "x", False,
          "Invalid value x for configuration log.retention.ms: Not a number of type LONG"),
@@ -708,20 +724,43 @@ def test_dynamic_changes_kafka_refuses(name, value, per_broker, message):
     with pytest.raises(ConfigError) as e:
         broker.set_dynamic(name, value, per_broker=per_broker)
     assert str(e.value) == message
-    assert broker.dynamic_default_configs == {} and broker.dynamic_broker_configs == {}
+    assert broker.dynamic_default_configs == CLUSTER_DEFAULTS
+    assert broker.dynamic_broker_configs == {}
     assert broker.version == 0
+
+
+def test_dynamic_configs_kafka_accepts_but_pykafkad_does_not_use():
+    """librdkafka 0081 alters sasl.kerberos.min.time.before.relogin; Kafka accepts names it
+    does not know at all, at either level."""
+    broker = BrokerConfig()
+    broker.set_dynamic("sasl.kerberos.min.time.before.relogin", "60000", per_broker=True)
+    broker.set_dynamic("listener.name.plaintext.ssl.keystore.location", "/k", per_broker=True)
+    broker.set_dynamic("no.such.config", "1")
+    assert broker.dynamic_broker_configs == {
+        "sasl.kerberos.min.time.before.relogin": "60000",
+        "listener.name.plaintext.ssl.keystore.location": "/k"}
+    assert broker.dynamic_default_configs == {**CLUSTER_DEFAULTS, "no.such.config": "1"}
+    assert [e.name for e in describe_broker_configs(broker, per_broker=False)] == [
+        "min.insync.replicas"]
+    broker.set_dynamic("min.insync.replicas", "2")
+    assert broker["min.insync.replicas"] == 2
+    with pytest.raises(ClusterConfigError) as e:
+        broker.delete_dynamic("min.insync.replicas")
+    assert str(e.value) == "Cluster-level min.insync.replicas cannot be removed while ELR is enabled."
 
 
 def test_alter_dynamic_is_all_or_nothing_and_can_validate_or_replace():
     broker = BrokerConfig()
     with pytest.raises(ConfigError):
         broker.alter_dynamic({"log.retention.ms": "5", "num.partitions": "2"})
-    assert broker.dynamic_default_configs == {}
+    assert broker.dynamic_default_configs == CLUSTER_DEFAULTS
     broker.alter_dynamic({"log.retention.ms": "5"}, validate_only=True)
-    assert broker.dynamic_default_configs == {}
+    assert broker.dynamic_default_configs == CLUSTER_DEFAULTS
     broker.alter_dynamic({"log.retention.ms": "5", "log.cleaner.threads": "2"})
-    broker.alter_dynamic({"log.segment.bytes": "2097152"}, replace=True)
-    assert broker.dynamic_default_configs == {"log.segment.bytes": "2097152"}
+    with pytest.raises(ClusterConfigError):  # would remove the cluster's min.insync.replicas
+        broker.alter_dynamic({"log.segment.bytes": "2097152"}, replace=True)
+    broker.alter_dynamic({"log.segment.bytes": "2097152", **CLUSTER_DEFAULTS}, replace=True)
+    assert broker.dynamic_default_configs == {"log.segment.bytes": "2097152", **CLUSTER_DEFAULTS}
     assert broker.log_retention_ms == 168 * 3600000 and broker["log.segment.bytes"] == 2097152
     broker.set_dynamic("num.io.threads", "16")
     assert broker["num.io.threads"] == 16

@@ -16,14 +16,25 @@ from typing import Any
 
 from pykafkad.config.broker_defs import (
     BROKER_CONFIGS,
-    PER_BROKER_CONFIGS,
     THREAD_POOL_CONFIGS,
     is_ignored_broker_config,
 )
+from pykafkad.config.broker_dynamic import (
+    LISTENER_ONLY_CONFIGS,
+    UNUSED_DYNAMIC_CONFIGS,
+    is_per_broker,
+    listener_base_name,
+)
 from pykafkad.config.properties import read_properties
 from pykafkad.config.topic_defs import TOPIC_BROKER_SYNONYMS, TOPIC_CONFIGS
-from pykafkad.config.types import ConfigError
+from pykafkad.config.types import ConfigError, parse_type
 
+
+class ClusterConfigError(ConfigError):
+    """A change Kafka's controller refuses: answered INVALID_CONFIG, not INVALID_REQUEST."""
+
+#: Kafka 4.x keeps this one as a cluster-level dynamic config (eligible leader replicas)
+ELR_CONFIG = "min.insync.replicas"
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 _LISTENER_URI = re.compile(r"(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)")
 _CSV = re.compile(r"\s*,\s*")
@@ -69,6 +80,9 @@ class BrokerConfig(Mapping[str, Any]):
         self._dynamic_default: dict[str, Any] = {}
         self._dynamic_broker: dict[str, Any] = {}
         self._values = _resolve(known, {}, {})
+        # what Kafka 4.x's controller writes when the cluster is formatted (ELR on)
+        self._dynamic_default[ELR_CONFIG] = BROKER_CONFIGS[ELR_CONFIG].to_string(
+            self._values[ELR_CONFIG])
         #: Bumped by every dynamic change, so holders of derived settings can tell.
         self.version = 0
 
@@ -191,7 +205,8 @@ class BrokerConfig(Mapping[str, Any]):
         """Applies a whole alteration or nothing. ``replace`` is legacy AlterConfigs: the level's
         dynamic configs become exactly ``set_configs``.
 
-        Kafka answers these errors with INVALID_REQUEST (not INVALID_CONFIG) for broker resources.
+        Kafka answers these errors with INVALID_REQUEST (not INVALID_CONFIG) for broker resources,
+        except ClusterConfigError (the controller's checks).
         """
         set_configs = dict(set_configs or {})
         _check_dynamic_names(set_configs, per_broker)
@@ -199,9 +214,12 @@ class BrokerConfig(Mapping[str, Any]):
         new = {} if replace else dict(current)
         for name in delete:
             new.pop(name, None)
-        for name, value in set_configs.items():
-            BROKER_CONFIGS[name].parse(value)
-            new[name] = value
+        new.update(set_configs)
+        touched = set(set_configs) | set(delete)
+        if replace:
+            touched |= set(current)
+        _check_elr({n: v for n, v in current.items() if n in touched},
+                   {n: v for n, v in new.items() if n in touched}, per_broker)
         if per_broker:
             values = _resolve(self._static, self._dynamic_default, new)
         else:
@@ -219,24 +237,29 @@ class BrokerConfig(Mapping[str, Any]):
 
 
 def _check_dynamic_names(set_configs: Mapping[str, str | None], per_broker: bool) -> None:
+    """DynamicBrokerConfig.validateConfigs: Kafka checks only the names it knows."""
     nulls = [name for name, value in set_configs.items() if value is None]
     if nulls:
         raise ConfigError("Null value not supported for : " + ", ".join(nulls), nulls[0])
-    for name in set_configs:
-        if name in BROKER_CONFIGS:
-            continue
-        if is_ignored_broker_config(name):
-            raise ConfigError(f"pykafkad does not use the broker config {name}", name)
-        raise ConfigError(f"Unknown config name: {name}", name)
-    fixed = [name for name in set_configs if BROKER_CONFIGS[name].read_only]
+    fixed = [name for name in set_configs if _is_static_only(name)]
     if fixed:
-        raise ConfigError(f"Cannot update these configs dynamically: {_scala_set(fixed)}", fixed[0])
+        raise ConfigError(f"Cannot update these configs dynamically: {_java_set(fixed)}", fixed[0])
+    listener_only = [name for name in set_configs if name in LISTENER_ONLY_CONFIGS]
+    if listener_only:
+        raise ConfigError(
+            "These security configs can be dynamically updated only per-listener using the "
+            f"listener prefix: {_java_set(listener_only)}", listener_only[0])
+    for name, value in set_configs.items():
+        if name in BROKER_CONFIGS:
+            BROKER_CONFIGS[name].parse(value)
+        elif name in UNUSED_DYNAMIC_CONFIGS:
+            parse_type(name, value, UNUSED_DYNAMIC_CONFIGS[name])
     if not per_broker:
-        only_per_broker = [name for name in set_configs if name in PER_BROKER_CONFIGS]
+        only_per_broker = [name for name in set_configs if is_per_broker(name)]
         if only_per_broker:
             raise ConfigError(
                 "Cannot update these configs at default cluster level, broker id must be "
-                f"specified: {_scala_set(only_per_broker)}",
+                f"specified: {_java_set(only_per_broker)}",
                 only_per_broker[0],
             )
     live = [name for name in set_configs if name in _NOT_LIVE_UPDATABLE]
@@ -244,8 +267,27 @@ def _check_dynamic_names(set_configs: Mapping[str, str | None], per_broker: bool
         raise ConfigError(f"pykafkad cannot change {live[0]} on a running broker", live[0])
 
 
-def _scala_set(names: list[str]) -> str:
-    return "Set(" + ", ".join(names) + ")"
+def _is_static_only(name: str) -> bool:
+    """A broker config Kafka knows but does not let change on a running broker."""
+    if name in BROKER_CONFIGS:
+        return BROKER_CONFIGS[name].read_only
+    if name in UNUSED_DYNAMIC_CONFIGS or listener_base_name(name) is not None:
+        return False
+    return is_ignored_broker_config(name)
+
+
+def _check_elr(old: Mapping[str, Any], new: Mapping[str, Any], per_broker: bool) -> None:
+    """Kafka 4.x (ELR on): min.insync.replicas lives at the cluster level only."""
+    if per_broker and (ELR_CONFIG in old or ELR_CONFIG in new):
+        raise ClusterConfigError(
+            f"Broker-level {ELR_CONFIG} cannot be altered while ELR is enabled.", ELR_CONFIG)
+    if not per_broker and ELR_CONFIG in old and ELR_CONFIG not in new:
+        raise ClusterConfigError(
+            f"Cluster-level {ELR_CONFIG} cannot be removed while ELR is enabled.", ELR_CONFIG)
+
+
+def _java_set(names: list[str]) -> str:
+    return "[" + ", ".join(sorted(names)) + "]"
 
 
 def _check_thread_pools(old: Mapping[str, Any], new: Mapping[str, Any]) -> None:

@@ -102,7 +102,8 @@ def describe_broker_configs(
     if per_broker:
         values = {n: broker[n] for n, d in BROKER_CONFIGS.items() if not d.internal}
     else:
-        values = broker.dynamic_default_configs
+        # names Kafka does not know are kept but, as pykafkad does not define them, not shown
+        values = {n: v for n, v in broker.dynamic_default_configs.items() if n in BROKER_CONFIGS}
     levels = _levels(broker)
     entries = []
     for name in _selected(sorted(values), names):

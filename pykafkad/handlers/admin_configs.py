@@ -10,6 +10,7 @@ from pykafkad.config import (
     describe_topic_configs,
     validate_topic_configs,
 )
+from pykafkad.config.broker import ClusterConfigError
 from pykafkad.config.incremental import DELETE, apply_operations
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers.cluster import INVALID_REQUEST_MESSAGE
@@ -133,6 +134,8 @@ def _apply_broker(
             replace=replace,
             validate_only=validate_only,
         )
+    except ClusterConfigError as e:
+        raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
     except ConfigError as e:
         raise KafkaError(ErrorCode.INVALID_REQUEST, str(e)) from None
 

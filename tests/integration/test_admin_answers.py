@@ -95,7 +95,52 @@ def test_authorized_operations_are_filled_in_when_asked(broker, topic_name):
     assert set(topics[topic_name].result(WAIT_S).authorized_operations) == TOPIC_OPERATIONS
 
 
+def test_min_insync_replicas_is_a_cluster_level_dynamic_config(broker, topic_name):
+    """Kafka 4.x (ELR) keeps min.insync.replicas as a cluster-level dynamic config."""
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    create_topic(broker.bootstrap_servers, topic_name)
+    node = ConfigResource("broker", "1")
+    entry = admin.describe_configs([node])[node].result(WAIT_S)["min.insync.replicas"]
+    assert (entry.value, entry.source) == ("1", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value)
+    entry = _describe(admin, topic_name, "min.insync.replicas")
+    assert (entry.value, entry.source) == ("1", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value)
+
+    alter = ConfigResource("broker", "1", incremental_configs=[ConfigEntry(
+        "min.insync.replicas", "2", incremental_operation=AlterConfigOpType.SET)])
+    with pytest.raises(KafkaException) as info:
+        admin.incremental_alter_configs([alter])[alter].result(WAIT_S)
+    assert info.value.args[0].name() == "INVALID_CONFIG"
+
+
+def test_broker_configs_kafka_accepts_are_accepted(broker):
+    """librdkafka 0081 sets sasl.kerberos.min.time.before.relogin on a broker."""
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    alter = ConfigResource("broker", "1", incremental_configs=[ConfigEntry(
+        "sasl.kerberos.min.time.before.relogin", "58000",
+        incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([alter])[alter].result(WAIT_S)
+    assert broker.broker.config.dynamic_broker_configs[
+        "sasl.kerberos.min.time.before.relogin"] == "58000"
+
+
 # --- the same requests against Apache Kafka 4.4 ------------------------------------------------
+
+#: broker alterations (validate only) whose answers must be Kafka's; node id 1 on both brokers
+BROKER_ALTERATIONS = [
+    ("1", [("sasl.kerberos.min.time.before.relogin", 0, "60000")]),
+    ("", [("sasl.kerberos.min.time.before.relogin", 0, "60000")]),
+    ("1", [("sasl.kerberos.ticket.renew.jitter", 0, "x")]),
+    ("", [("admin.answers.unknown", 0, "1")]),
+    ("", [("log.retention.hours", 0, "1"), ("num.partitions", 0, "2")]),
+    ("1", [("ssl.keystore.location", 0, "/k")]),
+    ("1", [("listener.name.plaintext.ssl.keystore.location", 0, "/k")]),
+    ("", [("min.insync.replicas", 0, "1")]),
+    ("", [("min.insync.replicas", 1, None)]),
+    ("1", [("min.insync.replicas", 0, "1")]),
+    ("", [("log.retention.ms", 2, "5")]),
+    ("", [("log.cleaner.threads", 0, "1")]),
+]
+
 
 def _request(api_key: int, **fields):
     return API_KEYS[api_key].request_type()(**fields)
@@ -147,6 +192,21 @@ def _answers(bootstrap: str) -> list:
                 validate_only=True))
             out.append((f"IncrementalAlterConfigs {op} {name}",
                         [(x.error_code, x.error_message) for x in r.responses]))
+        for resource, ops in BROKER_ALTERATIONS:
+            r = c.request(44, 1, _request(44, resources=[iac.AlterConfigsResource(
+                resource_type=4, resource_name=resource,
+                configs=[iac.AlterableConfig(name=n, config_operation=op, value=value)
+                         for n, op, value in ops])], validate_only=True))
+            out.append((f"IncrementalAlterConfigs broker {resource!r} {ops}",
+                        [(x.error_code, x.error_message) for x in r.responses]))
+        for resource in ("", "1"):
+            r = c.request(32, 4, _request(32, resources=[DescribeConfigsResource(
+                4, resource, ["min.insync.replicas"])], include_synonyms=True,
+                include_documentation=False))
+            out.append((f"DescribeConfigs broker {resource!r}", [
+                (e.name, e.value, e.config_source, e.read_only,
+                 [(y.name, y.value, y.source) for y in e.synonyms])
+                for e in r.results[0].configs]))
         r = c.request(60, 1, _request(60, include_cluster_authorized_operations=True,
                                       endpoint_type=1))
         out.append(("DescribeCluster", r.error_code, r.error_message,

@@ -187,3 +187,9 @@ def _config_synonyms(levels: _Levels, name: str, sensitive: bool) -> list[Config
 
 def _as_string(name: str, raw: Any) -> str | None:
     return raw if isinstance(raw, str) else convert_to_string(raw, BROKER_CONFIGS[name].type)
+
+
+def broker_config_synonyms(broker: BrokerConfig, name: str) -> list[ConfigSynonym]:
+    """Where a broker config's value comes from, highest precedence first (for the group
+    configs that fall back to it)."""
+    return _config_synonyms(_levels(broker), name, BROKER_CONFIGS[name].type is ConfigType.PASSWORD)

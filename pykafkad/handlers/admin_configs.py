@@ -1,4 +1,4 @@
-"""DescribeConfigs, AlterConfigs and IncrementalAlterConfigs for topics and the broker."""
+"""DescribeConfigs, AlterConfigs and IncrementalAlterConfigs for topics, the broker and groups."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pykafkad.config import (
     validate_topic_configs,
 )
 from pykafkad.config.broker import ClusterConfigError
+from pykafkad.config.group import describe_group_configs, validate_group_configs
 from pykafkad.config.incremental import DELETE, apply_operations
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers.cluster import INVALID_REQUEST_MESSAGE
@@ -93,6 +94,12 @@ async def handle_describe_configs(ctx: RequestContext, req) -> DescribeConfigsRe
             elif res.resource_type == BROKER_LOGGER:
                 _broker_resource(broker, res.resource_name)
                 entries = []
+            elif res.resource_type == GROUP:
+                if not res.resource_name:
+                    raise KafkaError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
+                entries = describe_group_configs(
+                    broker.config, broker.group_configs.get(res.resource_name),
+                    res.configuration_keys, synonyms, docs)
             else:
                 raise KafkaError(ErrorCode.INVALID_REQUEST,
                                  f"Unsupported resource type {res.resource_type}")
@@ -162,6 +169,9 @@ async def handle_alter_configs(ctx: RequestContext, req) -> AlterConfigsResponse
             elif res.resource_type == BROKER:
                 _apply_broker(broker, res.resource_name,
                               {c.name: c.value for c in res.configs}, req.validate_only, True)
+            elif res.resource_type == GROUP:
+                _apply_group(broker, res.resource_name, {c.name: c.value for c in res.configs},
+                             req.validate_only)
             else:
                 raise KafkaError(ErrorCode.INVALID_REQUEST,
                                  f"Unsupported resource type {res.resource_type}")
@@ -203,6 +213,29 @@ def _incremental_broker(broker, name: str, ops, validate_only: bool) -> None:
     _apply_broker(broker, name, changes, validate_only, False)
 
 
+def _apply_group(broker, name: str, new: dict[str, str | None], validate_only: bool) -> None:
+    """Group configs are the controller's: any name is a group, "" the refused default."""
+    if not name:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
+    try:
+        validate_group_configs(new, broker.config)
+    except ConfigError as e:
+        raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
+    if not validate_only:
+        broker.group_configs.set(name, new)
+
+
+def _incremental_group(broker, name: str, ops, validate_only: bool) -> None:
+    if not name:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
+    try:
+        # Kafka's controller treats no group config as a list: APPEND/SUBTRACT always fail
+        new = apply_operations(broker.group_configs.get(name), ops, {})
+    except ConfigError as e:
+        raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
+    _apply_group(broker, name, new, validate_only)
+
+
 @handles(44, 0, 1)
 async def handle_incremental_alter_configs(ctx: RequestContext, req) -> IncrementalAlterConfigsResponse:
     """Versions 0-1: SET, DELETE, APPEND and SUBTRACT (the last two on list configs)."""
@@ -221,6 +254,8 @@ async def handle_incremental_alter_configs(ctx: RequestContext, req) -> Incremen
                 _incremental_broker(broker, res.resource_name, ops, req.validate_only)
             elif res.resource_type == BROKER_LOGGER:
                 _broker_resource(broker, res.resource_name)
+            elif res.resource_type == GROUP:
+                _incremental_group(broker, res.resource_name, ops, req.validate_only)
             else:
                 raise KafkaError(ErrorCode.INVALID_REQUEST,
                                  f"Unsupported resource type {res.resource_type}")

@@ -157,12 +157,23 @@ def _wait_for_topic(c: WireClient, topic: str) -> None:
     raise AssertionError(f"{topic} never appeared in Metadata")
 
 
+def wait_for_group_coordinator(c: WireClient) -> None:
+    """A fresh Kafka answers COORDINATOR_NOT_AVAILABLE until __consumer_offsets is ready."""
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        r = c.request(10, 3, _request(10, key="admin-answers", key_type=0))
+        if r.error_code == 0:
+            return
+    raise AssertionError("no group coordinator")
+
+
 def _answers(bootstrap: str) -> list:
     """Error codes, messages and authorized operations of a fixed set of admin requests, for
     fields no client shows as sent (null versus "")."""
     topic = f"admin-answers-{uuid.uuid4().hex[:8]}"
     out: list = []
     with WireClient(bootstrap) as c:
+        wait_for_group_coordinator(c)
         r = c.request(19, 7, _request(19, topics=[CreatableTopic(
             name=topic, num_partitions=1, replication_factor=1, assignments=[], configs=[])],
             timeout_ms=WAIT_S * 1000, validate_only=False))

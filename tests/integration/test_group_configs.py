@@ -19,6 +19,7 @@ from confluent_kafka.error import KafkaException
 from compat.wire_client import WireClient
 from pykafkad.testing import run_broker
 from tests.integration.clients import WAIT_S, needs_java
+from tests.integration.test_admin_answers import wait_for_group_coordinator
 from wire.messages import API_KEYS
 from wire.messages import alter_configs_request as ac
 from wire.messages import incremental_alter_configs_request as iac
@@ -105,6 +106,8 @@ def _group_answers(bootstrap: str) -> list:
     group = f"admin-group-configs-{uuid.uuid4().hex[:8]}"
     out: list = []
     with WireClient(bootstrap) as c:
+        wait_for_group_coordinator(c)
+
         def alter(name: str, ops: list, validate_only: bool = True):
             r = c.request(44, 1, _request(44, resources=[iac.AlterConfigsResource(
                 resource_type=GROUP, resource_name=name,

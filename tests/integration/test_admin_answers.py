@@ -84,7 +84,8 @@ def test_append_and_subtract_on_a_list_config_that_has_only_its_default(broker, 
 
 
 def test_authorized_operations_are_filled_in_when_asked(broker, topic_name):
-    """librdkafka 0081: describe_cluster / describe_topics with include_authorized_operations."""
+    """librdkafka 0081: describe_cluster / describe_topics / describe_consumer_groups with
+    include_authorized_operations."""
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     create_topic(broker.bootstrap_servers, topic_name)
     cluster = admin.describe_cluster(include_authorized_operations=True).result(WAIT_S)
@@ -93,6 +94,11 @@ def test_authorized_operations_are_filled_in_when_asked(broker, topic_name):
     topics = admin.describe_topics(TopicCollection([topic_name]),
                                    include_authorized_operations=True)
     assert set(topics[topic_name].result(WAIT_S).authorized_operations) == TOPIC_OPERATIONS
+    group = admin.describe_consumer_groups(["admin-answers-group"],
+                                           include_authorized_operations=True)
+    assert set(group["admin-answers-group"].result(WAIT_S).authorized_operations) == {
+        AclOperation.READ, AclOperation.DELETE, AclOperation.DESCRIBE,
+        AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS}
 
 
 def test_min_insync_replicas_is_a_cluster_level_dynamic_config(broker, topic_name):

@@ -218,8 +218,7 @@ class BrokerConfig(Mapping[str, Any]):
         touched = set(set_configs) | set(delete)
         if replace:
             touched |= set(current)
-        _check_elr({n: v for n, v in current.items() if n in touched},
-                   {n: v for n, v in new.items() if n in touched}, per_broker)
+        _check_elr(touched, current, new, per_broker)
         if per_broker:
             values = _resolve(self._static, self._dynamic_default, new)
         else:
@@ -276,12 +275,15 @@ def _is_static_only(name: str) -> bool:
     return is_ignored_broker_config(name)
 
 
-def _check_elr(old: Mapping[str, Any], new: Mapping[str, Any], per_broker: bool) -> None:
+def _check_elr(touched: set[str], old: Mapping[str, Any], new: Mapping[str, Any],
+               per_broker: bool) -> None:
     """Kafka 4.x (ELR on): min.insync.replicas lives at the cluster level only."""
-    if per_broker and (ELR_CONFIG in old or ELR_CONFIG in new):
+    if ELR_CONFIG not in touched:
+        return
+    if per_broker:
         raise ClusterConfigError(
             f"Broker-level {ELR_CONFIG} cannot be altered while ELR is enabled.", ELR_CONFIG)
-    if not per_broker and ELR_CONFIG in old and ELR_CONFIG not in new:
+    if ELR_CONFIG in old and ELR_CONFIG not in new:
         raise ClusterConfigError(
             f"Cluster-level {ELR_CONFIG} cannot be removed while ELR is enabled.", ELR_CONFIG)
 

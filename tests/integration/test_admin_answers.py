@@ -143,6 +143,7 @@ BROKER_ALTERATIONS = [
     ("", [("min.insync.replicas", 0, "1")]),
     ("", [("min.insync.replicas", 1, None)]),
     ("1", [("min.insync.replicas", 0, "1")]),
+    ("1", [("min.insync.replicas", 1, None)]),
     ("", [("log.retention.ms", 2, "5")]),
     ("", [("log.cleaner.threads", 0, "1")]),
 ]

@@ -54,8 +54,7 @@ async def handle_find_coordinator(ctx: RequestContext, req) -> FindCoordinatorRe
 
     def answer(key: str) -> tuple[int, str | None]:
         if req.key_type == TRANSACTION_KEY_TYPE:
-            if not key:
-                return ErrorCode.INVALID_REQUEST, "Transactional id must not be empty"
+            # any id, even "", maps to a partition of __transaction_state (as in Kafka)
             ctx.broker.txn_coordinator.ensure_state_topic()  # as Kafka, on first lookup
             return ErrorCode.NONE, None
         if req.key_type != GROUP_KEY_TYPE:

@@ -164,14 +164,15 @@ def _wait_for_topic(c: WireClient, topic: str) -> None:
     raise AssertionError(f"{topic} never appeared in Metadata")
 
 
-def wait_for_group_coordinator(c: WireClient) -> None:
-    """A fresh Kafka answers COORDINATOR_NOT_AVAILABLE until __consumer_offsets is ready."""
+def wait_for_group_coordinator(c: WireClient, key_type: int = 0) -> None:
+    """A fresh Kafka answers COORDINATOR_NOT_AVAILABLE until __consumer_offsets (key type 1:
+    __transaction_state) is ready."""
     deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline:
-        r = c.request(10, 3, _request(10, key="admin-answers", key_type=0))
+        r = c.request(10, 3, _request(10, key="admin-answers", key_type=key_type))
         if r.error_code == 0:
             return
-    raise AssertionError("no group coordinator")
+    raise AssertionError(f"no coordinator of key type {key_type}")
 
 
 def _answers(bootstrap: str) -> list:
@@ -191,6 +192,12 @@ def _answers(bootstrap: str) -> list:
         r = c.request(10, 4, _request(10, coordinator_keys=["admin-answers"], key_type=0))
         out.append(("FindCoordinator v4", [(x.error_code, x.error_message)
                                            for x in r.coordinators]))
+        wait_for_group_coordinator(c, key_type=1)
+        r = c.request(10, 3, _request(10, key="", key_type=1))
+        out.append(("FindCoordinator empty transactional id v3", r.error_code, r.error_message))
+        r = c.request(10, 4, _request(10, coordinator_keys=[""], key_type=1))
+        out.append(("FindCoordinator empty transactional id v4",
+                    [(x.error_code, x.error_message) for x in r.coordinators]))
         r = c.request(10, 4, _request(10, coordinator_keys=["admin-answers"], key_type=5))
         out.append(("FindCoordinator bad type", [(x.error_code, x.error_message)
                                                  for x in r.coordinators]))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pykafkad.config import (
     BROKER_CONFIGS,
     TOPIC_CONFIGS,
@@ -40,15 +42,43 @@ CLIENT_METRICS = 16
 GROUP = 32
 #: ConfigResource.Type ids Kafka knows; any other id fails the whole request
 RESOURCE_TYPES = (TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP)
+_JAVA_INT = re.compile(r"[+-]?[0-9]+")
 
 
-def _broker_resource(broker, name: str) -> None:
-    """Kafka accepts this node's id, or "" for the cluster-wide default."""
-    if name not in ("", str(broker.node_id)):
-        raise KafkaError(
-            ErrorCode.INVALID_REQUEST,
-            f"Unexpected broker id, expected {broker.node_id} or empty string, but received {name}",
-        )
+def _invalid(message: str) -> KafkaError:
+    return KafkaError(ErrorCode.INVALID_REQUEST, message)
+
+
+def _node_id(name: str, what: str) -> int:
+    """Integer.parseInt, with the message of the Kafka code path that parses it."""
+    if not _JAVA_INT.fullmatch(name):
+        raise _invalid(f"{what} id must be an integer, but it is: {name}")
+    return int(name)
+
+
+def _broker_resource(broker, name: str, *, alter: bool = False) -> None:
+    """This node's id, or "" for the cluster-wide default; Kafka's describe and alter paths
+    word the refusal differently."""
+    if name == "":
+        return
+    node = broker.node_id
+    if _node_id(name, "Node" if alter else "Broker") != node:
+        raise _invalid(f"Unexpected broker id, expected {node}, but received {name}" if alter
+                       else f"Unexpected broker id, expected {node} or empty string, "
+                            f"but received {name}")
+
+
+def _broker_logger_resource(broker, name: str, *, alter: bool = False) -> None:
+    """Only this node's id: loggers have no cluster-wide default."""
+    node = broker.node_id
+    if alter:
+        if _node_id(name, "Node") != node:
+            raise _invalid(f"Unexpected node id. Expected {node}, but received {name}")
+        return
+    if name == "":
+        raise _invalid("Broker id must not be empty")
+    if _node_id(name, "Broker") != node:
+        raise _invalid(f"Unexpected broker id, expected {node} but received {name}")
 
 
 def _topic(broker, name: str):
@@ -92,7 +122,7 @@ async def handle_describe_configs(ctx: RequestContext, req) -> DescribeConfigsRe
                     broker.config, res.configuration_keys, synonyms, docs,
                     per_broker=res.resource_name != "")
             elif res.resource_type == BROKER_LOGGER:
-                _broker_resource(broker, res.resource_name)
+                _broker_logger_resource(broker, res.resource_name)
                 entries = []
             elif res.resource_type == GROUP:
                 if not res.resource_name:
@@ -132,7 +162,7 @@ def _apply_broker(
     broker, name: str, changes: dict[str, str | None], validate_only: bool, replace: bool
 ) -> None:
     """Applies a whole request or nothing; Kafka answers broker errors INVALID_REQUEST."""
-    _broker_resource(broker, name)
+    _broker_resource(broker, name, alter=True)
     try:
         broker.config.alter_dynamic(
             {k: v for k, v in changes.items() if v is not None},
@@ -172,9 +202,8 @@ async def handle_alter_configs(ctx: RequestContext, req) -> AlterConfigsResponse
             elif res.resource_type == GROUP:
                 _apply_group(broker, res.resource_name, {c.name: c.value for c in res.configs},
                              req.validate_only)
-            else:
-                raise KafkaError(ErrorCode.INVALID_REQUEST,
-                                 f"Unsupported resource type {res.resource_type}")
+            else:  # BROKER_LOGGER too: only IncrementalAlterConfigs changes loggers
+                raise _invalid(f"Unknown resource type {res.resource_type}")
         except KafkaError as e:
             r.error_code, r.error_message = e.code, e.message
     return AlterConfigsResponse(throttle_time_ms=0, responses=out)
@@ -197,7 +226,7 @@ def _incremental_topic(broker, name: str, ops, validate_only: bool) -> None:
 
 
 def _incremental_broker(broker, name: str, ops, validate_only: bool) -> None:
-    _broker_resource(broker, name)
+    _broker_resource(broker, name, alter=True)
     level = (broker.config.dynamic_broker_configs if name
              else broker.config.dynamic_default_configs)
     changes: dict[str, str | None] = {}
@@ -253,12 +282,11 @@ async def handle_incremental_alter_configs(ctx: RequestContext, req) -> Incremen
             elif res.resource_type == BROKER:
                 _incremental_broker(broker, res.resource_name, ops, req.validate_only)
             elif res.resource_type == BROKER_LOGGER:
-                _broker_resource(broker, res.resource_name)
+                _broker_logger_resource(broker, res.resource_name, alter=True)
             elif res.resource_type == GROUP:
                 _incremental_group(broker, res.resource_name, ops, req.validate_only)
             else:
-                raise KafkaError(ErrorCode.INVALID_REQUEST,
-                                 f"Unsupported resource type {res.resource_type}")
+                raise _invalid(f"Unknown resource type {res.resource_type}")
         except KafkaError as e:
             r.error_code, r.error_message = e.code, e.message
     return IncrementalAlterConfigsResponse(throttle_time_ms=0, responses=out)

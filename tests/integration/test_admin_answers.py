@@ -22,6 +22,7 @@ from kafka.admin import KafkaAdminClient
 from compat.wire_client import WireClient
 from tests.integration.clients import WAIT_S, create_topic, needs_java
 from wire.messages import API_KEYS
+from wire.messages import alter_configs_request as ac
 from wire.messages import incremental_alter_configs_request as iac
 from wire.messages.create_topics_request import CreatableTopic
 from wire.messages.describe_configs_request import DescribeConfigsResource
@@ -149,6 +150,10 @@ BROKER_ALTERATIONS = [
 ]
 
 
+#: broker and broker-logger resource names (node id 1 on both brokers), and an unknown type
+RESOURCE_NAMES = [(4, "x"), (4, "2"), (4, "+1"), (8, ""), (8, "x"), (8, "2"), (99, "x")]
+
+
 def _request(api_key: int, **fields):
     return API_KEYS[api_key].request_type()(**fields)
 
@@ -223,6 +228,22 @@ def _answers(bootstrap: str) -> list:
                 configs=[iac.AlterableConfig(name=n, config_operation=op, value=value)
                          for n, op, value in ops])], validate_only=True))
             out.append((f"IncrementalAlterConfigs broker {resource!r} {ops}",
+                        [(x.error_code, x.error_message) for x in r.responses]))
+        for resource_type, name in RESOURCE_NAMES:
+            r = c.request(32, 4, _request(32, resources=[DescribeConfigsResource(
+                resource_type, name, ["root", "log.retention.ms"])], include_synonyms=False,
+                include_documentation=False))
+            out.append((f"DescribeConfigs {resource_type} {name!r}",
+                        [(x.error_code, x.error_message) for x in r.results]))
+            r = c.request(44, 1, _request(44, resources=[iac.AlterConfigsResource(
+                resource_type=resource_type, resource_name=name, configs=[])],
+                validate_only=True))
+            out.append((f"IncrementalAlterConfigs {resource_type} {name!r}",
+                        [(x.error_code, x.error_message) for x in r.responses]))
+            r = c.request(33, 2, _request(33, resources=[ac.AlterConfigsResource(
+                resource_type=resource_type, resource_name=name, configs=[])],
+                validate_only=True))
+            out.append((f"AlterConfigs {resource_type} {name!r}",
                         [(x.error_code, x.error_message) for x in r.responses]))
         for resource in ("", "1"):
             r = c.request(32, 4, _request(32, resources=[DescribeConfigsResource(

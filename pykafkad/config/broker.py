@@ -33,6 +33,7 @@ from pykafkad.config.types import ConfigError, parse_type
 class ClusterConfigError(ConfigError):
     """A change Kafka's controller refuses: answered INVALID_CONFIG, not INVALID_REQUEST."""
 
+
 #: Kafka 4.x keeps this one as a cluster-level dynamic config (eligible leader replicas)
 ELR_CONFIG = "min.insync.replicas"
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from pykafkad.config import (
     BROKER_CONFIGS,
@@ -188,20 +189,14 @@ async def handle_alter_configs(ctx: RequestContext, req) -> AlterConfigsResponse
                                          resource_name=res.resource_name)
         out.append(r)
         try:
+            _refuse_nulls((c.name, c.value) for c in res.configs)
+            new = {c.name: c.value for c in res.configs}
             if res.resource_type == TOPIC:
-                new = {}
-                for c in res.configs:
-                    if c.value is None:
-                        raise KafkaError(ErrorCode.INVALID_REQUEST,
-                                         f"Null value not supported for : {c.name}")
-                    new[c.name] = c.value
                 _apply_topic(broker, res.resource_name, new, req.validate_only)
             elif res.resource_type == BROKER:
-                _apply_broker(broker, res.resource_name,
-                              {c.name: c.value for c in res.configs}, req.validate_only, True)
+                _apply_broker(broker, res.resource_name, new, req.validate_only, True)
             elif res.resource_type == GROUP:
-                _apply_group(broker, res.resource_name, {c.name: c.value for c in res.configs},
-                             req.validate_only)
+                _apply_group(broker, res.resource_name, new, req.validate_only)
             else:  # BROKER_LOGGER too: only IncrementalAlterConfigs changes loggers
                 raise _invalid(f"Unknown resource type {res.resource_type}")
         except KafkaError as e:
@@ -209,10 +204,18 @@ async def handle_alter_configs(ctx: RequestContext, req) -> AlterConfigsResponse
     return AlterConfigsResponse(throttle_time_ms=0, responses=out)
 
 
+def _refuse_nulls(values: Iterable[tuple[str, str | None]]) -> None:
+    """Kafka checks this first, for every resource type (before even a topic's existence)."""
+    for name, value in values:
+        if value is None:
+            raise _invalid(f"Null value not supported for : {name}")
+
+
 def _operations(res) -> list[tuple[str, int, str | None]]:
     ops = [(c.name, c.config_operation, c.value) for c in res.configs]
     if len({name for name, _, _ in ops}) != len(ops):
-        raise KafkaError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+        raise _invalid("Error due to duplicate config keys")
+    _refuse_nulls((name, value) for name, op, value in ops if op != DELETE)
     return ops
 
 

@@ -245,6 +245,17 @@ def _answers(bootstrap: str) -> list:
                 validate_only=True))
             out.append((f"AlterConfigs {resource_type} {name!r}",
                         [(x.error_code, x.error_message) for x in r.responses]))
+        for resource_type, name in ((2, "admin-answers-nonexistent"), (4, "1"), (32, "g")):
+            r = c.request(44, 1, _request(44, resources=[iac.AlterConfigsResource(
+                resource_type=resource_type, resource_name=name, configs=[iac.AlterableConfig(
+                    name="retention.ms", config_operation=0, value=None)])], validate_only=True))
+            out.append((f"IncrementalAlterConfigs null {resource_type}",
+                        [(x.error_code, x.error_message) for x in r.responses]))
+            r = c.request(33, 2, _request(33, resources=[ac.AlterConfigsResource(
+                resource_type=resource_type, resource_name=name, configs=[ac.AlterableConfig(
+                    name="retention.ms", value=None)])], validate_only=True))
+            out.append((f"AlterConfigs null {resource_type}",
+                        [(x.error_code, x.error_message) for x in r.responses]))
         for resource in ("", "1"):
             r = c.request(32, 4, _request(32, resources=[DescribeConfigsResource(
                 4, resource, ["min.insync.replicas"])], include_synonyms=True,

@@ -11,11 +11,13 @@ from pykafkad.config import (
     ConfigError,
     describe_broker_configs,
     describe_topic_configs,
+    is_ignored_broker_config,
     validate_topic_configs,
 )
 from pykafkad.config.broker import ClusterConfigError
+from pykafkad.config.broker_dynamic import UNUSED_DYNAMIC_CONFIGS
 from pykafkad.config.group import describe_group_configs, validate_group_configs
-from pykafkad.config.incremental import DELETE, apply_operations
+from pykafkad.config.incremental import DELETE, OP_NAMES, SET, apply_operations
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers.cluster import INVALID_REQUEST_MESSAGE
 from wire.errors import ErrorCode, KafkaError
@@ -44,6 +46,7 @@ GROUP = 32
 #: ConfigResource.Type ids Kafka knows; any other id fails the whole request
 RESOURCE_TYPES = (TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP)
 _JAVA_INT = re.compile(r"[+-]?[0-9]+")
+OPERATIONS = frozenset(OP_NAMES)
 
 
 def _invalid(message: str) -> KafkaError:
@@ -216,6 +219,9 @@ def _operations(res) -> list[tuple[str, int, str | None]]:
     if len({name for name, _, _ in ops}) != len(ops):
         raise _invalid("Error due to duplicate config keys")
     _refuse_nulls((name, value) for name, op, value in ops if op != DELETE)
+    if any(op not in OPERATIONS for _, op, _ in ops):
+        # Kafka fails on an unknown operation id without a message
+        raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, None)
     return ops
 
 
@@ -228,6 +234,11 @@ def _incremental_topic(broker, name: str, ops, validate_only: bool) -> None:
     _apply_topic(broker, name, new, validate_only)
 
 
+def _known_broker_config(name: str) -> bool:
+    return (name in BROKER_CONFIGS or name in UNUSED_DYNAMIC_CONFIGS
+            or is_ignored_broker_config(name))
+
+
 def _incremental_broker(broker, name: str, ops, validate_only: bool) -> None:
     _broker_resource(broker, name, alter=True)
     level = (broker.config.dynamic_broker_configs if name
@@ -237,6 +248,8 @@ def _incremental_broker(broker, name: str, ops, validate_only: bool) -> None:
         if op == DELETE:
             changes[key] = None
             continue
+        if op != SET and not _known_broker_config(key):
+            raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown config name: {key}")
         try:
             new = apply_operations(level, [(key, op, value)], BROKER_CONFIGS, broker=True)
         except ConfigError as e:

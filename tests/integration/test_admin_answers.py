@@ -146,6 +146,9 @@ BROKER_ALTERATIONS = [
     ("1", [("min.insync.replicas", 0, "1")]),
     ("1", [("min.insync.replicas", 1, None)]),
     ("", [("log.retention.ms", 2, "5")]),
+    ("", [("admin.answers.unknown", 2, "x")]),
+    ("1", [("log.cleanup.policy", 2, "compact")]),
+    ("", [("admin.answers.unknown", 1, None)]),
     ("", [("log.cleaner.threads", 0, "1")]),
 ]
 
@@ -215,7 +218,9 @@ def _answers(bootstrap: str) -> list:
                         [(x.error_code, x.error_message) for x in r.results]))
         for op, name, value in ((0, "retention.ms", "1000"), (2, "cleanup.policy", "compact"),
                                 (2, "retention.ms", "5"), (2, "cleanup.policy", ""),
-                                (3, "cleanup.policy", "delete")):
+                                (3, "cleanup.policy", "delete"), (1, "no.such.config", None),
+                                (0, "retention.ms", "abc"), (5, "retention.ms", "1"),
+                                (2, "leader.replication.throttled.replicas", "0:1")):
             r = c.request(44, 1, _request(44, resources=[iac.AlterConfigsResource(
                 resource_type=2, resource_name=topic,
                 configs=[iac.AlterableConfig(name=name, config_operation=op, value=value)])],

@@ -19,6 +19,10 @@ class GroupConfigStore:
             raw = json.loads(self.path.read_text())
             self._groups = {g: dict(c) for g, c in raw.get("groups", {}).items()}
 
+    def group_ids(self) -> list[str]:
+        """The groups that have overrides (what ListConfigResources lists for groups)."""
+        return sorted(self._groups)
+
     def get(self, group_id: str) -> dict[str, str]:
         return dict(self._groups.get(group_id, {}))
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from compat import maven
 
-DEFAULT_VERSION = "4.1.1"
+DEFAULT_VERSION = "4.4.0"
 SCALA = "2.13"
 STARTUP_TIMEOUT_S = 120
 JAVA_OPTS = ["-Xms256m", "-Xmx1g", "-XX:+UseG1GC", "-Djava.awt.headless=true"]

@@ -69,6 +69,30 @@ def test_kafka_configs_describe_and_alter(broker):
     ]
 
 
+def test_perf_tests_then_the_group_and_offsets_tools(broker):
+    bs, topic, group = broker.bootstrap_servers, new_topic(), f"g-{uuid.uuid4().hex[:8]}"
+    tool(bs, "kafka-topics", "--create", "--topic", topic, "--partitions", "2")
+    produced = run_tool("kafka-producer-perf-test", [
+        "--topic", topic, "--num-records", "1000", "--record-size", "100", "--throughput", "-1",
+        "--command-property", f"bootstrap.servers={bs}", "acks=all"])
+    assert produced.returncode == 0, produced.stderr
+    assert produced.stdout.startswith("1000 records sent, "), produced.stdout
+    consumed = tool(bs, "kafka-consumer-perf-test", "--topic", topic, "--num-records", "1000",
+                    "--group", group)
+    assert consumed.returncode == 0, consumed.stderr
+
+    ends = tool(bs, "kafka-get-offsets", "--topic", topic).stdout.split()
+    assert sorted(e.rsplit(":", 2)[1] for e in ends) == ["0", "1"]
+    assert sum(int(e.rsplit(":", 1)[1]) for e in ends) == 1000
+    described = tool(bs, "kafka-consumer-groups", "--describe", "--group", group)
+    rows = [line.split() for line in described.stdout.splitlines() if line.startswith(group)]
+    # the perf consumer committed everything it read: no lag on either partition
+    assert sorted((r[1], r[2], r[3] == r[4], r[5]) for r in rows) == [
+        (topic, "0", True, "0"), (topic, "1", True, "0")]
+    assert sum(int(r[3]) for r in rows) == 1000
+    assert described.stderr.strip() == f"Consumer group '{group}' has no active members."
+
+
 #: commands whose whole output pykafkad and Apache Kafka 4.4 print alike ("{t}" = the topic)
 SAME_ANSWER = [
     ["kafka-topics", "--create", "--topic", "{t}", "--partitions", "2", "--config",

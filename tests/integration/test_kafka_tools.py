@@ -93,6 +93,20 @@ def test_perf_tests_then_the_group_and_offsets_tools(broker):
     assert described.stderr.strip() == f"Consumer group '{group}' has no active members."
 
 
+def test_kafka_dump_log_reads_pykafkad_segments(broker):
+    topic = new_topic()
+    tool(broker.bootstrap_servers, "kafka-topics", "--create", "--topic", topic)
+    confluent_produce(broker.bootstrap_servers, topic,
+                      [{"key": f"k{i}".encode(), "value": b"v"} for i in range(3)])
+    segment = broker.data_dir / f"{topic}-0" / f"{0:020d}.log"
+    dumped = run_tool("kafka-dump-log", ["--files", str(segment), "--print-data-log"])
+    assert dumped.returncode == 0, dumped.stderr
+    lines = dumped.stdout.splitlines()
+    assert lines[:2] == [f"Dumping {segment}", "Log starting offset: 0"]
+    assert "baseOffset: 0 lastOffset: 2 count: 3 " in lines[2] and "isvalid: true" in lines[2]
+    assert [line.split("key: ")[1] for line in lines[3:]] == [f"k{i} payload: v" for i in range(3)]
+
+
 #: commands whose whole output pykafkad and Apache Kafka 4.4 print alike ("{t}" = the topic)
 SAME_ANSWER = [
     ["kafka-topics", "--create", "--topic", "{t}", "--partitions", "2", "--config",

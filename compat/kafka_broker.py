@@ -27,7 +27,7 @@ from pathlib import Path
 
 from compat import maven
 
-DEFAULT_VERSION = "4.1.1"
+DEFAULT_VERSION = "4.4.0"
 SCALA = "2.13"
 STARTUP_TIMEOUT_S = 120
 JAVA_OPTS = ["-Xms256m", "-Xmx1g", "-XX:+UseG1GC", "-Djava.awt.headless=true"]
@@ -41,6 +41,20 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def formatted_cluster_id(data_dir: Path) -> str | None:
+    """The cluster id ``kafka-storage format`` wrote into the log dir's meta.properties, or None
+    for a dir never formatted."""
+    try:
+        text = (data_dir / "logs" / "meta.properties").read_text()
+    except FileNotFoundError:
+        return None
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip() == "cluster.id":
+            return value.strip()
+    return None
 
 
 def server_properties(data_dir: Path, port: int, controller_port: int, extra: dict[str, str]) -> str:
@@ -124,7 +138,8 @@ def run_kafka(
     config: dict[str, str] | None = None,
     data_dir: Path | None = None,
 ) -> Iterator[KafkaBroker]:
-    """Formats a fresh KRaft log dir and runs Apache Kafka on a free port until exit."""
+    """Runs Apache Kafka on a free port until exit, in ``data_dir`` (formatted on first use and
+    restarted with its records and cluster id after that) or in a temporary dir."""
     java = shutil.which("java")
     if java is None:
         raise RuntimeError("java is not installed (Apache Kafka needs Java 17+)")
@@ -140,14 +155,15 @@ def run_kafka(
     props.write_text(server_properties(data_dir, port, controller_port, dict(config or {})))
     log_path = data_dir / "kafka.log"
     env = {**os.environ, "CLASSPATH": cp}
-    cluster_id = uuid.uuid4().hex[:22]
-    fmt = subprocess.run(
-        [java, *JAVA_OPTS, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props),
-         "--ignore-formatted"],
-        env=env, capture_output=True, text=True, timeout=STARTUP_TIMEOUT_S)
-    if fmt.returncode != 0:
-        raise RuntimeError(f"kafka-storage format failed:\n{fmt.stdout}\n{fmt.stderr}")
-    with open(log_path, "wb") as log:
+    if formatted_cluster_id(data_dir) is None:
+        # only a new dir is formatted: formatting gives a cluster id, which a restart must keep
+        fmt = subprocess.run(
+            [java, *JAVA_OPTS, "kafka.tools.StorageTool", "format", "-t", uuid.uuid4().hex[:22],
+             "-c", str(props)],
+            env=env, capture_output=True, text=True, timeout=STARTUP_TIMEOUT_S)
+        if fmt.returncode != 0:
+            raise RuntimeError(f"kafka-storage format failed:\n{fmt.stdout}\n{fmt.stderr}")
+    with open(log_path, "ab") as log:
         proc = subprocess.Popen(
             [java, *JAVA_OPTS, "kafka.Kafka", str(props)], env=env, stdout=log,
             stderr=subprocess.STDOUT, start_new_session=True)

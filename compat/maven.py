@@ -9,6 +9,7 @@ set on the same machine (a fresh clone, a new version) costs no network.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -32,6 +33,18 @@ SETTINGS = """<settings><mirrors><mirror>
 
 class MavenError(RuntimeError):
     pass
+
+
+class ArtifactNotFound(MavenError):
+    """Maven Central does not serve an artifact (``coordinates``: group:artifact:type:version)."""
+
+    def __init__(self, message: str, coordinates: str):
+        super().__init__(message)
+        self.coordinates = coordinates
+
+
+#: how Maven 3 reports a missing artifact: first asked, or remembered from an earlier attempt
+_NOT_FOUND = re.compile(r"Could not find artifact (\S+)|(\S+) was not found in ")
 
 
 def _pom(artifacts: list[str], excludes: list[str]) -> str:
@@ -93,8 +106,13 @@ def fetch(name: str, artifacts: list[str], *, excludes: list[str] = (), quiet: b
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=MAVEN_TIMEOUT_S)
         if proc.returncode != 0:
             shutil.rmtree(tmp_dest, ignore_errors=True)
-            tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
-            raise MavenError(f"mvn failed for {name} ({', '.join(artifacts)}):\n{tail}")
+            output = proc.stdout + proc.stderr
+            tail = "\n".join(output.splitlines()[-30:])
+            message = f"mvn failed for {name} ({', '.join(artifacts)}):\n{tail}"
+            missing = _NOT_FOUND.search(output)
+            if missing:
+                raise ArtifactNotFound(message, missing.group(1) or missing.group(2))
+            raise MavenError(message)
     shutil.rmtree(dest, ignore_errors=True)
     tmp_dest.rename(dest)
     (dest / STAMP).write_text(wanted)

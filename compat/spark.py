@@ -7,7 +7,9 @@
 The connector (org.apache.spark:spark-sql-kafka-0-10_2.13 at pyspark's own version) is fetched
 from Maven Central once, with its runtime dependencies, into ``.cache/jars/`` (see
 compat/maven.py).  Only the jars pyspark does not ship already go on the classpath:
-the connector, spark-token-provider-kafka, kafka-clients and commons-pool2.
+the connector, spark-token-provider-kafka, kafka-clients and commons-pool2.  A pyspark
+whose connector Maven Central does not serve (pyspark 4.3.0's, at the time of writing) is
+refused in one line (ConnectorUnavailable) before any JVM starts.
 """
 
 from __future__ import annotations
@@ -20,6 +22,12 @@ from compat import maven
 
 SCALA = "2.13"
 CONNECTOR = "org.apache.spark:spark-sql-kafka-0-10_{scala}:{version}"
+#: the pyspark the project pins (pyproject.toml): the newest whose connector is served
+TESTED_PYSPARK = "4.2.0"
+
+
+class ConnectorUnavailable(RuntimeError):
+    """Maven Central serves no Kafka connector for this pyspark version."""
 _JAR_NAME = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d[^-]*(?:-[A-Za-z0-9.]+)?)\.jar$")
 
 
@@ -40,7 +48,13 @@ def connector_jars(version: str | None = None) -> list[Path]:
 
     version = version or pyspark_version()
     coord = CONNECTOR.format(scala=SCALA, version=version)
-    directory = maven.fetch(f"spark-kafka-{version}", [coord])
+    try:
+        directory = maven.fetch(f"spark-kafka-{version}", [coord])
+    except maven.ArtifactNotFound as e:
+        raise ConnectorUnavailable(
+            f"pyspark {version} has no Kafka connector: Maven Central does not serve "
+            f"{e.coordinates}; install pyspark=={TESTED_PYSPARK} (pykafkad's tested version)"
+        ) from None
     shipped = {
         _artifact(name)
         for name in os.listdir(Path(pyspark.__file__).parent / "jars")

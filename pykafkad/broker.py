@@ -213,19 +213,21 @@ class Broker:
         return topic
 
     def create_partitions(self, name: str, count: int, validate_only: bool) -> None:
+        # Kafka 4.4's controller (ReplicationControlManager) words these; no message for a
+        # missing topic
         topic = self.topics.get(name)
         if topic is None:
-            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         if count < topic.num_partitions:
             raise KafkaError(
                 ErrorCode.INVALID_PARTITIONS,
-                f"Topic currently has {topic.num_partitions} partitions, which is higher than "
-                f"the requested {count}.",
+                f"The topic {name} currently has {topic.num_partitions} partition(s); {count} "
+                "would not be an increase.",
             )
         if count == topic.num_partitions:
             raise KafkaError(
                 ErrorCode.INVALID_PARTITIONS,
-                f"Topic already has {topic.num_partitions} partitions.",
+                f"Topic already has {topic.num_partitions} partition(s).",
             )
         if validate_only:
             return

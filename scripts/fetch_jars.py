@@ -2,7 +2,8 @@
 """Fetches the jars the tests need from Maven Central, once, into .cache/jars/ (git-ignored).
 
     scripts/fetch_jars.py            # Spark's kafka connector for the installed pyspark,
-                                     # and kafka-clients for compat/java/CompatClient.java
+                                     # kafka-clients for compat/java/CompatClient.java and
+                                     # Kafka's command-line tools (compat/kafka_tools.py)
     scripts/fetch_jars.py --kafka    # also the official Apache Kafka broker (python -m compat --kafka)
 
 Sets already in the cache are not fetched again; Maven keeps its own downloads in ~/.m2.
@@ -26,10 +27,12 @@ def main() -> int:
     ap.add_argument("--kafka-version", help="Apache Kafka version (default: compat's)")
     args = ap.parse_args()
     from compat.clients.java import jars_dir
+    from compat.kafka_tools import TOOLS_VERSION, tools_dir
     from compat.spark import connector_jars
 
     steps = [("Spark kafka connector", lambda: connector_jars()),
-             ("kafka-clients for the Java scenarios", lambda: maven.jars(jars_dir()))]
+             ("kafka-clients for the Java scenarios", lambda: maven.jars(jars_dir())),
+             (f"Kafka's command-line tools {TOOLS_VERSION}", lambda: maven.jars(tools_dir()))]
     if args.kafka:
         from compat.kafka_broker import DEFAULT_VERSION, kafka_classpath
 

@@ -2,7 +2,7 @@
 """Runs the official Apache Kafka broker (KRaft, one node) from Maven Central jars.
 
     scripts/kafka_broker.py                   # free port, prints the bootstrap address
-    scripts/kafka_broker.py --port 9092 --version 4.1.1 --set num.partitions=3
+    scripts/kafka_broker.py --port 9092 --version 4.4.0 --set num.partitions=3
 
 It runs until Ctrl-C, with a fresh data dir unless --data-dir is given.  The compatibility
 suite starts it by itself with ``python -m compat --kafka``.

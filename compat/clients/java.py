@@ -18,7 +18,7 @@ from compat.runner import FAIL, NA, Result
 
 NAME = "java"
 #: the newest kafka-clients (Spark's column runs the 3.9 line that Spark ships with)
-CLIENTS_VERSION = os.environ.get("PYKAFKAD_JAVA_CLIENTS_VERSION", "4.1.1")
+CLIENTS_VERSION = os.environ.get("PYKAFKAD_JAVA_CLIENTS_VERSION", "4.4.0")
 SLF4J = "org.slf4j:slf4j-simple:1.7.36"
 SOURCE = Path(__file__).resolve().parent.parent / "java" / "CompatClient.java"
 #: per scenario inside the JVM is 120 s; this bounds the whole JVM run

@@ -39,13 +39,24 @@ def version() -> str:
     return f"Spark {pyspark_version()} (kafka-clients {', '.join(clients) or '?'})"
 
 
-def unavailable() -> str | None:
+def unavailable(pyspark_version: str | None = None) -> str | None:
+    """Why the Spark column cannot run, in one line: no pyspark, no java, or no connector jars
+    for this pyspark (fetched here, once, so that no Spark job fails on them later)."""
+    from compat import maven
+    from compat.spark import ConnectorUnavailable, connector_jars
+
     try:
         import pyspark  # noqa: F401
     except ImportError:
         return "pyspark is not installed"
     if shutil.which("java") is None:
         return "java is not installed"
+    try:
+        connector_jars(pyspark_version)
+    except ConnectorUnavailable as e:
+        return str(e)
+    except maven.MavenError as e:
+        return str(e).splitlines()[0]
     return None
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import shutil
 import time
 import uuid
 from collections.abc import Callable
@@ -28,7 +29,7 @@ from pykafkad.coordinator.runtime import GroupCoordinatorService
 from pykafkad.coordinator.transaction_coordinator import TransactionCoordinator
 from pykafkad.fetch_sessions import FetchSessionCache
 from pykafkad.log.config import LogConfig
-from pykafkad.log.manager import LogManager
+from pykafkad.log.manager import LogManager, partition_dir_name
 from pykafkad.log.partition import PartitionLog
 from pykafkad.producer_ids import ProducerIdManager
 from wire.errors import ErrorCode, KafkaError
@@ -182,13 +183,39 @@ class Broker:
             raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
 
     def create_topic(self, name: str, num_partitions: int, configs: dict[str, str]) -> Topic:
+        """Creates every partition's files, then registers the topic: all or nothing.  A file
+        that cannot be created (disk full, out of descriptors) raises KAFKA_STORAGE_ERROR and
+        leaves no trace of the topic, neither registered nor on disk."""
         self.check_new_topic(name, num_partitions, configs)
         topic = Topic(name, new_topic_id(), num_partitions, dict(configs))
-        self.topics.add(topic)
-        for p in range(num_partitions):
-            self._create_partition(topic, p)
+        try:
+            for p in range(num_partitions):
+                self._create_partition_files(topic, p)
+            self.topics.add(topic)
+        except OSError as e:
+            self.topics.discard(name)
+            self._remove_partitions(name, range(num_partitions))
+            raise self._storage_error(f"creating topic {name}", e) from e
         log.info("created topic %s with %d partitions", name, num_partitions)
         return topic
+
+    def _create_partition_files(self, topic: Topic, index: int) -> None:
+        try:
+            self._create_partition(topic, index)
+        except OSError:
+            shutil.rmtree(self.data_dir / partition_dir_name(topic.name, index), ignore_errors=True)
+            raise
+
+    def _remove_partitions(self, name: str, partitions) -> None:
+        """Undoes partition creation (rollback): closes and deletes their logs and dirs."""
+        self.logs.remove_partitions(name, partitions)
+        for p in partitions:
+            shutil.rmtree(self.data_dir / partition_dir_name(name, p), ignore_errors=True)
+
+    def _storage_error(self, what: str, e: OSError) -> KafkaError:
+        log.warning("%s failed, rolled back: %s", what, e)
+        return KafkaError(ErrorCode.KAFKA_STORAGE_ERROR,
+                          f"Error while {what} in dir {self.data_dir}: {e.strerror or e}")
 
     def auto_create_topic(self, name: str) -> Topic | None:
         """Creates ``name`` as Kafka's auto.create.topics.enable would, or returns None."""
@@ -228,10 +255,15 @@ class Broker:
         if validate_only:
             return
         old = topic.num_partitions
-        topic.num_partitions = count
-        self.topics.save()
-        for p in range(old, count):
-            self._create_partition(topic, p)
+        try:
+            for p in range(old, count):
+                self._create_partition_files(topic, p)
+            topic.num_partitions = count
+            self.topics.save()
+        except OSError as e:
+            topic.num_partitions = old
+            self._remove_partitions(name, range(old, count))
+            raise self._storage_error(f"creating partitions of {name}", e) from e
 
     def set_topic_configs(self, topic: Topic, configs: dict[str, str]) -> None:
         topic.configs = dict(configs)

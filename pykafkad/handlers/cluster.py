@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers.metadata import AUTHORIZED_OPERATIONS_OMITTED
-from wire.errors import ErrorCode
+from wire.errors import ErrorCode, KafkaError
 from wire.messages.describe_cluster_response import (
     DescribeClusterBroker,
     DescribeClusterResponse,
@@ -46,6 +46,12 @@ async def handle_find_coordinator(ctx: RequestContext, req) -> FindCoordinatorRe
     v = ctx.version
 
     def answer(key: str) -> tuple[int, str | None]:
+        try:
+            return lookup(key)
+        except KafkaError:  # the internal topic cannot be created (e.g. disk full): retriable
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available."
+
+    def lookup(key: str) -> tuple[int, str | None]:
         if req.key_type == TRANSACTION_KEY_TYPE:
             if not key:
                 return ErrorCode.INVALID_REQUEST, "Transactional id must not be empty"

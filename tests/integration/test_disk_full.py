@@ -1,0 +1,179 @@
+"""A full disk answers error codes, stores nothing half, and the broker keeps serving.
+
+The data dir lives on a small tmpfs that a filler file fills up.  Kafka takes a log dir that
+fails a write offline (and halts when it was its only one); pykafkad answers the failed write
+with Kafka's error code and keeps the partition online, so clients retry once space is back:
+Produce answers KAFKA_STORAGE_ERROR for that partition, an offset commit NOT_COORDINATOR (the
+group coordinator's mapping of a storage error), CreateTopics KAFKA_STORAGE_ERROR with nothing
+of the topic left.  A restart on the same data dir finds exactly what clients were told.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+from kafka import KafkaProducer
+from kafka.errors import KafkaStorageError
+
+from pykafkad.testing import run_broker
+from tests.integration.clients import WAIT_S, create_topic
+
+#: small enough to fill in a blink, big enough for a broker with a few partitions
+TMPFS_SIZE = "6m"
+CONFIG = {"offsets.topic.num.partitions": "1"}
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A tmpfs of TMPFS_SIZE at tmp_path/disk (root only, as in CI)."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={TMPFS_SIZE}", "tmpfs", str(mount)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs to fill up (needs root): {done.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def fill(disk: Path) -> Path:
+    """Writes a filler file until the tmpfs is full; deleting it frees the space."""
+    filler = disk / "filler"
+    with open(filler, "wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(b"\0" * 4096)
+        except OSError:
+            pass
+    return filler
+
+
+def wait_for(condition, what: str, timeout: float = WAIT_S):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def consume_all(bootstrap: str, topic: str, partitions: int) -> dict[int, list[tuple[int, bytes]]]:
+    """(offset, value) of every record, by partition, read up to each partition's end."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "reader",
+                  "enable.partition.eof": True, "isolation.level": "read_uncommitted"})
+    c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    seen: dict[int, list] = {p: [] for p in range(partitions)}
+    ended: set[int] = set()
+    deadline = time.monotonic() + WAIT_S
+    while len(ended) < partitions and time.monotonic() < deadline:
+        msg = c.poll(0.5)
+        if msg is None:
+            continue
+        if msg.error():
+            ended.add(msg.partition())
+            continue
+        seen[msg.partition()].append((msg.offset(), msg.value()))
+    c.close()
+    assert len(ended) == partitions, "did not reach the end of every partition"
+    return seen
+
+
+def test_produce_on_full_disk_answers_storage_error_and_clients_retry(small_disk, topic_name, caplog):
+    data = small_disk / "data"
+    with run_broker(data, config=CONFIG) as kafka:
+        create_topic(kafka.bootstrap_servers, topic_name, partitions=2)
+        setup = Producer({"bootstrap.servers": kafka.bootstrap_servers})
+        for p in (0, 1):
+            setup.produce(topic_name, b"before", partition=p)
+        assert setup.flush(WAIT_S) == 0
+        filler = fill(small_disk)
+
+        # a producer that does not retry sees Kafka's error code for the partition
+        once = KafkaProducer(bootstrap_servers=kafka.bootstrap_servers, retries=0,
+                             enable_idempotence=False)
+        with pytest.raises(KafkaStorageError):
+            once.send(topic_name, b"y" * 20000, partition=0).get(WAIT_S)
+        once.close()
+
+        # an idempotent producer retries KAFKA_STORAGE_ERROR until space is back
+        caplog.set_level(logging.WARNING, logger="pykafkad.produce")
+        retrying = Producer({"bootstrap.servers": kafka.bootstrap_servers,
+                             "enable.idempotence": True, "linger.ms": 0})
+        delivered = []
+        for i in range(3):
+            retrying.produce(topic_name, b"%d" % i * 10000, partition=1,
+                             on_delivery=lambda err, msg: delivered.append(err))
+        retrying.poll(0)
+        wait_for(lambda: any(f"{topic_name}-1" in r.getMessage() and "No space left" in r.getMessage()
+                             for r in caplog.records), "a refused append")
+        # the broker keeps serving other clients meanwhile
+        admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
+        assert topic_name in admin.list_topics(timeout=WAIT_S).topics
+        filler.unlink()
+        assert retrying.flush(WAIT_S) == 0
+        assert delivered == [None, None, None]
+        seen = consume_all(kafka.bootstrap_servers, topic_name, 2)
+    expected = {0: [(0, b"before")],
+                1: [(0, b"before")] + [(i + 1, b"%d" % i * 10000) for i in range(3)]}
+    assert seen == expected
+    with run_broker(data, config=CONFIG) as kafka:  # a restart finds the same
+        assert consume_all(kafka.bootstrap_servers, topic_name, 2) == expected
+
+
+def test_offset_commit_on_full_disk_answers_not_coordinator(small_disk, topic_name):
+    data = small_disk / "data"
+    with run_broker(data, config=CONFIG) as kafka:
+        create_topic(kafka.bootstrap_servers, topic_name)
+        c = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": "g",
+                      "enable.auto.commit": False})
+        tp = lambda offset: [TopicPartition(topic_name, 0, offset, metadata="m" * 500)]  # noqa: E731
+        c.commit(offsets=tp(1), asynchronous=False)
+        filler = fill(small_disk)
+        # a commit fits while the offsets log's last page has room; then one is refused
+        refused = None
+        for offset in range(2, 200):
+            try:
+                c.commit(offsets=tp(offset), asynchronous=False)
+            except KafkaException as e:
+                refused = e.args[0]
+                break
+        assert refused is not None and refused.name() == "NOT_COORDINATOR"
+        last_ok = offset - 1
+        assert c.committed([TopicPartition(topic_name, 0)], timeout=WAIT_S)[0].offset == last_ok
+        filler.unlink()
+        c.commit(offsets=tp(1000), asynchronous=False)
+        c.close()
+    with run_broker(data, config=CONFIG) as kafka:
+        c = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": "g"})
+        assert c.committed([TopicPartition(topic_name, 0)], timeout=WAIT_S)[0].offset == 1000
+        c.close()
+
+
+def test_create_topics_on_full_disk_answers_storage_error_and_leaves_nothing(small_disk, topic_name):
+    data = small_disk / "data"
+    with run_broker(data, config=CONFIG) as kafka:
+        admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
+        filler = fill(small_disk)
+        with pytest.raises(KafkaException) as refused:
+            admin.create_topics([NewTopic(topic_name, 8, 1)])[topic_name].result(WAIT_S)
+        assert refused.value.args[0].name() == "KAFKA_STORAGE_ERROR"
+        assert topic_name not in admin.list_topics(timeout=WAIT_S).topics
+        assert not list(data.glob(f"{topic_name}-*"))
+        filler.unlink()
+        admin.create_topics([NewTopic(topic_name, 8, 1)])[topic_name].result(WAIT_S)
+    with run_broker(data, config=CONFIG) as kafka:
+        admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
+        assert len(admin.list_topics(timeout=WAIT_S).topics[topic_name].partitions) == 8
+        assert sorted(p.name for p in data.glob(f"{topic_name}-*")) == sorted(
+            f"{topic_name}-{p}" for p in range(8))
+        assert os.path.exists(data / "pykafkad-topics.json")

@@ -7,8 +7,11 @@ Every problem with the command line exits with status 2 and one line naming it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import logging
+import os
+import resource
 import signal
 import sys
 from pathlib import Path
@@ -19,6 +22,8 @@ from pykafkad import __version__
 
 DEFAULT_DATA_DIR = "./pykafkad-data"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+#: descriptors beyond the data dir's files: the interpreter, listeners, clients' connections
+FD_HEADROOM = 128
 
 
 class UsageError(Exception):
@@ -67,6 +72,34 @@ def check_data_dir(path: Path) -> None:
         raise UsageError(f"data directory {path} is not writable: {e.strerror or e}") from None
 
 
+def raise_descriptor_limit() -> None:
+    """Lifts the soft open-files limit to the hard one, as the JVM running Kafka does
+    (HotSpot's MaxFDLimit): each partition keeps its segment files open."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def descriptors_needed(data_dir: Path) -> tuple[int, int]:
+    """(partitions, descriptors) a start on ``data_dir`` needs: one per segment file, two more
+    per partition for the active segment's indexes, plus the process's own and some clients."""
+    partitions = segments = 0
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(data_dir):
+            if entry.is_dir() and "-" in entry.name and not entry.name.endswith("-delete"):
+                partitions += 1
+                with contextlib.suppress(OSError):
+                    segments += sum(1 for f in os.scandir(entry.path) if f.name.endswith(".log"))
+    return partitions, segments + 2 * partitions + FD_HEADROOM
+
+
+def too_few_descriptors(data_dir: Path, partitions: int, needed: int) -> str:
+    limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return (f"too many open files: the {partitions} partitions in {data_dir} need about "
+            f"{needed} file descriptors, the limit is {limit}; raise it with `ulimit -n {needed}`")
+
+
 def build(args: argparse.Namespace):
     from pykafkad.broker import Broker
     from pykafkad.config import BrokerConfig, ConfigError
@@ -103,7 +136,14 @@ def build(args: argparse.Namespace):
         data_dir = config["log.dir"]
     data_path = Path(data_dir or DEFAULT_DATA_DIR)
     check_data_dir(data_path)
-    broker = Broker(config, data_path)
+    # counted first: once the descriptors are exhausted even listing a directory fails
+    partitions, needed = descriptors_needed(data_path)
+    try:
+        broker = Broker(config, data_path)
+    except OSError as e:
+        if e.errno not in (errno.EMFILE, errno.ENFILE):
+            raise
+        raise UsageError(too_few_descriptors(data_path, partitions, needed)) from None
     return Server(broker, host, port, args.advertised_host), data_path
 
 
@@ -128,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    raise_descriptor_limit()
     try:
         server, _ = build(args)
         trio.run(serve, server)

@@ -104,7 +104,8 @@ class Broker:
                     self._create_partition(topic, p)
                 elif plog.latest_epoch is None:
                     plog.assign_epoch(LEADER_EPOCH)
-        self.fetch_sessions = FetchSessionCache(clock=clock)
+        self.fetch_sessions = FetchSessionCache(
+            clock=clock, max_sessions=config["max.incremental.fetch.session.cache.slots"])
         self.producer_ids = ProducerIdManager(data_dir)
         self._appended = trio.Event()
         self.shutting_down = False

@@ -49,19 +49,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def parse_listener(value: str) -> tuple[str | None, int | None]:
-    """First PLAINTEXT listener of Kafka's ``listeners`` property -> (host, port)."""
-    first = value.split(",")[0].strip()
-    if "://" not in first:
-        raise UsageError(f"invalid listeners value {value!r}")
-    addr = first.split("://", 1)[1]
-    host, _, port = addr.rpartition(":")
-    try:
-        return (host.strip("[]") or None), int(port)
-    except ValueError:
-        raise UsageError(f"invalid port in listeners value {value!r}") from None
-
-
 def check_data_dir(path: Path) -> None:
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -119,11 +106,14 @@ def build(args: argparse.Namespace):
     except ConfigError as e:
         raise UsageError(str(e)) from None
     host, port = args.host, args.port
-    if config.is_set("listeners"):
-        lhost, lport = parse_listener(",".join(config["listeners"]) if isinstance(
-            config["listeners"], list) else config["listeners"])
-        host = host if host is not None else lhost
-        port = port if port is not None else lport
+    if config.is_set("listeners"):  # the first listener that is not a controller's
+        first = config.broker_listeners[0]
+        host = host if host is not None else first.host
+        port = port if port is not None else first.port
+    advertised_host, advertised_port = args.advertised_host, None
+    if advertised_host is None and config.is_set("advertised.listeners"):
+        first = config.advertised_listeners[0]
+        advertised_host, advertised_port = first.host, first.port or None
     host = host if host is not None else "localhost"
     port = port if port is not None else 9092
     if not 0 <= port <= 65535:
@@ -144,7 +134,7 @@ def build(args: argparse.Namespace):
         if e.errno not in (errno.EMFILE, errno.ENFILE):
             raise
         raise UsageError(too_few_descriptors(data_path, partitions, needed)) from None
-    return Server(broker, host, port, args.advertised_host), data_path
+    return Server(broker, host, port, advertised_host, advertised_port), data_path
 
 
 async def serve(server) -> None:

@@ -1,0 +1,125 @@
+"""Network and fetch-session settings that pykafkad accepts are applied, as Kafka applies them:
+connections.max.idle.ms, socket.listen.backlog.size, socket.send/receive.buffer.bytes and
+max.incremental.fetch.session.cache.slots."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import socket
+import struct
+import subprocess
+import time
+
+import pytest
+from kafka import KafkaConsumer
+from kafka import TopicPartition as KafkaTopicPartition
+
+from pykafkad.testing import run_broker
+from tests.integration.clients import WAIT_S, confluent_produce, create_topic
+
+
+def wait_for(condition, what: str, timeout: float = WAIT_S):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def api_versions_request(correlation_id: int) -> bytes:
+    """ApiVersions v0 (key 18): the one request any broker answers first."""
+    body = struct.pack(">hhih", 18, 0, correlation_id, -1)
+    return struct.pack(">i", len(body)) + body
+
+
+def read_response(sock: socket.socket) -> bytes:
+    size = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
+    return sock.recv(size, socket.MSG_WAITALL)
+
+
+def test_idle_connections_are_closed(tmp_path, topic_name):
+    with run_broker(tmp_path / "data", config={"connections.max.idle.ms": "300"}) as kafka:
+        create_topic(kafka.bootstrap_servers, topic_name)
+        with socket.create_connection(("127.0.0.1", kafka.port), timeout=WAIT_S) as idle:
+            idle.sendall(api_versions_request(7))  # served, then silent
+            assert read_response(idle)[:4] == struct.pack(">i", 7)
+            assert idle.recv(1) == b""  # closed by the broker (recv would time out otherwise)
+        with socket.create_connection(("127.0.0.1", kafka.port), timeout=WAIT_S) as half:
+            half.sendall(api_versions_request(8)[:6])  # half a request, then silence
+            assert half.recv(1) == b""
+        # a client whose connections were closed while idle reconnects and carries on
+        confluent_produce(kafka.bootstrap_servers, topic_name, [{"value": b"1", "partition": 0}])
+        wait_for(lambda: kafka.call(lambda: not kafka.server.connections), "idle connections closed")
+        confluent_produce(kafka.bootstrap_servers, topic_name, [{"value": b"2", "partition": 0}])
+
+
+def _listen_backlog(port: int) -> int:
+    """The backlog of the socket listening on ``port`` (ss shows it as Send-Q)."""
+    out = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True,
+                         check=True).stdout
+    return int(re.split(r"\s+", out.strip().splitlines()[0])[2])
+
+
+@pytest.mark.skipif(shutil.which("ss") is None, reason="ss (iproute2) is needed to read a backlog")
+def test_listen_backlog_size(tmp_path):
+    with run_broker(tmp_path / "data") as kafka:
+        assert _listen_backlog(kafka.port) == 50  # Kafka's default
+    with run_broker(tmp_path / "data", config={"socket.listen.backlog.size": "7"}) as kafka:
+        assert _listen_backlog(kafka.port) == 7
+
+
+def test_socket_buffer_sizes(tmp_path):
+    config = {"socket.send.buffer.bytes": "65536", "socket.receive.buffer.bytes": "32768"}
+    with run_broker(tmp_path / "data", config=config) as kafka:
+        with socket.create_connection(("127.0.0.1", kafka.port), timeout=WAIT_S) as client:
+            client.sendall(api_versions_request(1))
+            read_response(client)
+
+            def buffers():
+                conn = next(iter(kafka.server.connections))
+                sock = conn.stream.socket
+                return (sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF),
+                        sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF))
+
+            # Linux reports twice what was set (the kernel's bookkeeping share)
+            assert kafka.call(buffers) == (2 * 65536, 2 * 32768)
+
+
+def _consume(bootstrap: str, topic: str) -> KafkaConsumer:
+    """kafka-python opens incremental fetch sessions (librdkafka never does)."""
+    c = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, fetch_max_wait_ms=50)
+    c.assign([KafkaTopicPartition(topic, 0)])
+    c.seek_to_beginning()
+    return c
+
+
+def _read(consumer: KafkaConsumer, count: int) -> list[bytes]:
+    got: list[bytes] = []
+    deadline = time.monotonic() + WAIT_S
+    while len(got) < count and time.monotonic() < deadline:
+        for records in consumer.poll(200).values():
+            got.extend(r.value for r in records)
+    return got
+
+
+@pytest.mark.parametrize("slots", [0, 1])
+def test_fetch_session_cache_slots(tmp_path, topic_name, slots):
+    """Consumers beyond the cache's slots are served sessionless (Kafka's answer when the cache
+    is full of recently used sessions): they read everything all the same."""
+    config = {"max.incremental.fetch.session.cache.slots": str(slots)}
+    with run_broker(tmp_path / "data", config=config) as kafka:
+        create_topic(kafka.bootstrap_servers, topic_name)
+        values = [b"%d" % i for i in range(5)]
+        confluent_produce(kafka.bootstrap_servers, topic_name,
+                          [{"value": v, "partition": 0} for v in values])
+        consumers = [_consume(kafka.bootstrap_servers, topic_name) for _ in range(3)]
+        try:
+            for c in consumers:
+                assert _read(c, len(values)) == values
+            assert kafka.call(lambda: len(kafka.broker.fetch_sessions.sessions)) == slots
+        finally:
+            for c in consumers:
+                c.close()

@@ -30,6 +30,16 @@ class UsageError(Exception):
     pass
 
 
+class HelpConfig(argparse.Action):
+    """``--help-config``: prints the settings table and exits, like ``--help``."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from pykafkad.config.help import help_config_text
+
+        print(help_config_text())
+        parser.exit()
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="pykafkad",
@@ -45,6 +55,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a Kafka broker property, e.g. --set num.partitions=3 (repeatable)")
     p.add_argument("--log-level", default="INFO", type=str.upper, choices=LOG_LEVELS)
+    p.add_argument("--help-config", action=HelpConfig, nargs=0,
+                   help="list every broker setting with its default and whether it is applied")
     p.add_argument("--version", action="version", version=f"pykafkad {__version__}")
     return p.parse_args(argv)
 

@@ -32,7 +32,7 @@ async def handle_describe_cluster(ctx: RequestContext, req) -> DescribeClusterRe
         endpoint_type=1,
         cluster_id=ctx.broker.cluster_id,
         controller_id=ep.node_id,
-        brokers=[DescribeClusterBroker(ep.node_id, ep.host, ep.port, None)],
+        brokers=[DescribeClusterBroker(ep.node_id, ep.host, ep.port, ctx.broker.config["broker.rack"])],
         cluster_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
     )
 

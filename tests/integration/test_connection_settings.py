@@ -12,10 +12,11 @@ import subprocess
 import time
 
 import pytest
-from kafka import KafkaConsumer
+from kafka import KafkaAdminClient, KafkaConsumer
 from kafka import TopicPartition as KafkaTopicPartition
 
 from pykafkad.testing import run_broker
+from tests.integration.broker_process import BrokerProcess
 from tests.integration.clients import WAIT_S, confluent_produce, create_topic
 
 
@@ -123,3 +124,18 @@ def test_fetch_session_cache_slots(tmp_path, topic_name, slots):
         finally:
             for c in consumers:
                 c.close()
+
+
+def test_broker_rack_and_advertised_listeners(tmp_path):
+    """broker.rack is in Metadata/DescribeCluster; advertised.listeners names the host clients
+    are sent to (port 0 there: the bound port)."""
+    kafka = BrokerProcess(tmp_path / "data", "--set", "broker.rack=rack-a", "--set",
+                          "advertised.listeners=PLAINTEXT://localhost:0").start()
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers)
+        brokers = admin.describe_cluster()["brokers"]
+        admin.close()
+        assert [(b["host"], b["port"], b["rack"]) for b in brokers] == [
+            ("localhost", kafka.port, "rack-a")]
+    finally:
+        assert kafka.terminate() == 0

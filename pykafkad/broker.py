@@ -114,6 +114,7 @@ class Broker:
         #: consumer groups and committed offsets, replayed from __consumer_offsets
         self.groups = GroupCoordinatorService(self, LEADER_EPOCH)
         self._next_producer_expiry = 0
+        self._next_txn_id_expiry = 0
         #: test-only fault hook for Produce: ``fn(stage, topic, partition, batch_header)`` with
         #: stage "before_append" / "after_append"; raising ConnectionResetError drops the
         #: connection there (the request or its response is lost, so the client retries)
@@ -283,14 +284,18 @@ class Broker:
         return self.logs.apply_retention(self.clock())
 
     def run_transaction_timers(self) -> None:
-        """Aborts timed-out transactions; now and then expires transactional ids and idle
-        producer ids (transactional.id.expiration.ms, producer.id.expiration.ms)."""
+        """Aborts timed-out transactions; every transaction.remove.expired.transaction.cleanup
+        .interval.ms expires transactional ids (transactional.id.expiration.ms), every
+        producer.id.expiration.check.interval.ms idle producer ids (producer.id.expiration.ms)."""
         now = self.clock()
         self.txn_coordinator.abort_timed_out_transactions(now)
+        if now >= self._next_txn_id_expiry:
+            interval = self.config["transaction.remove.expired.transaction.cleanup.interval.ms"]
+            self._next_txn_id_expiry = now + interval
+            self.txn_coordinator.expire_transactional_ids(now)
         if now >= self._next_producer_expiry:
             interval = self.config["producer.id.expiration.check.interval.ms"]
             self._next_producer_expiry = now + interval
-            self.txn_coordinator.expire_transactional_ids(now)
             expiration = self.config["producer.id.expiration.ms"]
             for plog in self.logs.logs().values():
                 plog.remove_expired_producers(now, expiration)

@@ -433,8 +433,6 @@ NOT_APPLIED_BROKER_CONFIGS: dict[str, str] = {
     "group.consumer.max.heartbeat.interval.ms": _NO_KIP848,
     "group.consumer.max.size": _NO_KIP848,
     "group.consumer.assignors": _NO_KIP848,
-    "transaction.remove.expired.transaction.cleanup.interval.ms":
-        "expired transactional ids are removed every producer.id.expiration.check.interval.ms",
     "transaction.state.log.replication.factor": _ONE_REPLICA,
     "transaction.state.log.min.isr": _ONE_REPLICA,
     "transaction.state.log.load.buffer.size": "transaction state is read in one pass at start",

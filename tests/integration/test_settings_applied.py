@@ -1,6 +1,7 @@
-"""Network and fetch-session settings that pykafkad accepts are applied, as Kafka applies them:
-connections.max.idle.ms, socket.listen.backlog.size, socket.send/receive.buffer.bytes and
-max.incremental.fetch.session.cache.slots."""
+"""Settings that pykafkad accepts are applied, as Kafka applies them: connections.max.idle.ms,
+socket.listen.backlog.size, socket.send/receive.buffer.bytes,
+max.incremental.fetch.session.cache.slots, broker.rack, advertised.listeners and
+transaction.remove.expired.transaction.cleanup.interval.ms."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import subprocess
 import time
 
 import pytest
+from confluent_kafka import Producer
 from kafka import KafkaAdminClient, KafkaConsumer
 from kafka import TopicPartition as KafkaTopicPartition
 
@@ -139,3 +141,22 @@ def test_broker_rack_and_advertised_listeners(tmp_path):
             ("localhost", kafka.port, "rack-a")]
     finally:
         assert kafka.terminate() == 0
+
+
+def test_transactional_id_expiry_runs_on_its_own_interval(tmp_path):
+    now = [1_000_000]
+    config = {"transactional.id.expiration.ms": "1000",
+              "transaction.remove.expired.transaction.cleanup.interval.ms": "5000",
+              "producer.id.expiration.check.interval.ms": "3600000"}
+    with run_broker(tmp_path / "data", config=config, clock=lambda: now[0]) as kafka:
+        producer = Producer({"bootstrap.servers": kafka.bootstrap_servers,
+                             "transactional.id": "idle-txn"})
+        producer.init_transactions(WAIT_S)
+        known = lambda: "idle-txn" in kafka.broker.txn_coordinator.txns  # noqa: E731
+        kafka.call(kafka.broker.run_transaction_timers)  # the cycle starts now
+        now[0] += 2000  # expired, but the cleanup interval has not passed
+        kafka.call(kafka.broker.run_transaction_timers)
+        assert kafka.call(known)
+        now[0] += 3000
+        kafka.call(kafka.broker.run_transaction_timers)
+        assert not kafka.call(known)

@@ -123,9 +123,15 @@ class TopicRegistry:
             self.by_id.pop(topic.topic_id, None)
 
     def remove(self, name: str) -> Topic:
+        """Unregisters ``name``; if that cannot be saved, it stays registered."""
         topic = self.topics.pop(name)
         self.by_id.pop(topic.topic_id, None)
-        self.save()
+        try:
+            self.save()
+        except OSError:
+            self.topics[name] = topic
+            self.by_id[topic.topic_id] = topic
+            raise
         return topic
 
 

@@ -154,7 +154,8 @@ async def handle_create_topics(ctx: RequestContext, req) -> CreateTopicsResponse
 
 @handles(20, 0, 6)
 async def handle_delete_topics(ctx: RequestContext, req) -> DeleteTopicsResponse:
-    """Versions 0-6 (v6 names topics by name or id)."""
+    """Versions 0-6 (v6 names topics by name or id).  A topic whose removal cannot be recorded
+    (disk full) answers KAFKA_STORAGE_ERROR and stays as it was."""
     broker = ctx.broker
     if ctx.version >= 6:
         wanted = [(t.name, t.topic_id) for t in req.topics]
@@ -176,6 +177,9 @@ async def handle_delete_topics(ctx: RequestContext, req) -> DeleteTopicsResponse
         except KafkaError as e:
             res.error_code = e.code
             res.error_message = e.message
+        except OSError as e:  # the topic registry cannot be rewritten (disk full): kept whole
+            res.error_code = ErrorCode.KAFKA_STORAGE_ERROR
+            res.error_message = f"Error while deleting topic {name}: {e.strerror or e}"
     return DeleteTopicsResponse(throttle_time_ms=0, responses=results)
 
 

@@ -177,3 +177,21 @@ def test_create_topics_on_full_disk_answers_storage_error_and_leaves_nothing(sma
         assert sorted(p.name for p in data.glob(f"{topic_name}-*")) == sorted(
             f"{topic_name}-{p}" for p in range(8))
         assert os.path.exists(data / "pykafkad-topics.json")
+
+
+def test_delete_topics_on_full_disk_answers_storage_error_and_keeps_the_topic(small_disk, topic_name):
+    data = small_disk / "data"
+    with run_broker(data, config=CONFIG) as kafka:
+        create_topic(kafka.bootstrap_servers, topic_name, partitions=2)
+        admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
+        filler = fill(small_disk)
+        with pytest.raises(KafkaException) as refused:
+            admin.delete_topics([topic_name])[topic_name].result(WAIT_S)
+        assert refused.value.args[0].name() == "KAFKA_STORAGE_ERROR"
+        assert len(admin.list_topics(timeout=WAIT_S).topics[topic_name].partitions) == 2
+        filler.unlink()
+        admin.delete_topics([topic_name])[topic_name].result(WAIT_S)
+        assert topic_name not in admin.list_topics(timeout=WAIT_S).topics
+    with run_broker(data, config=CONFIG) as kafka:
+        admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
+        assert topic_name not in admin.list_topics(timeout=WAIT_S).topics

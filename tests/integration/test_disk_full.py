@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
 import time
-from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
@@ -23,38 +21,12 @@ from kafka import KafkaProducer
 from kafka.errors import KafkaStorageError
 
 from pykafkad.testing import run_broker
+from tests import full_disk
+from tests.full_disk import fill
 from tests.integration.clients import WAIT_S, create_topic
 
-#: small enough to fill in a blink, big enough for a broker with a few partitions
-TMPFS_SIZE = "6m"
+small_disk = full_disk.small_disk  # the fixture
 CONFIG = {"offsets.topic.num.partitions": "1"}
-
-
-@pytest.fixture
-def small_disk(tmp_path):
-    """A tmpfs of TMPFS_SIZE at tmp_path/disk (root only, as in CI)."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={TMPFS_SIZE}", "tmpfs", str(mount)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs to fill up (needs root): {done.stderr.strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def fill(disk: Path) -> Path:
-    """Writes a filler file until the tmpfs is full; deleting it frees the space."""
-    filler = disk / "filler"
-    with open(filler, "wb", buffering=0) as f:
-        try:
-            while True:
-                f.write(b"\0" * 4096)
-        except OSError:
-            pass
-    return filler
 
 
 def wait_for(condition, what: str, timeout: float = WAIT_S):

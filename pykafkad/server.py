@@ -14,6 +14,7 @@ from collections.abc import Callable
 import trio
 
 from pykafkad.connection import Connection
+from pykafkad.connection_quotas import ConnectionQuotas
 from pykafkad.dispatch import load_handlers
 
 log = logging.getLogger("pykafkad")
@@ -88,12 +89,13 @@ class Server:
         #: connections.max.idle.ms in seconds (negative: never), as Kafka's Selector
         idle_ms = config["connections.max.idle.ms"]
         self.max_idle_s = idle_ms / 1000 if idle_ms >= 0 else math.inf
+        self.quotas = ConnectionQuotas(config)
         load_handlers()
 
     def request_shutdown(self) -> None:
         self._shutdown.set()
 
-    async def _serve_connection(self, stream: trio.SocketStream) -> None:
+    async def _serve_connection(self, stream: trio.SocketStream, ip: str) -> None:
         stream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self.send_buffer != -1:
             stream.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer)
@@ -103,18 +105,28 @@ class Server:
             await conn.serve()
         finally:
             self.connections.discard(conn)
+            self.quotas.release(ip)
             if self.shutting_down and not self.connections:
                 self._drained.set()
 
     async def _accept(self, listener: trio.SocketListener, nursery: trio.Nursery) -> None:
         while True:
+            await self.quotas.wait_for_slot()  # max.connections: the backlog holds the rest
             try:
                 stream = await listener.accept()
             except OSError as e:  # EMFILE and friends: keep serving who is connected
                 log.warning("accept failed: %s", e)
                 await trio.sleep(0.1)
                 continue
-            nursery.start_soon(self._serve_connection, stream)
+            try:
+                ip = stream.socket.getpeername()[0]
+            except OSError:  # already gone
+                await stream.aclose()
+                continue
+            if not self.quotas.admit(ip):  # max.connections.per.ip
+                await stream.aclose()
+                continue
+            nursery.start_soon(self._serve_connection, stream, ip)
 
     async def _periodically(self, interval_ms: int, task: Callable[[], object], what: str) -> None:
         """Runs ``task`` every ``interval_ms`` on the broker's thread; a failure is logged."""

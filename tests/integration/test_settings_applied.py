@@ -160,3 +160,38 @@ def test_transactional_id_expiry_runs_on_its_own_interval(tmp_path):
         now[0] += 3000
         kafka.call(kafka.broker.run_transaction_timers)
         assert not kafka.call(known)
+
+
+def _served(sock: socket.socket, correlation_id: int) -> bool:
+    sock.sendall(api_versions_request(correlation_id))
+    try:
+        return read_response(sock)[:4] == struct.pack(">i", correlation_id)
+    except (struct.error, OSError):
+        return False
+
+
+def test_max_connections_per_ip(tmp_path):
+    with run_broker(tmp_path / "data", config={"max.connections.per.ip": "2"}) as kafka:
+        first, second = (socket.create_connection(("127.0.0.1", kafka.port), timeout=WAIT_S)
+                         for _ in range(2))
+        assert _served(first, 1) and _served(second, 2)
+        with socket.create_connection(("127.0.0.1", kafka.port), timeout=WAIT_S) as third:
+            assert third.recv(1) == b""  # accepted and closed at once
+        first.close()
+        wait_for(lambda: kafka.call(lambda: kafka.server.quotas.total) == 1, "a freed slot")
+        with socket.create_connection(("127.0.0.1", kafka.port), timeout=WAIT_S) as again:
+            assert _served(again, 3)
+        second.close()
+
+
+def test_max_connections_waits_for_a_free_slot(tmp_path):
+    with run_broker(tmp_path / "data", config={"max.connections": "2"}) as kafka:
+        first, second = (socket.create_connection(("127.0.0.1", kafka.port), timeout=WAIT_S)
+                         for _ in range(2))
+        assert _served(first, 1) and _served(second, 2)
+        with socket.create_connection(("127.0.0.1", kafka.port), timeout=WAIT_S) as third:
+            third.sendall(api_versions_request(3))  # waits in the listen backlog
+            assert kafka.call(lambda: kafka.server.quotas.total) == 2
+            first.close()  # a slot frees: the waiting connection is accepted and answered
+            assert read_response(third)[:4] == struct.pack(">i", 3)
+        second.close()

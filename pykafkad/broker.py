@@ -7,6 +7,7 @@ creation, topic validation, per-topic configs) so that handlers stay thin.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import logging
 import shutil
 import time
@@ -52,8 +53,13 @@ class Endpoint:
 
 
 def log_config_from(topic_config) -> LogConfig:
-    """Maps Kafka's topic config names onto the log's own settings."""
-    return LogConfig.from_topic_configs(topic_config)
+    """Maps Kafka's topic config names onto the log's own settings (segment size: Kafka's
+    LogConfig.segmentSize, internal.segment.bytes when set)."""
+    config = LogConfig.from_topic_configs(topic_config)
+    segment_bytes = topic_config.effective_segment_bytes
+    if segment_bytes != config.segment_bytes:
+        config = dataclasses.replace(config, segment_bytes=segment_bytes)
+    return config
 
 
 def read_or_create_meta(data_dir: Path, node_id: int) -> str:

@@ -195,3 +195,13 @@ def test_max_connections_waits_for_a_free_slot(tmp_path):
             first.close()  # a slot frees: the waiting connection is accepted and answered
             assert read_response(third)[:4] == struct.pack(">i", 3)
         second.close()
+
+
+def test_internal_segment_bytes_sets_the_segment_size(tmp_path, topic_name):
+    """Kafka's test-only topic config (no 1 MiB minimum) rolls segments as LogConfig.segmentSize."""
+    with run_broker(tmp_path / "data") as kafka:
+        create_topic(kafka.bootstrap_servers, topic_name, config={"internal.segment.bytes": "2000"})
+        confluent_produce(kafka.bootstrap_servers, topic_name,
+                          [{"value": b"x" * 1500, "partition": 0} for _ in range(4)],
+                          **{"linger.ms": 0, "batch.num.messages": 1})
+        assert len(list((kafka.data_dir / f"{topic_name}-0").glob("*.log"))) == 4

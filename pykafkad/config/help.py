@@ -24,8 +24,7 @@ def broker_config_rows() -> list[tuple[str, str, str, str]]:
     """(name, default, "applied"/"ignored", note) for every broker config pykafkad defines."""
     rows = []
     for name, d in sorted(BROKER_CONFIGS.items()):
-        default = d.default_string
-        default = "null" if default is None else default
+        default = _shown(d.default_string)
         if name in NOT_APPLIED_BROKER_CONFIGS:
             rows.append((name, default, IGNORED, NOT_APPLIED_BROKER_CONFIGS[name]))
         else:
@@ -39,10 +38,15 @@ def topic_config_rows() -> list[tuple[str, str, str, str]]:
     for name, d in sorted(TOPIC_CONFIGS.items()):
         if d.internal:
             continue
-        default = "null" if d.default_string is None else d.default_string
+        default = _shown(d.default_string)
         note = NOT_APPLIED_TOPIC_CONFIGS.get(name)
         rows.append((name, default, IGNORED, note) if note else (name, default, APPLIED, ""))
     return rows
+
+
+def _shown(default: str | None) -> str:
+    """A default as Kafka's docs show it: null, or "" for an empty string."""
+    return "null" if default is None else default or '""'
 
 
 def _lines(rows, width: int) -> list[str]:

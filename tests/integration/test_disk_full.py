@@ -167,3 +167,40 @@ def test_delete_topics_on_full_disk_answers_storage_error_and_keeps_the_topic(sm
     with run_broker(data, config=CONFIG) as kafka:
         admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
         assert topic_name not in admin.list_topics(timeout=WAIT_S).topics
+
+
+def test_group_join_on_full_disk_is_retried_until_space_is_back(small_disk, topic_name, caplog):
+    data = small_disk / "data"
+    config = {**CONFIG, "group.initial.rebalance.delay.ms": "0"}
+    with run_broker(data, config=config) as kafka:
+        create_topic(kafka.bootstrap_servers, topic_name)
+        setup = Producer({"bootstrap.servers": kafka.bootstrap_servers})
+        setup.produce(topic_name, b"hello", partition=0)
+        assert setup.flush(WAIT_S) == 0
+        committer = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": "c",
+                              "enable.auto.commit": False})
+        committer.commit(offsets=[TopicPartition(topic_name, 0, 0)], asynchronous=False)
+        filler = fill(small_disk)
+        # small commits until one is refused: what is left of the offsets log's last page is
+        # too small for a group's metadata record
+        for offset in range(1, 100):
+            try:
+                committer.commit(offsets=[TopicPartition(topic_name, 0, offset)],
+                                 asynchronous=False)
+            except KafkaException:
+                break
+        committer.close()
+        caplog.set_level(logging.WARNING, logger="pykafkad.coordinator")
+        joiner = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": "joiner",
+                           "auto.offset.reset": "earliest", "enable.auto.commit": False})
+        joiner.subscribe([topic_name])
+        refused = lambda: any("group joiner" in r.getMessage() for r in caplog.records)  # noqa: E731
+        wait_for(lambda: joiner.poll(0.1) is None and refused(), "a refused group write")
+        filler.unlink()
+
+        def read():
+            msg = joiner.poll(0.2)
+            return msg is not None and not msg.error() and msg.value()
+
+        assert wait_for(read, "the record after space is back") == b"hello"
+        joiner.close()

@@ -204,3 +204,36 @@ def test_group_join_on_full_disk_is_retried_until_space_is_back(small_disk, topi
 
         assert wait_for(read, "the record after space is back") == b"hello"
         joiner.close()
+
+
+def test_transactions_on_full_disk_resume_once_space_is_back(small_disk, topic_name):
+    """AddPartitionsToTxn / EndTxn whose transaction-log write fails answer NOT_COORDINATOR
+    (Kafka's mapping), Produce KAFKA_STORAGE_ERROR: the producer retries, and the commit
+    completes once space is back, every record exactly once."""
+    data = small_disk / "data"
+    config = {**CONFIG, "transaction.state.log.num.partitions": "1"}
+    with run_broker(data, config=config) as kafka:
+        create_topic(kafka.bootstrap_servers, topic_name)
+        p = Producer({"bootstrap.servers": kafka.bootstrap_servers, "transactional.id": "tx"})
+        p.init_transactions(WAIT_S)
+        committed = []
+        filler = fill(small_disk)
+        for i in range(100):  # small transactions until one cannot complete
+            p.begin_transaction()
+            p.produce(topic_name, b"%d" % i, partition=0)
+            try:
+                p.commit_transaction(2)
+            except KafkaException as e:
+                assert e.args[0].retriable() or e.args[0].name() == "_TIMED_OUT", e
+                break
+            committed.append(b"%d" % i)
+        else:
+            pytest.fail("the disk never filled up")
+        filler.unlink()
+        p.commit_transaction(WAIT_S)  # resumes the interrupted commit
+        committed.append(b"%d" % i)
+        seen = consume_all(kafka.bootstrap_servers, topic_name, 1)
+    assert [v for _, v in seen[0]] == committed
+    with run_broker(data, config=config) as kafka:
+        again = consume_all(kafka.bootstrap_servers, topic_name, 1)
+    assert [v for _, v in again[0]] == committed

@@ -3,9 +3,9 @@
 The data dir lives on a small tmpfs that a filler file fills up.  Kafka takes a log dir that
 fails a write offline (and halts when it was its only one); pykafkad answers the failed write
 with Kafka's error code and keeps the partition online, so clients retry once space is back:
-Produce answers KAFKA_STORAGE_ERROR for that partition, an offset commit NOT_COORDINATOR (the
-group coordinator's mapping of a storage error), CreateTopics KAFKA_STORAGE_ERROR with nothing
-of the topic left.  A restart on the same data dir finds exactly what clients were told.
+Produce answers KAFKA_STORAGE_ERROR for that partition, an offset commit, a group join or a
+transaction step NOT_COORDINATOR (the coordinators' mapping of a storage error), CreateTopics
+and DeleteTopics KAFKA_STORAGE_ERROR with the topic left as it was.  A restart on the same data dir finds exactly what clients were told.
 """
 
 from __future__ import annotations

@@ -7,7 +7,9 @@ creation, topic validation, per-topic configs) so that handlers stay thin.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import logging
+import shutil
 import time
 import uuid
 from collections.abc import Callable
@@ -29,7 +31,7 @@ from pykafkad.coordinator.runtime import GroupCoordinatorService
 from pykafkad.coordinator.transaction_coordinator import TransactionCoordinator
 from pykafkad.fetch_sessions import FetchSessionCache
 from pykafkad.log.config import LogConfig
-from pykafkad.log.manager import LogManager
+from pykafkad.log.manager import LogManager, partition_dir_name
 from pykafkad.log.partition import PartitionLog
 from pykafkad.producer_ids import ProducerIdManager
 from wire.errors import ErrorCode, KafkaError
@@ -52,8 +54,13 @@ class Endpoint:
 
 
 def log_config_from(topic_config) -> LogConfig:
-    """Maps Kafka's topic config names onto the log's own settings."""
-    return LogConfig.from_topic_configs(topic_config)
+    """Maps Kafka's topic config names onto the log's own settings (segment size: Kafka's
+    LogConfig.segmentSize, internal.segment.bytes when set)."""
+    config = LogConfig.from_topic_configs(topic_config)
+    segment_bytes = topic_config.effective_segment_bytes
+    if segment_bytes != config.segment_bytes:
+        config = dataclasses.replace(config, segment_bytes=segment_bytes)
+    return config
 
 
 def read_or_create_meta(data_dir: Path, node_id: int) -> str:
@@ -105,7 +112,8 @@ class Broker:
                     self._create_partition(topic, p)
                 elif plog.latest_epoch is None:
                     plog.assign_epoch(LEADER_EPOCH)
-        self.fetch_sessions = FetchSessionCache(clock=clock)
+        self.fetch_sessions = FetchSessionCache(
+            clock=clock, max_sessions=config["max.incremental.fetch.session.cache.slots"])
         self.producer_ids = ProducerIdManager(data_dir)
         self._appended = trio.Event()
         self.shutting_down = False
@@ -114,6 +122,7 @@ class Broker:
         #: consumer groups and committed offsets, replayed from __consumer_offsets
         self.groups = GroupCoordinatorService(self, LEADER_EPOCH)
         self._next_producer_expiry = 0
+        self._next_txn_id_expiry = 0
         #: test-only fault hook for Produce: ``fn(stage, topic, partition, batch_header)`` with
         #: stage "before_append" / "after_append"; raising ConnectionResetError drops the
         #: connection there (the request or its response is lost, so the client retries)
@@ -184,13 +193,39 @@ class Broker:
             raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
 
     def create_topic(self, name: str, num_partitions: int, configs: dict[str, str]) -> Topic:
+        """Creates every partition's files, then registers the topic: all or nothing.  A file
+        that cannot be created (disk full, out of descriptors) raises KAFKA_STORAGE_ERROR and
+        leaves no trace of the topic, neither registered nor on disk."""
         self.check_new_topic(name, num_partitions, configs)
         topic = Topic(name, new_topic_id(), num_partitions, dict(configs))
-        self.topics.add(topic)
-        for p in range(num_partitions):
-            self._create_partition(topic, p)
+        try:
+            for p in range(num_partitions):
+                self._create_partition_files(topic, p)
+            self.topics.add(topic)
+        except OSError as e:
+            self.topics.discard(name)
+            self._remove_partitions(name, range(num_partitions))
+            raise self._storage_error(f"creating topic {name}", e) from e
         log.info("created topic %s with %d partitions", name, num_partitions)
         return topic
+
+    def _create_partition_files(self, topic: Topic, index: int) -> None:
+        try:
+            self._create_partition(topic, index)
+        except OSError:
+            shutil.rmtree(self.data_dir / partition_dir_name(topic.name, index), ignore_errors=True)
+            raise
+
+    def _remove_partitions(self, name: str, partitions) -> None:
+        """Undoes partition creation (rollback): closes and deletes their logs and dirs."""
+        self.logs.remove_partitions(name, partitions)
+        for p in partitions:
+            shutil.rmtree(self.data_dir / partition_dir_name(name, p), ignore_errors=True)
+
+    def _storage_error(self, what: str, e: OSError) -> KafkaError:
+        log.warning("%s failed, rolled back: %s", what, e)
+        return KafkaError(ErrorCode.KAFKA_STORAGE_ERROR,
+                          f"Error while {what} in dir {self.data_dir}: {e.strerror or e}")
 
     def auto_create_topic(self, name: str) -> Topic | None:
         """Creates ``name`` as Kafka's auto.create.topics.enable would, or returns None."""
@@ -232,10 +267,15 @@ class Broker:
         if validate_only:
             return
         old = topic.num_partitions
-        topic.num_partitions = count
-        self.topics.save()
-        for p in range(old, count):
-            self._create_partition(topic, p)
+        try:
+            for p in range(old, count):
+                self._create_partition_files(topic, p)
+            topic.num_partitions = count
+            self.topics.save()
+        except OSError as e:
+            topic.num_partitions = old
+            self._remove_partitions(name, range(old, count))
+            raise self._storage_error(f"creating partitions of {name}", e) from e
 
     def set_topic_configs(self, topic: Topic, configs: dict[str, str]) -> None:
         topic.configs = dict(configs)
@@ -254,14 +294,18 @@ class Broker:
         return self.logs.apply_retention(self.clock())
 
     def run_transaction_timers(self) -> None:
-        """Aborts timed-out transactions; now and then expires transactional ids and idle
-        producer ids (transactional.id.expiration.ms, producer.id.expiration.ms)."""
+        """Aborts timed-out transactions; every transaction.remove.expired.transaction.cleanup
+        .interval.ms expires transactional ids (transactional.id.expiration.ms), every
+        producer.id.expiration.check.interval.ms idle producer ids (producer.id.expiration.ms)."""
         now = self.clock()
         self.txn_coordinator.abort_timed_out_transactions(now)
+        if now >= self._next_txn_id_expiry:
+            interval = self.config["transaction.remove.expired.transaction.cleanup.interval.ms"]
+            self._next_txn_id_expiry = now + interval
+            self.txn_coordinator.expire_transactional_ids(now)
         if now >= self._next_producer_expiry:
             interval = self.config["producer.id.expiration.check.interval.ms"]
             self._next_producer_expiry = now + interval
-            self.txn_coordinator.expire_transactional_ids(now)
             expiration = self.config["producer.id.expiration.ms"]
             for plog in self.logs.logs().values():
                 plog.remove_expired_producers(now, expiration)

@@ -7,8 +7,11 @@ Every problem with the command line exits with status 2 and one line naming it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import logging
+import os
+import resource
 import signal
 import sys
 from pathlib import Path
@@ -19,10 +22,22 @@ from pykafkad import __version__
 
 DEFAULT_DATA_DIR = "./pykafkad-data"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+#: descriptors beyond the data dir's files: the interpreter, listeners, clients' connections
+FD_HEADROOM = 128
 
 
 class UsageError(Exception):
     pass
+
+
+class HelpConfig(argparse.Action):
+    """``--help-config``: prints the settings table and exits, like ``--help``."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from pykafkad.config.help import help_config_text
+
+        print(help_config_text())
+        parser.exit()
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -40,21 +55,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a Kafka broker property, e.g. --set num.partitions=3 (repeatable)")
     p.add_argument("--log-level", default="INFO", type=str.upper, choices=LOG_LEVELS)
+    p.add_argument("--help-config", action=HelpConfig, nargs=0,
+                   help="list every broker setting with its default and whether it is applied")
     p.add_argument("--version", action="version", version=f"pykafkad {__version__}")
     return p.parse_args(argv)
-
-
-def parse_listener(value: str) -> tuple[str | None, int | None]:
-    """First PLAINTEXT listener of Kafka's ``listeners`` property -> (host, port)."""
-    first = value.split(",")[0].strip()
-    if "://" not in first:
-        raise UsageError(f"invalid listeners value {value!r}")
-    addr = first.split("://", 1)[1]
-    host, _, port = addr.rpartition(":")
-    try:
-        return (host.strip("[]") or None), int(port)
-    except ValueError:
-        raise UsageError(f"invalid port in listeners value {value!r}") from None
 
 
 def check_data_dir(path: Path) -> None:
@@ -65,6 +69,34 @@ def check_data_dir(path: Path) -> None:
         probe.unlink()
     except OSError as e:
         raise UsageError(f"data directory {path} is not writable: {e.strerror or e}") from None
+
+
+def raise_descriptor_limit() -> None:
+    """Lifts the soft open-files limit to the hard one, as the JVM running Kafka does
+    (HotSpot's MaxFDLimit): each partition keeps its segment files open."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def descriptors_needed(data_dir: Path) -> tuple[int, int]:
+    """(partitions, descriptors) a start on ``data_dir`` needs: one per segment file, two more
+    per partition for the active segment's indexes, plus the process's own and some clients."""
+    partitions = segments = 0
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(data_dir):
+            if entry.is_dir() and "-" in entry.name and not entry.name.endswith("-delete"):
+                partitions += 1
+                with contextlib.suppress(OSError):
+                    segments += sum(1 for f in os.scandir(entry.path) if f.name.endswith(".log"))
+    return partitions, segments + 2 * partitions + FD_HEADROOM
+
+
+def too_few_descriptors(data_dir: Path, partitions: int, needed: int) -> str:
+    limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return (f"too many open files: the {partitions} partitions in {data_dir} need about "
+            f"{needed} file descriptors, the limit is {limit}; raise it with `ulimit -n {needed}`")
 
 
 def build(args: argparse.Namespace):
@@ -86,11 +118,14 @@ def build(args: argparse.Namespace):
     except ConfigError as e:
         raise UsageError(str(e)) from None
     host, port = args.host, args.port
-    if config.is_set("listeners"):
-        lhost, lport = parse_listener(",".join(config["listeners"]) if isinstance(
-            config["listeners"], list) else config["listeners"])
-        host = host if host is not None else lhost
-        port = port if port is not None else lport
+    if config.is_set("listeners"):  # the first listener that is not a controller's
+        first = config.broker_listeners[0]
+        host = host if host is not None else first.host
+        port = port if port is not None else first.port
+    advertised_host, advertised_port = args.advertised_host, None
+    if advertised_host is None and config.is_set("advertised.listeners"):
+        first = config.advertised_listeners[0]
+        advertised_host, advertised_port = first.host, first.port or None
     host = host if host is not None else "localhost"
     port = port if port is not None else 9092
     if not 0 <= port <= 65535:
@@ -103,8 +138,15 @@ def build(args: argparse.Namespace):
         data_dir = config["log.dir"]
     data_path = Path(data_dir or DEFAULT_DATA_DIR)
     check_data_dir(data_path)
-    broker = Broker(config, data_path)
-    return Server(broker, host, port, args.advertised_host), data_path
+    # counted first: once the descriptors are exhausted even listing a directory fails
+    partitions, needed = descriptors_needed(data_path)
+    try:
+        broker = Broker(config, data_path)
+    except OSError as e:
+        if e.errno not in (errno.EMFILE, errno.ENFILE):
+            raise
+        raise UsageError(too_few_descriptors(data_path, partitions, needed)) from None
+    return Server(broker, host, port, advertised_host, advertised_port), data_path
 
 
 async def serve(server) -> None:
@@ -128,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    raise_descriptor_limit()
     try:
         server, _ = build(args)
         trio.run(serve, server)

@@ -93,24 +93,45 @@ class TopicRegistry:
     def save(self) -> None:
         data = {"version": 1, "topics": {n: t.to_json() for n, t in sorted(self.topics.items())}}
         tmp = self.path.with_suffix(".tmp")
-        with open(tmp, "w") as f:
-            json.dump(data, f, indent=1)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
+        try:
+            with open(tmp, "w") as f:
+                json.dump(data, f, indent=1)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+        except OSError:  # e.g. disk full: the file on disk stays as it was
+            tmp.unlink(missing_ok=True)
+            raise
 
     def get(self, name: str) -> Topic | None:
         return self.topics.get(name)
 
     def add(self, topic: Topic) -> None:
+        """Registers ``topic``; if it cannot be saved, it is not registered either."""
         self.topics[topic.name] = topic
         self.by_id[topic.topic_id] = topic
-        self.save()
+        try:
+            self.save()
+        except OSError:
+            self.discard(topic.name)
+            raise
+
+    def discard(self, name: str) -> None:
+        """Forgets ``name`` in memory only (undoing an ``add`` whose save failed)."""
+        topic = self.topics.pop(name, None)
+        if topic is not None:
+            self.by_id.pop(topic.topic_id, None)
 
     def remove(self, name: str) -> Topic:
+        """Unregisters ``name``; if that cannot be saved, it stays registered."""
         topic = self.topics.pop(name)
         self.by_id.pop(topic.topic_id, None)
-        self.save()
+        try:
+            self.save()
+        except OSError:
+            self.topics[name] = topic
+            self.by_id[topic.topic_id] = topic
+            raise
         return topic
 
 

@@ -48,6 +48,8 @@ class Connection:
             if not data:
                 raise ConnectionClosed
             self.buf += data
+            if self.idle_scope is not None:  # any bytes are activity
+                self.idle_scope.deadline = trio.current_time() + self.server.max_idle_s
 
     async def read_frame(self) -> memoryview:
         await self._fill(4)
@@ -87,11 +89,16 @@ class Connection:
     async def serve(self) -> None:
         try:
             while not self.server.shutting_down:
-                with trio.CancelScope() as scope:
+                # connections.max.idle.ms: silent that long between requests (or inside one)
+                # and the connection is closed, as Kafka's Selector does; shutdown cancels too
+                deadline = trio.current_time() + self.server.max_idle_s
+                with trio.CancelScope(deadline=deadline) as scope:
                     self.idle_scope = scope
                     frame = await self.read_frame()
                 self.idle_scope = None
                 if scope.cancelled_caught:
+                    if not self.server.shutting_down:
+                        log.debug("closing connection from %s: idle", self.peer)
                     break
                 self.in_flight = True
                 await self.handle_frame(frame)

@@ -20,7 +20,9 @@ from wire.errors import ErrorCode
 
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
-#: Kafka's max.incremental.fetch.session.cache.slots default
+#: Kafka's max.incremental.fetch.session.cache.slots default (the broker passes the setting);
+#: when every slot is taken by a session used in the last IDLE_EVICTION_MS, a new one is not
+#: created and the fetch is answered sessionless (session id 0), as Kafka does
 MAX_SESSIONS = 1000
 #: Kafka evicts sessions idle longer than this when the cache is full
 IDLE_EVICTION_MS = 120_000
@@ -74,6 +76,8 @@ class FetchSessionCache:
     def _evict_if_full(self) -> bool:
         if len(self.sessions) < self.max_sessions:
             return True
+        if not self.sessions:  # no slots at all: every fetch is sessionless
+            return False
         now = self.clock()
         oldest = min(self.sessions.values(), key=lambda s: s.last_used_ms)
         if now - oldest.last_used_ms >= IDLE_EVICTION_MS:

@@ -375,3 +375,73 @@ IGNORED_BROKER_CONFIG_PREFIXES: tuple[str, ...] = (
 
 def is_ignored_broker_config(name: str) -> bool:
     return name in IGNORED_BROKER_CONFIGS or name.startswith(IGNORED_BROKER_CONFIG_PREFIXES)
+
+_ONE_THREAD = "one trio thread serves everything"
+_ONE_REPLICA = "a single node: every partition has one replica"
+_NO_KIP848 = "the consumer rebalance protocol (KIP-848) is not served"
+
+#: Broker configs pykafkad defines (validates, describes, lets AlterConfigs change) but does not
+#: act on, with the reason; every other config in BROKER_CONFIGS is applied.  ``pykafkad
+#: --help-config`` and the README (scripts/config_table.py) are generated from this table.
+NOT_APPLIED_BROKER_CONFIGS: dict[str, str] = {
+    "num.network.threads": _ONE_THREAD,
+    "num.io.threads": _ONE_THREAD,
+    "background.threads": _ONE_THREAD,
+    "num.recovery.threads.per.data.dir": _ONE_THREAD,
+    "num.replica.fetchers": _ONE_REPLICA,
+    "queued.max.requests": "each connection handles one request at a time; nothing queues",
+    "queued.max.request.bytes": "each connection handles one request at a time; nothing queues",
+    "max.connection.creation.rate": "new connections are not rate-limited",
+    "request.timeout.ms": "the broker sends no requests of its own",
+    "min.insync.replicas":
+        "one replica: Kafka 4 caps it at the replication factor, so acks=all always succeeds",
+    "unclean.leader.election.enable": _ONE_REPLICA,
+    "compression.type": "batches are stored as the producer compressed them",
+    "compression.gzip.level": "batches are never recompressed",
+    "compression.lz4.level": "batches are never recompressed",
+    "compression.zstd.level": "batches are never recompressed",
+    "replica.fetch.max.bytes": _ONE_REPLICA,
+    "replica.lag.time.max.ms": _ONE_REPLICA,
+    "log.flush.interval.messages": "flushing is left to the OS, as Kafka's defaults do",
+    "log.flush.interval.ms": "flushing is left to the OS, as Kafka's defaults do",
+    "log.flush.scheduler.interval.ms": "flushing is left to the OS, as Kafka's defaults do",
+    "log.flush.offset.checkpoint.interval.ms":
+        "recovery points are checkpointed at segment roll and shutdown",
+    "log.flush.start.offset.checkpoint.interval.ms":
+        "log start offsets are checkpointed whenever one moves",
+    "log.segment.delete.delay.ms": "files of deleted segments are removed at once",
+    "log.preallocate": "segment files are never preallocated",
+    "log.message.timestamp.before.max.ms": "record timestamps are not range-checked",
+    "log.message.timestamp.after.max.ms": "record timestamps are not range-checked",
+    "log.local.retention.ms": "no tiered storage",
+    "log.local.retention.bytes": "no tiered storage",
+    "log.cleaner.threads": "the cleaner runs on the broker's thread",
+    "log.cleaner.dedupe.buffer.size": "the cleaner's offset map is not bounded",
+    "log.cleaner.io.buffer.size": "the cleaner sizes its own reads",
+    "log.cleaner.io.buffer.load.factor": "the cleaner's offset map is not bounded",
+    "log.cleaner.io.max.bytes.per.second": "the cleaner is not throttled",
+    "offsets.topic.replication.factor": _ONE_REPLICA,
+    "offsets.commit.timeout.ms": "commits are written before they are answered",
+    "group.coordinator.rebalance.protocols": _NO_KIP848,
+    "group.consumer.session.timeout.ms": _NO_KIP848,
+    "group.consumer.min.session.timeout.ms": _NO_KIP848,
+    "group.consumer.max.session.timeout.ms": _NO_KIP848,
+    "group.consumer.heartbeat.interval.ms": _NO_KIP848,
+    "group.consumer.min.heartbeat.interval.ms": _NO_KIP848,
+    "group.consumer.max.heartbeat.interval.ms": _NO_KIP848,
+    "group.consumer.max.size": _NO_KIP848,
+    "group.consumer.assignors": _NO_KIP848,
+    "transaction.state.log.replication.factor": _ONE_REPLICA,
+    "transaction.state.log.min.isr": _ONE_REPLICA,
+    "transaction.state.log.load.buffer.size": "transaction state is read in one pass at start",
+}
+
+#: Applied configs whose application differs in some way worth telling.
+APPLIED_WITH_NOTE: dict[str, str] = {
+    "log.dirs": "only the first directory is used",
+    "listeners": "the first listener that is not a controller's is served, as PLAINTEXT",
+    "socket.send.buffer.bytes": "when set; unset, the OS tunes the buffer",
+    "socket.receive.buffer.bytes": "when set; unset, the OS tunes the buffer",
+    "listener.security.protocol.map": "validated; only PLAINTEXT is served",
+    "controller.listener.names": "its listeners are not served",
+}

@@ -159,3 +159,31 @@ TOPIC_CONFIGS: dict[str, ConfigDef] = names_of(
                internal=True),
     ]
 )  # fmt: skip
+
+_ONE_REPLICA = "a single node: every partition has one replica"
+_NO_TIERED = "no tiered storage"
+
+#: Topic configs pykafkad accepts (validates, describes) but does not act on, with the reason;
+#: every other topic config is applied.  ``pykafkad --help-config`` and the README list them.
+NOT_APPLIED_TOPIC_CONFIGS: dict[str, str] = {
+    "flush.messages": "flushing is left to the OS, as Kafka's defaults do",
+    "flush.ms": "flushing is left to the OS, as Kafka's defaults do",
+    "file.delete.delay.ms": "files of deleted segments are removed at once",
+    "preallocate": "segment files are never preallocated",
+    "unclean.leader.election.enable": _ONE_REPLICA,
+    "min.insync.replicas":
+        "one replica: Kafka 4 caps it at the replication factor, so acks=all always succeeds",
+    "compression.type": "batches are stored as the producer compressed them",
+    "compression.gzip.level": "batches are never recompressed",
+    "compression.lz4.level": "batches are never recompressed",
+    "compression.zstd.level": "batches are never recompressed",
+    "message.timestamp.before.max.ms": "record timestamps are not range-checked",
+    "message.timestamp.after.max.ms": "record timestamps are not range-checked",
+    "leader.replication.throttled.replicas": _ONE_REPLICA,
+    "follower.replication.throttled.replicas": _ONE_REPLICA,
+    "remote.storage.enable": _NO_TIERED,
+    "local.retention.ms": _NO_TIERED,
+    "local.retention.bytes": _NO_TIERED,
+    "remote.log.copy.disable": _NO_TIERED,
+    "remote.log.delete.on.disable": _NO_TIERED,
+}

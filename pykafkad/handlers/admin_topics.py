@@ -39,58 +39,108 @@ def check_assignments(node_id: int, assignments: list[list[int]]) -> None:
             raise replication_error(len(broker_ids))
 
 
+#: QuorumController.MAX_RECORDS_PER_USER_OP: the most metadata records one admin request may
+#: write.  Kafka refuses a bigger CreateTopics/CreatePartitions whole, before touching anything.
+MAX_RECORDS_PER_USER_OP = 10000
+TOO_MANY_PARTITIONS = "Excessively large number of partitions per request."
+TOO_MANY_ADDITIONAL_PARTITIONS = "Excessively large number of additional partitions per request."
+BATCH_TOO_LARGE = "Unable to perform excessively large batch operation."
+
+
+def requested_partitions(topics, default_partitions: int) -> int:
+    """ReplicationControlManager.validateTotalNumberOfPartitions for CreateTopics: every topic
+    counts, valid or not (-1 = num.partitions, assignments by their length, <= 0 as nothing)."""
+    total = 0
+    for t in topics:
+        if t.assignments:
+            total += len(t.assignments)
+        elif t.num_partitions == -1:
+            total += default_partitions
+        elif t.num_partitions > 0:
+            total += t.num_partitions
+    return total
+
+
+def _fail_all(results, message: str) -> None:
+    for res in results:
+        res.error_code, res.error_message = ErrorCode.POLICY_VIOLATION, message
+
+
+def _plan_topic(broker, t, duplicated: bool) -> tuple[int, int, dict[str, str]]:
+    """Checks one CreatableTopic as Kafka does; returns (partitions, replication factor, configs)."""
+    if duplicated:
+        raise KafkaError(ErrorCode.INVALID_REQUEST,
+                         f"Create topics request from client contains duplicate topic {t.name}")
+    if t.assignments:
+        if t.num_partitions != -1 or t.replication_factor != -1:
+            raise KafkaError(ErrorCode.INVALID_REQUEST,
+                             "Both numPartitions or replicationFactor and "
+                             "replicasAssignments were set. Both cannot be used at the same time.")
+        check_assignments(broker.node_id, [a.broker_ids for a in t.assignments])
+        num_partitions, rf = len(t.assignments), 1
+    else:
+        num_partitions = t.num_partitions
+        if num_partitions == -1:
+            num_partitions = broker.config["num.partitions"]
+        rf = t.replication_factor
+        if rf == -1:
+            rf = broker.config["default.replication.factor"]
+        if rf <= 0:
+            raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
+                             "Replication factor must be larger than 0, or -1 to use "
+                             "the default value.")
+        if rf > 1:
+            raise replication_error(rf)
+    configs = {}
+    for c in t.configs:
+        if c.value is None:
+            raise KafkaError(ErrorCode.INVALID_CONFIG,
+                             f"Null value not supported for topic configs: {c.name}")
+        configs[c.name] = c.value
+    broker.check_new_topic(t.name, num_partitions, configs)
+    return num_partitions, rf, configs
+
+
 @handles(19, 0, 7)
 async def handle_create_topics(ctx: RequestContext, req) -> CreateTopicsResponse:
     """Versions 0-7.  -1 partitions / replication factor take the broker defaults (v4+).
     A replication factor above 1 is INVALID_REPLICATION_FACTOR, as on a one-broker Kafka.
-    v5+ answers the resulting partitions, replication factor and configs; v7 the topic id."""
+    v5+ answers the resulting partitions, replication factor and configs; v7 the topic id.
+
+    As Kafka's controller, a request for more than 10,000 partitions in all, or whose valid
+    topics would take more than 10,000 metadata records (one per topic, partition and config),
+    is refused whole with POLICY_VIOLATION, validate_only or not.  A topic whose files cannot
+    be created (disk full, out of descriptors) answers KAFKA_STORAGE_ERROR and is rolled back."""
     broker = ctx.broker
     v = ctx.version
     names = Counter(t.name for t in req.topics)
-    results = []
-    for t in req.topics:
-        res = CreatableTopicResult(name=t.name, topic_id=ZERO_UUID, error_code=0,
-                                   error_message=None, num_partitions=-1, replication_factor=-1, configs=None)
-        results.append(res)
+    results = [
+        CreatableTopicResult(name=t.name, topic_id=ZERO_UUID, error_code=0, error_message=None,
+                             num_partitions=-1, replication_factor=-1, configs=None)
+        for t in req.topics
+    ]
+    response = CreateTopicsResponse(throttle_time_ms=0, topics=results)
+    if requested_partitions(req.topics, broker.config["num.partitions"]) > MAX_RECORDS_PER_USER_OP:
+        _fail_all(results, TOO_MANY_PARTITIONS)
+        return response
+    plans = []
+    for t, res in zip(req.topics, results, strict=True):
         try:
-            if names[t.name] > 1:
-                raise KafkaError(ErrorCode.INVALID_REQUEST,
-                                 f"Create topics request from client contains duplicate topic {t.name}")
-            if t.assignments:
-                if t.num_partitions != -1 or t.replication_factor != -1:
-                    raise KafkaError(ErrorCode.INVALID_REQUEST,
-                                     "Both numPartitions or replicationFactor and "
-                                     "replicasAssignments were set. Both cannot be used at the same time.")
-                check_assignments(broker.node_id, [a.broker_ids for a in t.assignments])
-                num_partitions, rf = len(t.assignments), 1
-            else:
-                num_partitions = t.num_partitions
-                if num_partitions == -1:
-                    num_partitions = broker.config["num.partitions"]
-                rf = t.replication_factor
-                if rf == -1:
-                    rf = broker.config["default.replication.factor"]
-                if rf <= 0:
-                    raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
-                                     "Replication factor must be larger than 0, or -1 to use "
-                                     "the default value.")
-                if rf > 1:
-                    raise replication_error(rf)
-            configs = {}
-            for c in t.configs:
-                if c.value is None:
-                    raise KafkaError(ErrorCode.INVALID_CONFIG,
-                                     f"Null value not supported for topic configs: {c.name}")
-                configs[c.name] = c.value
-            if req.validate_only:
-                broker.check_new_topic(t.name, num_partitions, configs)
-                topic_id = ZERO_UUID
-            else:
-                topic_id = broker.create_topic(t.name, num_partitions, configs).topic_id
+            plans.append((t, res, *_plan_topic(broker, t, names[t.name] > 1)))
         except KafkaError as e:
-            res.error_code = e.code
-            res.error_message = e.message
-            continue
+            res.error_code, res.error_message = e.code, e.message
+    records = sum(1 + n + len(configs) for _, _, n, _, configs in plans)
+    if records > MAX_RECORDS_PER_USER_OP:
+        _fail_all(results, BATCH_TOO_LARGE)
+        return response
+    for t, res, num_partitions, rf, configs in plans:
+        topic_id = ZERO_UUID
+        if not req.validate_only:
+            try:
+                topic_id = broker.create_topic(t.name, num_partitions, configs).topic_id
+            except KafkaError as e:
+                res.error_code, res.error_message = e.code, e.message
+                continue
         res.topic_id = topic_id if v >= 7 else ZERO_UUID
         res.num_partitions, res.replication_factor = num_partitions, rf
         if v >= 5:
@@ -99,12 +149,13 @@ async def handle_create_topics(ctx: RequestContext, req) -> CreateTopicsResponse
                                       config_source=e.source, is_sensitive=e.is_sensitive)
                 for e in describe_topic_configs(broker.config, configs, None, False, False)
             ]
-    return CreateTopicsResponse(throttle_time_ms=0, topics=results)
+    return response
 
 
 @handles(20, 0, 6)
 async def handle_delete_topics(ctx: RequestContext, req) -> DeleteTopicsResponse:
-    """Versions 0-6 (v6 names topics by name or id)."""
+    """Versions 0-6 (v6 names topics by name or id).  A topic whose removal cannot be recorded
+    (disk full) answers KAFKA_STORAGE_ERROR and stays as it was."""
     broker = ctx.broker
     if ctx.version >= 6:
         wanted = [(t.name, t.topic_id) for t in req.topics]
@@ -126,22 +177,41 @@ async def handle_delete_topics(ctx: RequestContext, req) -> DeleteTopicsResponse
         except KafkaError as e:
             res.error_code = e.code
             res.error_message = e.message
+        except OSError as e:  # the topic registry cannot be rewritten (disk full): kept whole
+            res.error_code = ErrorCode.KAFKA_STORAGE_ERROR
+            res.error_message = f"Error while deleting topic {name}: {e.strerror or e}"
     return DeleteTopicsResponse(throttle_time_ms=0, responses=results)
 
 
 @handles(37, 0, 3)
 async def handle_create_partitions(ctx: RequestContext, req) -> CreatePartitionsResponse:
-    """Versions 0-3."""
+    """Versions 0-3.  As Kafka's controller, more than 10,000 new partitions in all (over the
+    existing topics that grow) is refused whole with POLICY_VIOLATION, validate_only or not."""
     broker = ctx.broker
-    results = []
-    for t in req.topics:
-        res = CreatePartitionsTopicResult(name=t.name, error_code=0, error_message=None)
-        results.append(res)
+    results = [CreatePartitionsTopicResult(name=t.name, error_code=0, error_message=None)
+               for t in req.topics]
+    response = CreatePartitionsResponse(throttle_time_ms=0, results=results)
+    if additional_partitions(broker, req.topics) > MAX_RECORDS_PER_USER_OP:
+        _fail_all(results, TOO_MANY_ADDITIONAL_PARTITIONS)
+        return response
+    for t, res in zip(req.topics, results, strict=True):
         try:
+            if broker.topics.get(t.name) is None:  # Kafka answers this one without a message
+                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             if t.assignments is not None:
                 check_assignments(broker.node_id, [a.broker_ids for a in t.assignments])
             broker.create_partitions(t.name, t.count, req.validate_only)
         except KafkaError as e:
             res.error_code = e.code
             res.error_message = e.message
-    return CreatePartitionsResponse(throttle_time_ms=0, results=results)
+    return response
+
+
+def additional_partitions(broker, topics) -> int:
+    """The partitions a CreatePartitions request adds to existing topics (Kafka's count)."""
+    total = 0
+    for t in topics:
+        topic = broker.topics.get(t.name)
+        if topic is not None and t.count > topic.num_partitions:
+            total += t.count - topic.num_partitions
+    return total

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers import authorized_operations
-from wire.errors import ErrorCode
+from wire.errors import ErrorCode, KafkaError
 from wire.messages.describe_cluster_response import (
     DescribeClusterBroker,
     DescribeClusterResponse,
@@ -37,7 +37,7 @@ async def handle_describe_cluster(ctx: RequestContext, req) -> DescribeClusterRe
         endpoint_type=1,
         cluster_id=ctx.broker.cluster_id,
         controller_id=ep.node_id,
-        brokers=[DescribeClusterBroker(ep.node_id, ep.host, ep.port, None)],
+        brokers=[DescribeClusterBroker(ep.node_id, ep.host, ep.port, ctx.broker.config["broker.rack"])],
         cluster_authorized_operations=authorized_operations.CLUSTER
         if req.include_cluster_authorized_operations else authorized_operations.OMITTED,
     )
@@ -53,6 +53,12 @@ async def handle_find_coordinator(ctx: RequestContext, req) -> FindCoordinatorRe
     v = ctx.version
 
     def answer(key: str) -> tuple[int, str | None]:
+        try:
+            return lookup(key)
+        except KafkaError:  # the internal topic cannot be created (e.g. disk full): retriable
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available."
+
+    def lookup(key: str) -> tuple[int, str | None]:
         if req.key_type == TRANSACTION_KEY_TYPE:
             # any id, even "", maps to a partition of __transaction_state (as in Kafka)
             ctx.broker.txn_coordinator.ensure_state_topic()  # as Kafka, on first lookup

@@ -128,7 +128,8 @@ async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
             return FetchResponse(throttle_time_ms=0, error_code=sctx.error, session_id=0)
     else:
         sctx = SessionContext(requested, None, incremental=False)
-    max_bytes = req.max_bytes if v >= 3 else 0x7FFFFFFF
+    # as Kafka: the request's bound, never above fetch.max.bytes
+    max_bytes = min(req.max_bytes if v >= 3 else 0x7FFFFFFF, broker.config["fetch.max.bytes"])
     read_committed = v >= 4 and req.isolation_level == READ_COMMITTED
     deadline = trio.current_time() + max(req.max_wait_ms, 0) / 1000
     while True:

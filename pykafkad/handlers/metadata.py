@@ -86,7 +86,7 @@ async def handle_metadata(ctx: RequestContext, req) -> MetadataResponse:
             out.append(topic_metadata(broker, topic, ep.node_id, topic_ops))
     return MetadataResponse(
         throttle_time_ms=0,
-        brokers=[MetadataResponseBroker(ep.node_id, ep.host, ep.port, None)],
+        brokers=[MetadataResponseBroker(ep.node_id, ep.host, ep.port, broker.config["broker.rack"])],
         cluster_id=broker.cluster_id,
         controller_id=ep.node_id,
         topics=out,

@@ -3,8 +3,11 @@ from the header), append it as sent, answer per partition."""
 
 from __future__ import annotations
 
+import logging
+
 from pykafkad.broker import LEADER_EPOCH
 from pykafkad.dispatch import RequestContext, handles
+from pykafkad.log.errors import KafkaStorageError
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.produce_response import (
     BatchIndexAndErrorMessage,
@@ -13,6 +16,8 @@ from wire.messages.produce_response import (
     TopicProduceResponse,
 )
 from wire.records.batch import decode_records, validate_produce_records
+
+log = logging.getLogger("pykafkad.produce")
 
 API_KEY = 0
 #: zstd is accepted from Produce v7 on (KIP-110)
@@ -62,7 +67,9 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
     answered UNSUPPORTED_FOR_MESSAGE_FORMAT as Kafka 4 does).  acks=0 gets no response.
     Every requested partition is answered, in request order.  Idempotent batches: a retry of
     one of the producer's last five batches is answered NONE with its original offsets;
-    OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH and INVALID_TXN_STATE as Kafka."""
+    OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH and INVALID_TXN_STATE as Kafka.
+    A partition whose files cannot be written (disk full) answers KAFKA_STORAGE_ERROR, which
+    clients retry; the others in the request are appended as usual."""
     broker = ctx.broker
     v = ctx.version
     acks = req.acks
@@ -106,6 +113,10 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
                 info = plog.append_produced(records, header, LEADER_EPOCH, now_ms=broker.clock())
                 if fault is not None:
                     fault("after_append", td.name, pd.index, header)
+            except KafkaStorageError as e:  # nothing was appended; Kafka sends no message
+                log.warning("%s", e)
+                parts.append(_error(pd.index, e.code))
+                continue
             except KafkaError as e:
                 part = _error(pd.index, e.code, e.message)
                 part.record_errors = getattr(e, "record_errors", [])

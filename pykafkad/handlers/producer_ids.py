@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from pykafkad.coordinator.rebalance import append_error
 from pykafkad.dispatch import RequestContext, handles
-from wire.errors import ErrorCode
+from wire.errors import ErrorCode, KafkaError
 from wire.messages.init_producer_id_response import InitProducerIdResponse
 
 #: PRODUCER_FENCED exists from InitProducerId v4 on; older clients get INVALID_PRODUCER_EPOCH
@@ -25,8 +26,11 @@ async def handle_init_producer_id(ctx: RequestContext, req) -> InitProducerIdRes
     expected_pid = req.producer_id if ctx.version >= 3 else -1
     expected_epoch = req.producer_epoch if ctx.version >= 3 else -1
     coordinator = ctx.broker.txn_coordinator
-    err, pid, epoch = coordinator.init_producer_id(
-        req.transactional_id, req.transaction_timeout_ms, expected_pid, expected_epoch)
+    try:
+        err, pid, epoch = coordinator.init_producer_id(
+            req.transactional_id, req.transaction_timeout_ms, expected_pid, expected_epoch)
+    except KafkaError as e:  # the transaction log write failed (disk full): Kafka's mapping
+        err, pid, epoch = append_error(e.code), -1, -1
     if err == ErrorCode.PRODUCER_FENCED and ctx.version < PRODUCER_FENCED_VERSION:
         err = ErrorCode.INVALID_PRODUCER_EPOCH
     return InitProducerIdResponse(

@@ -9,6 +9,7 @@ AddPartitionsToTxn, AddOffsetsToTxn and EndTxn).
 from __future__ import annotations
 
 from pykafkad.coordinator.coordinator import CommitPartition, CommitRequest
+from pykafkad.coordinator.rebalance import append_error
 from pykafkad.dispatch import RequestContext, handles
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.add_offsets_to_txn_response import AddOffsetsToTxnResponse
@@ -50,6 +51,15 @@ PRODUCER_FENCED_VERSION = 2
 BATCHED_VERSION = 4
 
 
+def _logged(fn, *args, **kwargs) -> int:
+    """Runs a transaction-log write; a failed one (disk full) is answered as Kafka's
+    TransactionStateManager maps it (KAFKA_STORAGE_ERROR -> NOT_COORDINATOR; clients retry)."""
+    try:
+        return fn(*args, **kwargs)
+    except KafkaError as e:
+        return append_error(e.code)
+
+
 def _fenced(code: int, version: int) -> int:
     if code == ErrorCode.PRODUCER_FENCED and version < PRODUCER_FENCED_VERSION:
         return ErrorCode.INVALID_PRODUCER_EPOCH
@@ -79,7 +89,7 @@ def _add_partitions(broker, version: int, txn_id, pid, epoch, topics, verify_onl
             codes[key] = _fenced(coordinator.add_partitions(
                 txn_id, pid, epoch, [key], verify_only=True), version)
     else:
-        err = _fenced(coordinator.add_partitions(txn_id, pid, epoch, wanted), version)
+        err = _fenced(_logged(coordinator.add_partitions, txn_id, pid, epoch, wanted), version)
         for key in wanted:
             codes[key] = err
     results = []
@@ -117,8 +127,8 @@ async def handle_add_partitions_to_txn(ctx: RequestContext, req) -> AddPartition
 @handles(25, 0, 4)
 async def handle_add_offsets_to_txn(ctx: RequestContext, req) -> AddOffsetsToTxnResponse:
     """Versions 0-4.  Adds the group's __consumer_offsets partition to the transaction."""
-    err = ctx.broker.txn_coordinator.add_offsets(
-        req.transactional_id, req.producer_id, req.producer_epoch, req.group_id)
+    err = _logged(ctx.broker.txn_coordinator.add_offsets,
+                  req.transactional_id, req.producer_id, req.producer_epoch, req.group_id)
     return AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=_fenced(err, ctx.version))
 
 
@@ -128,8 +138,8 @@ async def handle_end_txn(ctx: RequestContext, req) -> EndTxnResponse:
     written to every partition of the transaction (the LSO moves, pending transactional
     offsets become visible or are dropped), then CompleteCommit/CompleteAbort.  v5 (KIP-890
     part 2: an epoch bump per transaction) is not served, as transaction.version 2 is not."""
-    err = ctx.broker.txn_coordinator.end_txn(
-        req.transactional_id, req.producer_id, req.producer_epoch, req.committed)
+    err = _logged(ctx.broker.txn_coordinator.end_txn,
+                  req.transactional_id, req.producer_id, req.producer_epoch, req.committed)
     return EndTxnResponse(throttle_time_ms=0, error_code=_fenced(err, ctx.version))
 
 

@@ -3,6 +3,7 @@
 from pykafkad.log.config import LogConfig
 from pykafkad.log.errors import (
     CorruptRecordError,
+    KafkaStorageError,
     LogClosedError,
     LogError,
     OffsetOutOfRangeError,
@@ -17,6 +18,7 @@ __all__ = [
     "AppendInfo",
     "CorruptRecordError",
     "FileRegion",
+    "KafkaStorageError",
     "LogClosedError",
     "LogConfig",
     "LogError",

@@ -42,3 +42,12 @@ class LogClosedError(LogError):
     """The partition log was closed or deleted (e.g. its topic was deleted meanwhile)."""
 
     code_default = ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+
+class KafkaStorageError(LogError):
+    """A file of the log could not be written or opened (disk full, out of descriptors, I/O
+    error).  Kafka takes the log dir offline and, when it was the only one, halts the broker;
+    pykafkad, whose single data dir is all it has, answers this for the one append that failed
+    (which is rolled back) and keeps serving, so clients retry once space is back."""
+
+    code_default = ErrorCode.KAFKA_STORAGE_ERROR

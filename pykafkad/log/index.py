@@ -62,9 +62,13 @@ class _IndexFile:
             return
         if self._fd < 0:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        data = bytes(self._pending)
+        size = os.fstat(self._fd).st_size
+        try:
+            write_all(self._fd, self._pending)
+        except OSError:  # disk full: the file keeps whole entries, the rest stays pending
+            os.ftruncate(self._fd, size)
+            raise
         self._pending.clear()
-        write_all(self._fd, data)
 
     def flush(self) -> None:
         self.write_pending()

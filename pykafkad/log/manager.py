@@ -167,6 +167,19 @@ class LogManager:
             self.cleaner.forget(keys)
         return len(keys)
 
+    def remove_partitions(self, topic: str, partitions) -> None:
+        """Closes and forgets the given partitions' logs (a rolled-back creation); their
+        directories are the caller's to remove."""
+        for p in partitions:
+            plog = self._logs.pop((topic, p), None)
+            if plog is not None:
+                self._recovery_points.pop((topic, p), None)
+                self._log_starts.pop((topic, p), None)
+                try:
+                    plog.close()
+                except OSError:  # its directory goes anyway
+                    pass
+
     def update_config(self, topic: str, config: LogConfig) -> None:
         for (t, _), plog in self._logs.items():
             if t == topic:

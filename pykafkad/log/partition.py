@@ -26,7 +26,7 @@ from pathlib import Path
 from pykafkad.log.cleaner_swap import swap_segment_files
 from pykafkad.log.config import LogConfig
 from pykafkad.log.epoch import LeaderEpochCache
-from pykafkad.log.errors import LogClosedError, OffsetOutOfRangeError
+from pykafkad.log.errors import KafkaStorageError, LogClosedError, OffsetOutOfRangeError
 from pykafkad.log.loader import load_segments, rebuild_producer_state
 from pykafkad.log.producer_state import CompletedTxn, ProducerStateManager
 from pykafkad.log.read import (
@@ -183,10 +183,15 @@ class PartitionLog:
             return AppendInfo(-1, -1, -1, self._log_start_offset, -1, -1, 0, 0)
         first_offset = self.log_end_offset
         valid = validate_and_assign_offsets(buf, first_offset, leader_epoch, self._config, now)
-        segment = self._maybe_roll(len(buf), valid.max_timestamp, valid.last_offset, now)
-        if leader_epoch >= 0:
-            self.leader_epochs.assign(leader_epoch, first_offset)
-        segment.append(buf, valid.batches, valid.max_timestamp)
+        try:
+            segment = self._maybe_roll(len(buf), valid.max_timestamp, valid.last_offset, now)
+            if leader_epoch >= 0:
+                self.leader_epochs.assign(leader_epoch, first_offset)
+            segment.append(buf, valid.batches, valid.max_timestamp)  # all or nothing
+        except OSError as e:
+            raise KafkaStorageError(
+                f"Error while appending records to {self.dir.name} in dir {self.dir.parent}: {e}"
+            ) from e
         return AppendInfo(
             base_offset=first_offset,
             last_offset=valid.last_offset,

@@ -10,6 +10,7 @@ Only batch headers are ever parsed here; record contents are left alone.
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import struct
@@ -31,6 +32,8 @@ LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 TXN_INDEX_SUFFIX = ".txnindex"
+
+log = logging.getLogger("pykafkad.log")
 
 INT32_MAX = 0x7FFFFFFF
 MAGIC_V2 = 2
@@ -266,8 +269,13 @@ class LogSegment:
                 self.bytes_since_last_index_entry = 0
             self.bytes_since_last_index_entry += size
         self.next_offset = batches[-1][2] + 1
-        offset_index.write_pending()
-        time_index.write_pending()
+        try:
+            offset_index.write_pending()
+            time_index.write_pending()
+        except OSError as e:
+            # The batches are in the log: the sparse index entries are written with a later
+            # append (or rebuilt on recovery), so the append stands whole.
+            log.warning("%s: index entries stay pending: %s", self.log_path.name, e)
 
     # -- loading and recovery ------------------------------------------------------------------
     def load_tail(self) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -12,9 +13,11 @@ READY = re.compile(r"pykafkad listening on (\S+):(\d+)")
 
 
 class BrokerProcess:
-    def __init__(self, data_dir: Path, *args: str):
+    def __init__(self, data_dir: Path, *args: str, preexec_fn=None):
         self.data_dir = data_dir
         self.args = args
+        #: runs in the child before pykafkad starts (e.g. to lower a resource limit)
+        self.preexec_fn = preexec_fn
         self.proc: subprocess.Popen | None = None
         self.port: int | None = None
 
@@ -23,7 +26,7 @@ class BrokerProcess:
             [sys.executable, "-m", "pykafkad", "--host", "127.0.0.1", "--port", "0",
              "--data-dir", str(self.data_dir), *self.args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1"}, preexec_fn=self.preexec_fn,
         )
         line = self.proc.stdout.readline()  # blocks until the ready line (or exit)
         m = READY.search(line)
@@ -44,3 +47,10 @@ class BrokerProcess:
     def kill(self) -> None:
         self.proc.kill()
         self.proc.wait(30)
+
+
+def open_files_limit(n: int):
+    """A preexec_fn that caps the child's open file descriptors (soft and hard) at ``n``."""
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+    return limit

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pykafkad.broker import LEADER_EPOCH
 from pykafkad.dispatch import RequestContext, handles
+from pykafkad.log.errors import RecordValidationError
+from pykafkad.log.record_validation import RecordPolicy, validate_records
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.produce_response import (
     BatchIndexAndErrorMessage,
@@ -12,7 +14,7 @@ from wire.messages.produce_response import (
     ProduceResponse,
     TopicProduceResponse,
 )
-from wire.records.batch import decode_records, validate_produce_records
+from wire.records.batch import validate_produce_records
 
 API_KEY = 0
 #: zstd is accepted from Produce v7 on (KIP-110)
@@ -23,22 +25,6 @@ def _error(index: int, code: int, message: str | None = None) -> PartitionProduc
     return PartitionProduceResponse(
         index=index, error_code=code, base_offset=-1, log_append_time_ms=-1,
         log_start_offset=-1, record_errors=[], error_message=message)
-
-
-def _check_keys(records, topic: str, partition: int) -> None:
-    """Compacted topics need a key on every record: the one produce check that decodes records
-    (Kafka decodes them for compacted topics too).  Answered INVALID_RECORD with the index of
-    each keyless record in ``record_errors``."""
-    missing = [i for i, r in enumerate(decode_records(records)) if r.key is None]
-    if missing:
-        message = f"Compacted topic cannot accept message without key in topic partition {topic}-{partition}."
-        raise KeylessRecordError(missing, message)
-
-
-class KeylessRecordError(KafkaError):
-    def __init__(self, indexes: list[int], message: str):
-        super().__init__(ErrorCode.INVALID_RECORD, message)
-        self.record_errors = [BatchIndexAndErrorMessage(i, message) for i in indexes]
 
 
 def _verify_transactional(broker, topic: str, partition: int, plog, header) -> None:
@@ -73,7 +59,7 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
         topic = broker.topics.get(td.name)
         topic_config = broker.topic_config(topic) if topic else None
         max_bytes = topic_config["max.message.bytes"] if topic else None
-        compacted = topic is not None and "compact" in topic_config["cleanup.policy"]
+        policy = RecordPolicy.from_topic_config(topic_config) if topic else None
         parts = []
         for pd in td.partition_data:
             if acks not in (-1, 0, 1):
@@ -96,19 +82,22 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
                 header = validate_produce_records(
                     records, max_size=max_bytes, allow_zstd=v >= ZSTD_MIN_VERSION
                 )
-                if compacted:
-                    _check_keys(records, td.name, pd.index)
+                now = broker.clock()
+                records, header = validate_records(
+                    records, header, policy, now, f"{td.name}-{pd.index}")
                 plog = broker.partition(td.name, pd.index)
                 if fault is not None:
                     fault("before_append", td.name, pd.index, header)
                 if header.producer_id >= 0:
                     _verify_transactional(broker, td.name, pd.index, plog, header)
-                info = plog.append_produced(records, header, LEADER_EPOCH, now_ms=broker.clock())
+                info = plog.append_produced(records, header, LEADER_EPOCH, now_ms=now)
                 if fault is not None:
                     fault("after_append", td.name, pd.index, header)
             except KafkaError as e:
                 part = _error(pd.index, e.code, e.message)
-                part.record_errors = getattr(e, "record_errors", [])
+                if isinstance(e, RecordValidationError):
+                    part.record_errors = [BatchIndexAndErrorMessage(i, m)
+                                          for i, m in e.record_errors]
                 parts.append(part)
                 continue
             appended = appended or not info.duplicate

@@ -42,3 +42,12 @@ class LogClosedError(LogError):
     """The partition log was closed or deleted (e.g. its topic was deleted meanwhile)."""
 
     code_default = ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+
+class RecordValidationError(KafkaError):
+    """Some records of a produced batch break a rule (Kafka: RecordValidationException): the
+    whole batch is refused and ``record_errors`` names each bad record as (index, message)."""
+
+    def __init__(self, code: ErrorCode, message: str, record_errors: list[tuple[int, str]]):
+        super().__init__(code, message)
+        self.record_errors = record_errors

@@ -312,6 +312,7 @@ def build_batch(
     base_timestamp: int | None = None,
     max_timestamp: int | None = None,
     last_offset_delta: int | None = None,
+    compression_level: int | None = None,
 ) -> bytes:
     """Encodes one v2 batch, as Kafka's MemoryRecordsBuilder would.
 
@@ -321,6 +322,7 @@ def build_batch(
     offset delta is the previous one plus one. ``base_timestamp`` defaults to the first record's;
     ``max_timestamp`` to the largest record timestamp (pass the append time for LogAppendTime);
     ``last_offset_delta`` to the last record's (a compacted batch keeps its original one).
+    ``compression_level`` is the codec's level (None: its default).
     """
     if compression not in codecs.CODEC_NAMES:
         raise ValueError(f"unknown compression codec {compression}")
@@ -352,7 +354,7 @@ def build_batch(
         raise ValueError(f"last offset delta {last_offset_delta} is before a record's {prev_delta}")
     if max_timestamp is None:
         max_timestamp = max_ts
-    payload = codecs.compress(compression, section) if items else b""
+    payload = codecs.compress(compression, section, compression_level) if items else b""
     attributes = compression & COMPRESSION_MASK
     if timestamp_type == LOG_APPEND_TIME:
         attributes |= TIMESTAMP_TYPE_FLAG

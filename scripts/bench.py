@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmarks pykafkad against the official Apache Kafka broker, in the same run.
 
-Usage: python scripts/bench.py [--messages N] [--skip-kafka]
+Usage: python scripts/bench.py [--messages N] [--skip-kafka] [--produce-only] [--against DIR]
 
 Both brokers run as their own processes on this machine (Kafka from Maven Central jars, see
 compat/kafka_broker.py) and are driven by the same confluent-kafka (librdkafka) client, whose
@@ -10,6 +10,11 @@ pykafkad, Kafka, and the ratio pykafkad / Kafka (for rates above 1 is better, fo
 memory below 1 is better).  Numbers vary with the machine's load; the ratio is the result.
 Kafka's start time includes formatting its log dir (``kafka-storage format``), which every
 fresh Kafka data dir needs; pykafkad's includes creating its data dir.
+
+``--produce-only`` measures only the produce workloads (uncompressed, lz4 and zstd batches of
+100 B records: the produce path validates every record, after decompressing).  ``--against DIR``
+also measures pykafkad run from another source tree (say ``git archive <rev> | tar -x -C DIR``)
+in the same run, and adds its column and the ratio this tree / that one.
 """
 
 from __future__ import annotations
@@ -47,20 +52,22 @@ def rss_mib(pid: int) -> float:
     return total / 1024
 
 
-def start_pykafkad(data_dir: str) -> tuple[subprocess.Popen, str, float]:
+def start_pykafkad(data_dir: str, src: Path = ROOT) -> tuple[subprocess.Popen, str, float]:
     port = free_port()
     t0 = time.monotonic()
+    env = {**os.environ, "PYTHONPATH": str(src)}
     proc = subprocess.Popen([sys.executable, "-m", "pykafkad", "--host", "127.0.0.1",
                              "--port", str(port), "--data-dir", data_dir],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                            cwd=src)
     first_answer(port, t0 + 60)
     return proc, f"127.0.0.1:{port}", time.monotonic() - t0
 
 
-def workloads(bootstrap: str, n: int) -> dict[str, float]:
+def workloads(bootstrap: str, n: int, produce_only: bool = False) -> dict[str, float]:
     out: dict[str, float] = {}
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    for name in ("small", "large"):
+    for name in ("small", "large", "lz4", "zstd"):
         admin.create_topics([NewTopic(f"bench-{name}", PARTITIONS, 1)])[f"bench-{name}"].result(60)
 
     def produce(topic: str, count: int, size: int, **conf) -> float:
@@ -91,6 +98,11 @@ def workloads(bootstrap: str, n: int) -> dict[str, float]:
         return dt
 
     out["produce 100 B msgs/s"] = n / produce("bench-small", n, 100)
+    if produce_only:
+        for codec in ("lz4", "zstd"):
+            out[f"produce 100 B {codec} msgs/s"] = n / produce(
+                f"bench-{codec}", n, 100, **{"compression.codec": codec})
+        return out
     out["consume 100 B msgs/s"] = n / consume("bench-small", n)
     big = max(n // 100, 100)
     out["produce 100 KB MB/s"] = big * 0.1 / produce("bench-large", big, 100_000)
@@ -102,18 +114,24 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--messages", type=int, default=200_000)
     ap.add_argument("--skip-kafka", action="store_true", help="measure pykafkad only")
+    ap.add_argument("--produce-only", action="store_true", help="only the produce workloads")
+    ap.add_argument("--against", type=Path, help="also measure pykafkad from this source tree")
     args = ap.parse_args()
     results: dict[str, dict[str, float]] = {}
 
-    with tempfile.TemporaryDirectory() as d:
-        proc, bootstrap, start = start_pykafkad(d)
-        try:
-            results["pykafkad"] = {"start to first answer s": start,
-                                   "memory after start MiB": rss_mib(proc.pid)}
-            results["pykafkad"].update(workloads(bootstrap, args.messages))
-        finally:
-            proc.terminate()
-            proc.wait(60)
+    trees = {"pykafkad": ROOT}
+    if args.against:
+        trees["against"] = args.against.resolve()
+    for label, src in trees.items():
+        with tempfile.TemporaryDirectory() as d:
+            proc, bootstrap, start = start_pykafkad(d, src)
+            try:
+                results[label] = {"start to first answer s": start,
+                                  "memory after start MiB": rss_mib(proc.pid)}
+                results[label].update(workloads(bootstrap, args.messages, args.produce_only))
+            finally:
+                proc.terminate()
+                proc.wait(60)
 
     if not args.skip_kafka:
         from compat.kafka_broker import kafka_classpath, run_kafka
@@ -125,16 +143,19 @@ def main() -> int:
             first_answer(int(port), t0 + 180, host)
             results["kafka"] = {"start to first answer s": time.monotonic() - t0,
                                 "memory after start MiB": rss_mib(kafka.proc.pid)}
-            results["kafka"].update(workloads(kafka.bootstrap_servers, args.messages))
+            results["kafka"].update(workloads(kafka.bootstrap_servers, args.messages,
+                                              args.produce_only))
 
     names = list(results["pykafkad"])
-    print(f"{'workload':28} {'pykafkad':>12} {'kafka':>12} {'ratio':>8}")
+    refs = [r for r in ("kafka", "against") if r in results]
+    print(f"{'workload':30} {'pykafkad':>12}" + "".join(f" {r:>12} {'ratio':>8}" for r in refs))
     for name in names:
         ours = results["pykafkad"][name]
-        ref = results.get("kafka", {}).get(name)
-        ratio = f"{ours / ref:8.2f}" if ref else "       -"
-        ref_s = f"{ref:12.2f}" if ref else "           -"
-        print(f"{name:28} {ours:12.2f} {ref_s} {ratio}")
+        line = f"{name:30} {ours:12.2f}"
+        for r in refs:
+            ref = results[r].get(name)
+            line += f" {ref:12.2f} {ours / ref:8.2f}" if ref else f" {'-':>12} {'-':>8}"
+        print(line)
     return 0
 
 

@@ -96,12 +96,19 @@ def _scan_full(data: bytes, count: int) -> RecordScan:
     in_order = True
     keyless: list[int] = []
     for i in range(count):
+        # length: 1 or 2 bytes inline (records up to 8 KiB), else the general reader
         b = data[pos]
         if b < 0x80:
             size = (b >> 1) ^ -(b & 1)
             pos += 1
         else:
-            size, pos = _varint(data, pos)
+            c = data[pos + 1]
+            if c < 0x80:
+                u = (b & 0x7F) | (c << 7)
+                size = (u >> 1) ^ -(u & 1)
+                pos += 2
+            else:
+                size, pos = _varint(data, pos)
         body_end = pos + size
         if size < 0 or body_end > end:
             raise _bad()
@@ -116,15 +123,22 @@ def _scan_full(data: bytes, count: int) -> RecordScan:
             ts_min = ts
         if ts > ts_max:
             ts_max = ts
+        # offsetDelta: only whether it is i matters
         b = data[pos]
         if b < 0x80:
             if b != i << 1:
                 in_order = False
             pos += 1
         else:
-            od, pos = _varint(data, pos)
-            if od != i:
-                in_order = False
+            c = data[pos + 1]
+            if c < 0x80:
+                if (b & 0x7F) | (c << 7) != i << 1:
+                    in_order = False
+                pos += 2
+            else:
+                od, pos = _varint(data, pos)
+                if od != i:
+                    in_order = False
         # key
         b = data[pos]
         if b < 0x80:
@@ -146,17 +160,22 @@ def _scan_full(data: bytes, count: int) -> RecordScan:
             if not b & 1:
                 pos += b >> 1
         else:
-            n, pos = _varint(data, pos)
-            if n > 0:
-                pos += n
-        # headers
-        b = data[pos]
-        if b == 0:
-            pos += 1
+            c = data[pos + 1]
+            if c < 0x80:
+                pos += 2
+                if not b & 1:
+                    pos += ((b & 0x7F) | (c << 7)) >> 1
+            else:
+                n, pos = _varint(data, pos)
+                if n > 0:
+                    pos += n
+        # headers: a record without any ends with a zero count exactly at its end
+        if pos + 1 == body_end and data[pos] == 0:
+            pos = body_end
         else:
             pos = _skip_headers(data, pos, body_end, full=True)
-        if pos != body_end:
-            raise _bad()
+            if pos != body_end:
+                raise _bad()
     if pos != end:
         raise _bad()
     return RecordScan(ts_min, ts_max, in_order, keyless)
@@ -170,15 +189,22 @@ def _scan_partial(data: bytes, count: int) -> RecordScan:
     in_order = True
     keyless: list[int] = []
     for i in range(count):
+        # length: only its sign matters here
         b = data[pos]
         if b < 0x80:
-            if b & 1:  # negative length
+            if b & 1:
                 raise _bad()
             pos += 1
         else:
-            size, pos = _varint(data, pos)
-            if size < 0:
-                raise _bad()
+            c = data[pos + 1]
+            if c < 0x80:
+                if b & 1:
+                    raise _bad()
+                pos += 2
+            else:
+                size, pos = _varint(data, pos)
+                if size < 0:
+                    raise _bad()
         b = data[pos + 1]
         if b < 0x80:
             ts = (b >> 1) ^ -(b & 1)
@@ -195,9 +221,15 @@ def _scan_partial(data: bytes, count: int) -> RecordScan:
                 in_order = False
             pos += 1
         else:
-            od, pos = _varint(data, pos)
-            if od != i:
-                in_order = False
+            c = data[pos + 1]
+            if c < 0x80:
+                if (b & 0x7F) | (c << 7) != i << 1:
+                    in_order = False
+                pos += 2
+            else:
+                od, pos = _varint(data, pos)
+                if od != i:
+                    in_order = False
         b = data[pos]
         if b < 0x80:
             pos += 1
@@ -211,19 +243,22 @@ def _scan_partial(data: bytes, count: int) -> RecordScan:
                 keyless.append(i)
             else:
                 pos += n
-        if pos > end:
-            raise _bad()
         b = data[pos]
         if b < 0x80:
             pos += 1
             if not b & 1:
                 pos += b >> 1
         else:
-            n, pos = _varint(data, pos)
-            if n > 0:
-                pos += n
-        if pos > end:
-            raise _bad()
+            c = data[pos + 1]
+            if c < 0x80:
+                pos += 2
+                if not b & 1:
+                    pos += ((b & 0x7F) | (c << 7)) >> 1
+            else:
+                n, pos = _varint(data, pos)
+                if n > 0:
+                    pos += n
+        # a skipped key or value may not run past the end (reading past it raises IndexError)
         b = data[pos]
         if b == 0:
             pos += 1

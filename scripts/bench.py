@@ -64,10 +64,18 @@ def start_pykafkad(data_dir: str, src: Path = ROOT) -> tuple[subprocess.Popen, s
     return proc, f"127.0.0.1:{port}", time.monotonic() - t0
 
 
-def workloads(bootstrap: str, n: int, produce_only: bool = False) -> dict[str, float]:
+def cpu_s(pid: int) -> float:
+    """CPU time (user + system) a process and its threads used so far: unlike wall time, it
+    hardly moves when other work shares the machine."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def workloads(bootstrap: str, n: int, produce_only: bool = False,
+              pid: int | None = None) -> dict[str, float]:
     out: dict[str, float] = {}
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    for name in ("small", "large", "lz4", "zstd"):
+    for name in ("small", "large", "none", "lz4", "zstd"):
         admin.create_topics([NewTopic(f"bench-{name}", PARTITIONS, 1)])[f"bench-{name}"].result(60)
 
     def produce(topic: str, count: int, size: int, **conf) -> float:
@@ -99,9 +107,13 @@ def workloads(bootstrap: str, n: int, produce_only: bool = False) -> dict[str, f
 
     out["produce 100 B msgs/s"] = n / produce("bench-small", n, 100)
     if produce_only:
-        for codec in ("lz4", "zstd"):
-            out[f"produce 100 B {codec} msgs/s"] = n / produce(
-                f"bench-{codec}", n, 100, **{"compression.codec": codec})
+        for codec in ("none", "lz4", "zstd"):
+            cpu = cpu_s(pid) if pid else 0.0
+            rate = n / produce(f"bench-{codec}", n, 100, **{"compression.codec": codec})
+            if codec != "none":
+                out[f"produce 100 B {codec} msgs/s"] = rate
+            if pid:
+                out[f"broker CPU us/msg, {codec}"] = (cpu_s(pid) - cpu) / n * 1e6
         return out
     out["consume 100 B msgs/s"] = n / consume("bench-small", n)
     big = max(n // 100, 100)
@@ -128,7 +140,8 @@ def main() -> int:
             try:
                 results[label] = {"start to first answer s": start,
                                   "memory after start MiB": rss_mib(proc.pid)}
-                results[label].update(workloads(bootstrap, args.messages, args.produce_only))
+                results[label].update(workloads(bootstrap, args.messages, args.produce_only,
+                                                  proc.pid))
             finally:
                 proc.terminate()
                 proc.wait(60)

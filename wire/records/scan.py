@@ -34,7 +34,8 @@ class RecordScan(NamedTuple):
     #: smallest and largest timestampDelta
     min_timestamp_delta: int
     max_timestamp_delta: int
-    #: offset deltas are exactly 0, 1, 2 ... (else Kafka rewrites a compressed batch)
+    #: offset deltas are exactly 0, 1, 2 ... (else Kafka rewrites a compressed batch); only
+    #: the partial read checks them (always True from a full read, where they do not matter)
     in_order: bool
     #: indexes of the records without a key (only a compacted topic cares)
     keyless: list[int]
@@ -93,7 +94,6 @@ def _scan_full(data: bytes, count: int) -> RecordScan:
     pos = 0
     ts_min = _MAX_LONG
     ts_max = _MIN_LONG
-    in_order = True
     keyless: list[int] = []
     for i in range(count):
         # length: 1 or 2 bytes inline (records up to 8 KiB), else the general reader
@@ -123,22 +123,13 @@ def _scan_full(data: bytes, count: int) -> RecordScan:
             ts_min = ts
         if ts > ts_max:
             ts_max = ts
-        # offsetDelta: only whether it is i matters
-        b = data[pos]
-        if b < 0x80:
-            if b != i << 1:
-                in_order = False
+        # offsetDelta: a fully read batch keeps (uncompressed) or renumbers (rewritten) them
+        if data[pos] < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            pos += 2
         else:
-            c = data[pos + 1]
-            if c < 0x80:
-                if (b & 0x7F) | (c << 7) != i << 1:
-                    in_order = False
-                pos += 2
-            else:
-                od, pos = _varint(data, pos)
-                if od != i:
-                    in_order = False
+            pos = _varint(data, pos)[1]
         # key
         b = data[pos]
         if b < 0x80:
@@ -178,7 +169,7 @@ def _scan_full(data: bytes, count: int) -> RecordScan:
                 raise _bad()
     if pos != end:
         raise _bad()
-    return RecordScan(ts_min, ts_max, in_order, keyless)
+    return RecordScan(ts_min, ts_max, True, keyless)
 
 
 def _scan_partial(data: bytes, count: int) -> RecordScan:

@@ -149,7 +149,7 @@ def main() -> int:
                     proc.wait(60)
             best = results.setdefault(label, got)
             for name, value in got.items():
-                lower_is_better = name.endswith(("s", "MiB", "us/msg")) and "/s" not in name
+                lower_is_better = "CPU" in name or name.endswith((" s", "MiB"))
                 best[name] = min(best[name], value) if lower_is_better else max(best[name], value)
 
     if not args.skip_kafka:

@@ -39,7 +39,7 @@ from wire.records.header import (
     BatchHeader,
 )
 from wire.records.record import decode_records_section
-from wire.records.scan import record_timestamps, scan_records
+from wire.records.scan import record_summaries, scan_records
 
 _CODECS = {"uncompressed": codecs.NONE, "gzip": codecs.GZIP, "snappy": codecs.SNAPPY,
            "lz4": codecs.LZ4, "zstd": codecs.ZSTD}
@@ -106,7 +106,7 @@ def validate_records(records, header: BatchHeader, policy: RecordPolicy, now: in
     scan = scan_records(data, count, full=full)
     base_ts = header.base_timestamp
     lat_batch = header.is_log_append_time
-    errors = _record_errors(data, count, scan, header, policy, now, topic_partition)
+    errors = _record_errors(data, count, scan, header, policy, now, topic_partition, full)
     if errors:
         _raise_record_errors(errors)
     if not in_place:
@@ -127,20 +127,24 @@ def validate_records(records, header: BatchHeader, policy: RecordPolicy, now: in
 
 
 def _record_errors(data: bytes, count: int, scan, header: BatchHeader, policy: RecordPolicy,
-                   now: int, topic_partition: str) -> list[tuple[int, str, bool]]:
+                   now: int, topic_partition: str, full: bool) -> list[tuple[int, str, bool]]:
     """(index, message, is a timestamp error) per refused record, in record order."""
     keyless = scan.keyless if policy.compacted else []
     bad_ts = []
-    if not policy.log_append_time:
+    lat_batch = header.is_log_append_time
+    if policy.log_append_time:
+        if lat_batch:  # Kafka: "Producer should not set timestamp type to LogAppendTime"
+            bad_ts = _bad_timestamps(data, count, header, now, None, None, full)
+    else:
         before = policy.timestamp_before_max_ms
         after = policy.timestamp_after_max_ms
-        if header.is_log_append_time:
+        if lat_batch:
             lo = hi = header.max_timestamp
         else:
             lo = header.base_timestamp + scan.min_timestamp_delta
             hi = header.base_timestamp + scan.max_timestamp_delta
-        if now - lo > before or hi - now > after:
-            bad_ts = _bad_timestamps(data, count, header, now, before, after)
+        if now - lo > before or hi - now > after or (lat_batch and lo == _NO_TIMESTAMP):
+            bad_ts = _bad_timestamps(data, count, header, now, before, after, full)
     if not keyless and not bad_ts:
         return []
     key_message = ("Compacted topic cannot accept message without key in topic partition "
@@ -151,20 +155,31 @@ def _record_errors(data: bytes, count: int, scan, header: BatchHeader, policy: R
     return [errors[i] for i in sorted(errors)]
 
 
-def _bad_timestamps(data: bytes, count: int, header: BatchHeader, now: int, before: int,
-                    after: int) -> list[tuple[int, str]]:
-    """The exact per-record check (Kafka's ``validateTimestamp``), in Java long arithmetic."""
+def _bad_timestamps(data: bytes, count: int, header: BatchHeader, now: int, before: int | None,
+                    after: int | None, full: bool) -> list[tuple[int, str]]:
+    """The exact per-record check (Kafka's ``validateTimestamp``), in Java long arithmetic;
+    ``before`` None stands for a LogAppendTime topic (no range to check)."""
     out = []
-    lo = _jlong(now - before)
-    hi = _jlong(now + after)
-    for i, (offset_delta, ts_delta) in enumerate(record_timestamps(data, count)):
-        ts = header.max_timestamp if header.is_log_append_time else _jlong(header.base_timestamp + ts_delta)
-        if ts == _NO_TIMESTAMP:
-            continue
-        diff = _jlong(now - ts)
-        if diff > before or _jlong(-diff) > after:
-            out.append((i, f"Timestamp {ts} of message with offset {header.base_offset + offset_delta} "
-                           f"is out of range. The timestamp should be within [{lo}, {hi}]"))
+    lat_batch = header.is_log_append_time
+    for i, (offset_delta, ts_delta, klen, vlen) in enumerate(record_summaries(data, count)):
+        ts = header.max_timestamp if lat_batch else _jlong(header.base_timestamp + ts_delta)
+        offset = header.base_offset + offset_delta
+        if before is not None and ts != _NO_TIMESTAMP:
+            diff = _jlong(now - ts)
+            if diff > before or _jlong(-diff) > after:
+                out.append((i, f"Timestamp {ts} of message with offset {offset} is out of "
+                               f"range. The timestamp should be within [{_jlong(now - before)}, "
+                               f"{_jlong(now + after)}]"))
+        elif lat_batch:
+            # the record as Kafka prints it: fully read, or only skimmed (sizes, -1 for null)
+            if full:
+                record = (f"DefaultRecord(offset={offset}, timestamp={ts}, "
+                          f"key={max(klen, 0)} bytes, value={max(vlen, 0)} bytes)")
+            else:
+                record = (f"PartialDefaultRecord(offset={offset}, timestamp={ts}, "
+                          f"key={klen} bytes, value={vlen} bytes)")
+            out.append((i, f"Invalid timestamp type in message {record}. Producer should not "
+                           "set timestamp type to LogAppendTime."))
     return out
 
 

@@ -131,6 +131,13 @@ def malformed_cases() -> dict[str, bytes]:
         "valid_snappy": raw_batch(TWO, 2, codec=codecs.SNAPPY),
         "valid_lz4": raw_batch(TWO, 2, codec=codecs.LZ4),
         "valid_zstd": raw_batch(TWO, 2, codec=codecs.ZSTD),
+        "log_append_time_batch": build_batch([(b"k", b"v")], timestamp_type=1,
+                                             max_timestamp=int(time.time() * 1000)),
+        "log_append_time_batch_no_timestamp": build_batch([(b"k", b"v")], timestamp_type=1,
+                                                          max_timestamp=-1),
+        "zstd_log_append_time_batch": build_batch([(b"k", b"v")], timestamp_type=1,
+                                                  compression=codecs.ZSTD,
+                                                  max_timestamp=int(time.time() * 1000)),
         "future_timestamp": build_batch([(b"k", b"v", (), int(time.time() * 1000) + 7_200_000)]),
     }
 
@@ -160,8 +167,9 @@ EXPECTED = {
         "key_length_minus_two", "record_attributes_set", "lz4_length_too_long",
         "zstd_length_too_short", "lz4_record_attributes_set", "max_timestamp_mismatch",
         "gzip_max_timestamp_mismatch", "valid_gzip", "valid_snappy", "valid_lz4",
-        "valid_zstd"], 0),
+        "valid_zstd", "log_append_time_batch", "zstd_log_append_time_batch"], 0),
     "future_timestamp": 32,
+    "log_append_time_batch_no_timestamp": 32,
 }
 
 
@@ -172,6 +180,7 @@ def config_cases() -> list[tuple[str, dict, str, bytes, int]]:
     compact = {"cleanup.policy": "compact"}
     before = {"message.timestamp.before.max.ms": "50000"}
     gzip = {"compression.type": "gzip"}
+    lat = {"message.timestamp.type": "LogAppendTime"}
     cases = malformed_cases()
     return [
         ("compact", compact, "keyless", build_batch([(None, b"v"), (b"k", b"v"), (None, b"v")]),
@@ -186,6 +195,15 @@ def config_cases() -> list[tuple[str, dict, str, bytes, int]]:
         ("before", before, "no_timestamp", build_batch([(b"k", b"v", (), -1)]), 0),
         ("before", before, "negative_timestamp", build_batch([(b"k", b"v", (), -5)]), 32),
         ("before", before, "recent", build_batch([(b"k", b"v", (), now - 1000)]), 0),
+        # producers may not send LogAppendTime batches to a LogAppendTime topic
+        ("lat", lat, "log_append_time_batch", cases["log_append_time_batch"], 32),
+        ("lat", lat, "zstd_log_append_time_null_key", build_batch(
+            [(None, b"v", (), now)], timestamp_type=1, max_timestamp=now,
+            compression=codecs.ZSTD), 32),
+        ("lat", lat, "gzip_log_append_time_null_value", build_batch(
+            [(b"kk", None, (), now), (b"k", b"v", (), now)], timestamp_type=1, max_timestamp=now,
+            compression=codecs.GZIP), 32),
+        ("lat", lat, "create_time_far_future", build_batch([(b"k", b"v", (), now + 10**9)]), 0),
         # a topic that recompresses reads every record fully, so the rules change
         ("gzip", gzip, "lz4_length_too_long", cases["lz4_length_too_long"], 87),
         ("gzip", gzip, "zstd_length_too_short", cases["zstd_length_too_short"], 87),

@@ -63,8 +63,10 @@ def stored_batch(client: WireClient, topic: str, offset: int) -> tuple:
         if h.base_offset <= offset <= h.last_offset:
             section = records[pos + HEADER_SIZE: pos + h.size]
             data = codecs.decompress(h.compression, section) if h.compression else bytes(section)
+            # under LogAppendTime maxTimestamp is the broker's clock
+            max_ts = "append time" if h.is_log_append_time else h.max_timestamp
             return (h.base_offset - offset, h.attributes, h.last_offset_delta, h.base_timestamp,
-                    h.max_timestamp, h.producer_id, h.producer_epoch, h.base_sequence,
+                    max_ts, h.producer_id, h.producer_epoch, h.base_sequence,
                     h.record_count, data)
     raise AssertionError(f"no batch at offset {offset}")
 
@@ -126,9 +128,11 @@ def test_topic_config_record_rules(broker, topic_name, case):
     assert part.error_code == code
     if code == 32:
         assert part.error_message == "One or more records have been rejected due to invalid timestamp"
-        assert part.record_errors and all("is out of range" in e.batch_index_error_message
-                                          or "without key" in e.batch_index_error_message
-                                          for e in part.record_errors)
+        assert part.record_errors and all(
+            "is out of range" in e.batch_index_error_message
+            or "without key" in e.batch_index_error_message
+            or "Producer should not set timestamp type to LogAppendTime" in
+            e.batch_index_error_message for e in part.record_errors)
     if group == "compact" and code == 87:
         assert [e.batch_index for e in part.record_errors] == (
             [0, 2] if name == "keyless" else [0])

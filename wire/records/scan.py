@@ -279,20 +279,21 @@ def _skip_headers(data: bytes, pos: int, end: int, *, full: bool) -> int:
     return pos
 
 
-def record_timestamps(data: bytes, count: int) -> list[tuple[int, int]]:
-    """``(offsetDelta, timestampDelta)`` of each record of a section ``scan_records`` accepted
-    (either way): the slow path that names the records a timestamp check refuses."""
+def record_summaries(data: bytes, count: int) -> list[tuple[int, int, int, int]]:
+    """``(offsetDelta, timestampDelta, keyLength, valueLength)`` of each record of a section
+    ``scan_records`` accepted (either way; lengths are -1 for null): the slow path that names
+    the records a timestamp check refuses."""
     out = []
     pos = 0
     for _ in range(count):
         size, pos = _varint(data, pos)
         ts, p = _varlong(data, pos + 1)
         od, p = _varint(data, p)
-        out.append((od, ts))
-        n, p = _varint(data, p)
-        p += max(n, 0)
-        n, p = _varint(data, p)
-        p += max(n, 0)
+        klen, p = _varint(data, p)
+        p += max(klen, 0)
+        vlen, p = _varint(data, p)
+        p += max(vlen, 0)
+        out.append((od, ts, klen, vlen))
         h, p = _varint(data, p)
         for _ in range(h):
             n, p = _varint(data, p)

@@ -1,5 +1,6 @@
-"""Produce: validate each partition's batch, check its producer's sequence and epoch (per batch,
-from the header), append it as sent, answer per partition."""
+"""Produce: validate each partition's batch (header and CRC, then every record as Kafka's
+LogValidator does, which may rewrite the batch for the topic's compression.type), check its
+producer's sequence and epoch (per batch, from the header), append it, answer per partition."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """Record sets and v2 batches: walking, produce-side validation, CRC, decoding and building.
 
-The produce path stores batches as the producer sent them, so its checks stay on the 61-byte
-header plus one CRC32C pass (C code): no per-record Python work. Which check answers which code,
+The produce path checks here the 61-byte header plus one CRC32C pass (C code); the records
+inside are walked afterwards by ``wire.records.scan`` (see pykafkad.log.record_validation).
+Which check answers which code,
 and in which order, follows Kafka's broker (``ProduceRequest.validateRecords``,
 ``UnifiedLog.analyzeAndValidateRecords``, ``LogValidator.validateBatch``,
 ``ByteBufferLogInputStream.nextBatchSize``):

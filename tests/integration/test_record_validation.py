@@ -206,13 +206,19 @@ def test_stock_producers_get_invalid_timestamp(broker, topic_name):
     assert msg.timestamp()[1] < now + 3600 * 1000
 
 
-@pytest.mark.parametrize("topic_codec", ["gzip", "snappy", "lz4", "zstd", "uncompressed"])
-def test_topic_compression_type_recompresses(broker, topic_name, topic_codec):
+@pytest.mark.parametrize("topic_codec, level", [
+    ("gzip", None), ("gzip", "1"), ("snappy", None), ("lz4", None), ("lz4", "17"), ("zstd", None),
+    ("zstd", "-5"), ("uncompressed", None)])
+def test_topic_compression_type_recompresses(broker, topic_name, topic_codec, level):
     """A topic's compression.type other than ``producer`` makes the broker rewrite each batch
-    with that codec (as Kafka does), keeping offsets, timestamps, keys, values, headers and the
-    idempotent producer's id and sequence; every client reads it back."""
+    with that codec and its ``compression.<codec>.level`` (as Kafka does), keeping offsets,
+    timestamps, keys, values, headers and the idempotent producer's id and sequence; every
+    client reads it back."""
     bootstrap = broker.bootstrap_servers
-    create_topic(bootstrap, topic_name, config={"compression.type": topic_codec})
+    config = {"compression.type": topic_codec}
+    if level is not None:
+        config[f"compression.{topic_codec}.level"] = level
+    create_topic(bootstrap, topic_name, config=config)
     now = int(time.time() * 1000)
     sent = [{"key": b"k%d" % i, "value": b"v%d" % i * 20, "headers": [("h", b"%d" % i)],
              "timestamp": now - 1000 + i} for i in range(20)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pykafkad.broker import LEADER_EPOCH
 from pykafkad.dispatch import RequestContext, handles
-from pykafkad.log.errors import RecordValidationError
+from pykafkad.log.errors import LogError, RecordValidationError
 from pykafkad.log.record_validation import RecordPolicy, validate_records
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.produce_response import (
@@ -16,6 +16,7 @@ from wire.messages.produce_response import (
     TopicProduceResponse,
 )
 from wire.records.batch import validate_produce_records
+from wire.records.errors import InvalidRecordError
 
 API_KEY = 0
 #: zstd is accepted from Produce v7 on (KIP-110)
@@ -79,10 +80,12 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
             try:
                 records = pd.records
                 if not records:
-                    raise KafkaError(ErrorCode.INVALID_RECORD, "no record batch in the request")
+                    raise KafkaError(ErrorCode.INVALID_RECORD, None)  # Kafka: no message
                 header = validate_produce_records(
                     records, max_size=max_bytes, allow_zstd=v >= ZSTD_MIN_VERSION
                 )
+                if len(records) > header.size:  # a trailing partial batch: dropped, as Kafka
+                    records = records[:header.size]
                 now = broker.clock()
                 records, header = validate_records(
                     records, header, policy, now, f"{td.name}-{pd.index}")
@@ -95,7 +98,9 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
                 if fault is not None:
                     fault("after_append", td.name, pd.index, header)
             except KafkaError as e:
-                part = _error(pd.index, e.code, e.message)
+                # Kafka answers append errors without a message, except record validation's
+                message = None if isinstance(e, (InvalidRecordError, LogError)) else e.message
+                part = _error(pd.index, e.code, message)
                 if isinstance(e, RecordValidationError):
                     part.record_errors = [BatchIndexAndErrorMessage(i, m)
                                           for i, m in e.record_errors]

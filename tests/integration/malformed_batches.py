@@ -60,8 +60,27 @@ def _manual(*fields: bytes) -> bytes:
     return _zz(len(body)) + body
 
 
+VALID = build_batch([(b"k", b"v")])
 TWO = record(0) + record(1)
 ONE_BODY = record(0)[1:]  # the body of a one-record section (its length varint is 1 byte)
+
+
+def _patched(batch: bytes, at: int, fmt: str, value: int, crc: bool = True) -> bytes:
+    out = bytearray(batch)
+    struct.pack_into(fmt, out, at, value)
+    if crc:
+        rewrite_crc(out, 0, len(out))
+    return bytes(out)
+
+
+def _legacy_message(magic: int) -> bytes:
+    """One magic 0/1 message (a message set of one), with a correct CRC32."""
+    body = struct.pack(">bb", magic, 0)
+    if magic == 1:
+        body += struct.pack(">q", int(time.time() * 1000))
+    body += struct.pack(">ii", -1, 1) + b"v"
+    message = struct.pack(">I", zlib.crc32(body)) + body
+    return struct.pack(">qi", 0, len(message)) + message
 
 
 def malformed_cases() -> dict[str, bytes]:
@@ -138,15 +157,28 @@ def malformed_cases() -> dict[str, bytes]:
         "zstd_log_append_time_batch": build_batch([(b"k", b"v")], timestamp_type=1,
                                                   compression=codecs.ZSTD,
                                                   max_timestamp=int(time.time() * 1000)),
+        # the batch itself (header and framing)
+        "crc_mismatch": _patched(VALID, 17, ">I", 12345, crc=False),
+        "base_offset_not_zero": _patched(VALID, 0, ">q", 5, crc=False),
+        "count_not_last_offset_delta_plus_one": _patched(VALID, 57, ">i", 2),
+        "control_batch": _patched(VALID, 21, ">h", 0x20),
+        "codec_6": raw_batch(TWO, 2, attributes=6),
+        "producer_id_without_sequence": _patched(VALID, 43, ">q", 7),
+        "magic_1": _legacy_message(1),
+        "magic_0": _legacy_message(0),
+        "two_batches": VALID + VALID,
+        "trailing_partial_batch": VALID + VALID[:20],
+        "trailing_byte": VALID + b"\x00",
+        "trailing_zero_length": VALID + bytes(12),
+        "truncated_batch": VALID[:-3],
         "future_timestamp": build_batch([(b"k", b"v", (), int(time.time() * 1000) + 7_200_000)]),
     }
 
 
-VALID = build_batch([(b"k", b"v")])
-
 #: what Apache Kafka 4.4.0 answers for each case of ``malformed_cases`` (a topic with default
-#: configs): 87 INVALID_RECORD, -1 UNKNOWN_SERVER_ERROR (an undecodable compressed payload, or a
-#: compressed batch whose offset deltas are not 0, 1, 2 ...), 32 INVALID_TIMESTAMP, 0 stored.
+#: configs): 87 INVALID_RECORD, -1 UNKNOWN_SERVER_ERROR (an undecodable compressed payload, a
+#: compressed batch whose offset deltas are not 0, 1, 2 ..., a codec id above 4),
+#: 2 CORRUPT_MESSAGE, 32 INVALID_TIMESTAMP, 0 stored (a trailing partial batch is dropped).
 #: Uncompressed record offset deltas and attributes are never checked; compressed records' declared
 #: lengths are ignored unless negative.
 EXPECTED = {
@@ -157,17 +189,22 @@ EXPECTED = {
         "header_count_negative", "header_count_too_large", "header_key_null", "varint_too_long",
         "zstd_random_records", "gzip_fewer_records_than_count", "zstd_more_records_than_count",
         "zstd_length_negative", "zstd_header_key_null", "zstd_header_count_negative",
-        "zstd_value_length_too_long", "zstd_empty_section"], 87),
+        "zstd_value_length_too_long", "zstd_empty_section", "base_offset_not_zero",
+        "count_not_last_offset_delta_plus_one", "control_batch", "producer_id_without_sequence",
+        "magic_1", "magic_0", "two_batches", "truncated_batch"], 87),
+    **dict.fromkeys(["crc_mismatch", "trailing_zero_length"], 2),
     **dict.fromkeys([
         "zstd_corrupt_payload", "gzip_corrupt_payload", "lz4_corrupt_payload",
         "snappy_corrupt_payload", "gzip_truncated", "gzip_raw_deflate_garbage",
-        "snappy_offset_delta_gap", "zstd_offset_delta_gap", "gzip_offset_delta_not_zero"], -1),
+        "snappy_offset_delta_gap", "zstd_offset_delta_gap", "gzip_offset_delta_not_zero",
+        "codec_6"], -1),
     **dict.fromkeys([
         "offset_delta_gap", "offset_delta_not_zero", "offset_delta_decreasing",
         "key_length_minus_two", "record_attributes_set", "lz4_length_too_long",
         "zstd_length_too_short", "lz4_record_attributes_set", "max_timestamp_mismatch",
         "gzip_max_timestamp_mismatch", "valid_gzip", "valid_snappy", "valid_lz4",
-        "valid_zstd", "log_append_time_batch", "zstd_log_append_time_batch"], 0),
+        "valid_zstd", "log_append_time_batch", "zstd_log_append_time_batch",
+        "trailing_partial_batch", "trailing_byte"], 0),
     "future_timestamp": 32,
     "log_append_time_batch_no_timestamp": 32,
 }

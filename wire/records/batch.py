@@ -11,8 +11,8 @@ and in which order, follows Kafka's broker (``ProduceRequest.validateRecords``,
 * magic 0/1 (Produce v3+ carries magic 2 only), no batch, more than one batch, baseOffset != 0,
   recordCount <= 0 or != lastOffsetDelta + 1, control batch from a client, producer id without
   a base sequence                                                    -> INVALID_RECORD
-* compression id 5..7                                                -> UNSUPPORTED_COMPRESSION_TYPE
-  (Kafka itself lets an IllegalArgumentException escape: UNKNOWN_SERVER_ERROR)
+* compression id 5..7: UNKNOWN_SERVER_ERROR from a client (Kafka lets an IllegalArgumentException
+  escape), UNSUPPORTED_COMPRESSION_TYPE elsewhere
 * batch larger than ``max.message.bytes``                            -> MESSAGE_TOO_LARGE
 """
 
@@ -182,6 +182,9 @@ def validate_batch(
         raise corrupt("record batch is truncated")
     header = BatchHeader(mv, pos)
     if header.compression > codecs.ZSTD:
+        if from_client:  # Kafka's broker fails on the codec id with an unexpected exception
+            raise InvalidRecordError(
+                ErrorCode.UNKNOWN_SERVER_ERROR, f"unknown compression codec {header.compression}")
         raise codecs.unsupported(header.compression)
     if from_client and header.base_offset != 0:
         raise invalid(f"a produced record batch must have baseOffset 0, not {header.base_offset}")
@@ -216,9 +219,9 @@ def validate_produce_records(
 ) -> BatchHeader:
     """One partition's records of a Produce v3+ request: exactly one valid client batch.
 
-    ``allow_zstd=False`` for Produce v0-6, which Kafka refuses zstd on. Unlike Kafka, which
-    silently trims a trailing partial batch, trailing bytes are CORRUPT_MESSAGE: the broker stores
-    the records as sent and no client sends them.
+    ``allow_zstd=False`` for Produce v0-6, which Kafka refuses zstd on. As Kafka's record set
+    reader does, a trailing partial batch is ignored (the caller appends only ``header.size``
+    bytes), while trailing bytes that cannot start a batch are CORRUPT_MESSAGE.
     """
     mv = _view(records)
     end = len(mv)
@@ -230,10 +233,8 @@ def validate_produce_records(
             ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later"
         )
     size = header.size
-    if size != end:
-        if _batch_size(mv, size, end) is not None:
-            raise invalid("produce records must hold exactly one record batch")
-        raise corrupt(f"{end - size} bytes after the record batch")
+    if size != end and _batch_size(mv, size, end) is not None:
+        raise invalid("produce records must hold exactly one record batch")
     return header
 
 

@@ -203,8 +203,11 @@ def _rebuild(data: bytes, header: BatchHeader, codec: int, level: int | None):
         header.max_timestamp if header.is_log_append_time else None)
     for i, r in enumerate(records):
         r.offset_delta = i
-    batch = build_batch(
-        records, compression=codec, compression_level=level, producer_id=header.producer_id,
-        producer_epoch=header.producer_epoch, base_sequence=header.base_sequence,
-        is_transactional=header.is_transactional)
+    try:
+        batch = build_batch(
+            records, compression=codec, compression_level=level,
+            producer_id=header.producer_id, producer_epoch=header.producer_epoch,
+            base_sequence=header.base_sequence, is_transactional=header.is_transactional)
+    except ValueError:  # timestamps a long cannot span (Kafka's arithmetic would wrap)
+        raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, None) from None
     return batch, BatchHeader(batch)

@@ -1,5 +1,6 @@
-"""Produce: validate each partition's batch, check its producer's sequence and epoch (per batch,
-from the header), append it as sent, answer per partition."""
+"""Produce: validate each partition's batch (header and CRC, then every record as Kafka's
+LogValidator does, which may rewrite the batch for the topic's compression.type), check its
+producer's sequence and epoch (per batch, from the header), append it, answer per partition."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import logging
 
 from pykafkad.broker import LEADER_EPOCH
 from pykafkad.dispatch import RequestContext, handles
-from pykafkad.log.errors import KafkaStorageError
+from pykafkad.log.errors import KafkaStorageError, LogError, RecordValidationError
+from pykafkad.log.record_validation import RecordPolicy, validate_records
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.produce_response import (
     BatchIndexAndErrorMessage,
@@ -15,7 +17,8 @@ from wire.messages.produce_response import (
     ProduceResponse,
     TopicProduceResponse,
 )
-from wire.records.batch import decode_records, validate_produce_records
+from wire.records.batch import validate_produce_records
+from wire.records.errors import InvalidRecordError
 
 log = logging.getLogger("pykafkad.produce")
 
@@ -28,22 +31,6 @@ def _error(index: int, code: int, message: str | None = None) -> PartitionProduc
     return PartitionProduceResponse(
         index=index, error_code=code, base_offset=-1, log_append_time_ms=-1,
         log_start_offset=-1, record_errors=[], error_message=message)
-
-
-def _check_keys(records, topic: str, partition: int) -> None:
-    """Compacted topics need a key on every record: the one produce check that decodes records
-    (Kafka decodes them for compacted topics too).  Answered INVALID_RECORD with the index of
-    each keyless record in ``record_errors``."""
-    missing = [i for i, r in enumerate(decode_records(records)) if r.key is None]
-    if missing:
-        message = f"Compacted topic cannot accept message without key in topic partition {topic}-{partition}."
-        raise KeylessRecordError(missing, message)
-
-
-class KeylessRecordError(KafkaError):
-    def __init__(self, indexes: list[int], message: str):
-        super().__init__(ErrorCode.INVALID_RECORD, message)
-        self.record_errors = [BatchIndexAndErrorMessage(i, message) for i in indexes]
 
 
 def _verify_transactional(broker, topic: str, partition: int, plog, header) -> None:
@@ -80,7 +67,7 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
         topic = broker.topics.get(td.name)
         topic_config = broker.topic_config(topic) if topic else None
         max_bytes = topic_config["max.message.bytes"] if topic else None
-        compacted = topic is not None and "compact" in topic_config["cleanup.policy"]
+        policy = RecordPolicy.from_topic_config(topic_config) if topic else None
         parts = []
         for pd in td.partition_data:
             if acks not in (-1, 0, 1):
@@ -99,18 +86,21 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
             try:
                 records = pd.records
                 if not records:
-                    raise KafkaError(ErrorCode.INVALID_RECORD, "no record batch in the request")
+                    raise KafkaError(ErrorCode.INVALID_RECORD, None)  # Kafka: no message
                 header = validate_produce_records(
                     records, max_size=max_bytes, allow_zstd=v >= ZSTD_MIN_VERSION
                 )
-                if compacted:
-                    _check_keys(records, td.name, pd.index)
+                if len(records) > header.size:  # a trailing partial batch: dropped, as Kafka
+                    records = records[:header.size]
+                now = broker.clock()
+                records, header = validate_records(
+                    records, header, policy, now, f"{td.name}-{pd.index}")
                 plog = broker.partition(td.name, pd.index)
                 if fault is not None:
                     fault("before_append", td.name, pd.index, header)
                 if header.producer_id >= 0:
                     _verify_transactional(broker, td.name, pd.index, plog, header)
-                info = plog.append_produced(records, header, LEADER_EPOCH, now_ms=broker.clock())
+                info = plog.append_produced(records, header, LEADER_EPOCH, now_ms=now)
                 if fault is not None:
                     fault("after_append", td.name, pd.index, header)
             except KafkaStorageError as e:  # nothing was appended; Kafka sends no message
@@ -118,8 +108,12 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
                 parts.append(_error(pd.index, e.code))
                 continue
             except KafkaError as e:
-                part = _error(pd.index, e.code, e.message)
-                part.record_errors = getattr(e, "record_errors", [])
+                # Kafka answers append errors without a message, except record validation's
+                message = None if isinstance(e, (InvalidRecordError, LogError)) else e.message
+                part = _error(pd.index, e.code, message)
+                if isinstance(e, RecordValidationError):
+                    part.record_errors = [BatchIndexAndErrorMessage(i, m)
+                                          for i, m in e.record_errors]
                 parts.append(part)
                 continue
             appended = appended or not info.duplicate

@@ -51,3 +51,12 @@ class KafkaStorageError(LogError):
     (which is rolled back) and keeps serving, so clients retry once space is back."""
 
     code_default = ErrorCode.KAFKA_STORAGE_ERROR
+
+
+class RecordValidationError(KafkaError):
+    """Some records of a produced batch break a rule (Kafka: RecordValidationException): the
+    whole batch is refused and ``record_errors`` names each bad record as (index, message)."""
+
+    def __init__(self, code: ErrorCode, message: str, record_errors: list[tuple[int, str]]):
+        super().__init__(code, message)
+        self.record_errors = record_errors

@@ -1,10 +1,11 @@
-"""Kafka's LogValidator for the leader's append of v2 batches, reduced to what a stored-as-sent
-design needs: framing and size checks, then offsets and leader epoch patched in place.
+"""Kafka's LogValidator for the leader's append of v2 batches, the part every append needs:
+framing and size checks, then offsets and leader epoch patched in place. (A produced batch's
+records were checked before, by pykafkad.log.record_validation.)
 
 The producer's bytes are kept: baseOffset and partitionLeaderEpoch lie outside the CRC, so
 patching them needs no recomputation. Only under LogAppendTime does a batch change inside the
-CRC (timestamp-type bit, maxTimestamp), and then its CRC is rewritten. Work is per batch header,
-never per record.
+CRC (timestamp-type bit, maxTimestamp), and then its CRC is rewritten. Work here is per batch
+header, never per record.
 """
 
 from __future__ import annotations

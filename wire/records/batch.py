@@ -1,7 +1,8 @@
 """Record sets and v2 batches: walking, produce-side validation, CRC, decoding and building.
 
-The produce path stores batches as the producer sent them, so its checks stay on the 61-byte
-header plus one CRC32C pass (C code): no per-record Python work. Which check answers which code,
+The produce path checks here the 61-byte header plus one CRC32C pass (C code); the records
+inside are walked afterwards by ``wire.records.scan`` (see pykafkad.log.record_validation).
+Which check answers which code,
 and in which order, follows Kafka's broker (``ProduceRequest.validateRecords``,
 ``UnifiedLog.analyzeAndValidateRecords``, ``LogValidator.validateBatch``,
 ``ByteBufferLogInputStream.nextBatchSize``):
@@ -10,8 +11,8 @@ and in which order, follows Kafka's broker (``ProduceRequest.validateRecords``,
 * magic 0/1 (Produce v3+ carries magic 2 only), no batch, more than one batch, baseOffset != 0,
   recordCount <= 0 or != lastOffsetDelta + 1, control batch from a client, producer id without
   a base sequence                                                    -> INVALID_RECORD
-* compression id 5..7                                                -> UNSUPPORTED_COMPRESSION_TYPE
-  (Kafka itself lets an IllegalArgumentException escape: UNKNOWN_SERVER_ERROR)
+* compression id 5..7: UNKNOWN_SERVER_ERROR from a client (Kafka lets an IllegalArgumentException
+  escape), UNSUPPORTED_COMPRESSION_TYPE elsewhere
 * batch larger than ``max.message.bytes``                            -> MESSAGE_TOO_LARGE
 """
 
@@ -181,6 +182,9 @@ def validate_batch(
         raise corrupt("record batch is truncated")
     header = BatchHeader(mv, pos)
     if header.compression > codecs.ZSTD:
+        if from_client:  # Kafka's broker fails on the codec id with an unexpected exception
+            raise InvalidRecordError(
+                ErrorCode.UNKNOWN_SERVER_ERROR, f"unknown compression codec {header.compression}")
         raise codecs.unsupported(header.compression)
     if from_client and header.base_offset != 0:
         raise invalid(f"a produced record batch must have baseOffset 0, not {header.base_offset}")
@@ -215,9 +219,9 @@ def validate_produce_records(
 ) -> BatchHeader:
     """One partition's records of a Produce v3+ request: exactly one valid client batch.
 
-    ``allow_zstd=False`` for Produce v0-6, which Kafka refuses zstd on. Unlike Kafka, which
-    silently trims a trailing partial batch, trailing bytes are CORRUPT_MESSAGE: the broker stores
-    the records as sent and no client sends them.
+    ``allow_zstd=False`` for Produce v0-6, which Kafka refuses zstd on. As Kafka's record set
+    reader does, a trailing partial batch is ignored (the caller appends only ``header.size``
+    bytes), while trailing bytes that cannot start a batch are CORRUPT_MESSAGE.
     """
     mv = _view(records)
     end = len(mv)
@@ -229,10 +233,8 @@ def validate_produce_records(
             ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later"
         )
     size = header.size
-    if size != end:
-        if _batch_size(mv, size, end) is not None:
-            raise invalid("produce records must hold exactly one record batch")
-        raise corrupt(f"{end - size} bytes after the record batch")
+    if size != end and _batch_size(mv, size, end) is not None:
+        raise invalid("produce records must hold exactly one record batch")
     return header
 
 
@@ -312,6 +314,7 @@ def build_batch(
     base_timestamp: int | None = None,
     max_timestamp: int | None = None,
     last_offset_delta: int | None = None,
+    compression_level: int | None = None,
 ) -> bytes:
     """Encodes one v2 batch, as Kafka's MemoryRecordsBuilder would.
 
@@ -321,6 +324,7 @@ def build_batch(
     offset delta is the previous one plus one. ``base_timestamp`` defaults to the first record's;
     ``max_timestamp`` to the largest record timestamp (pass the append time for LogAppendTime);
     ``last_offset_delta`` to the last record's (a compacted batch keeps its original one).
+    ``compression_level`` is the codec's level (None: its default).
     """
     if compression not in codecs.CODEC_NAMES:
         raise ValueError(f"unknown compression codec {compression}")
@@ -352,7 +356,7 @@ def build_batch(
         raise ValueError(f"last offset delta {last_offset_delta} is before a record's {prev_delta}")
     if max_timestamp is None:
         max_timestamp = max_ts
-    payload = codecs.compress(compression, section) if items else b""
+    payload = codecs.compress(compression, section, compression_level) if items else b""
     attributes = compression & COMPRESSION_MASK
     if timestamp_type == LOG_APPEND_TIME:
         attributes |= TIMESTAMP_TYPE_FLAG

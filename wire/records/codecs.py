@@ -68,25 +68,28 @@ def _too_large(max_size: int) -> InvalidRecordError:
 # -- compress ---------------------------------------------------------------------------------
 
 
-def compress(codec: int, data: bytes | bytearray | memoryview) -> bytes:
-    """Compresses a batch's records section the way the Java client does."""
+def compress(codec: int, data: bytes | bytearray | memoryview, level: int | None = None) -> bytes:
+    """Compresses a batch's records section the way the Java client does; ``level`` is the
+    topic's ``compression.<codec>.level`` (None: Kafka's default; -1 is gzip's default)."""
     if codec == NONE:
         return bytes(data)
     if codec == GZIP:
-        c = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        c = zlib.compressobj(6 if level is None or level < 0 else level, zlib.DEFLATED,
+                             16 + zlib.MAX_WBITS)
         return c.compress(data) + c.flush()
     if codec == SNAPPY:
         return _xerial_compress(memoryview(data))
     if codec == LZ4:
         return lz4.frame.compress(
             data,
+            compression_level=0 if level is None else level,
             block_size=lz4.frame.BLOCKSIZE_MAX64KB,
             block_linked=False,
             content_checksum=False,
             store_size=False,
         )
     if codec == ZSTD:
-        return zstandard.ZstdCompressor(level=_ZSTD_LEVEL).compress(data)
+        return zstandard.ZstdCompressor(level=_ZSTD_LEVEL if level is None else level).compress(data)
     raise unsupported(codec)
 
 

@@ -173,12 +173,6 @@ NOT_APPLIED_TOPIC_CONFIGS: dict[str, str] = {
     "unclean.leader.election.enable": _ONE_REPLICA,
     "min.insync.replicas":
         "one replica: Kafka 4 caps it at the replication factor, so acks=all always succeeds",
-    "compression.type": "batches are stored as the producer compressed them",
-    "compression.gzip.level": "batches are never recompressed",
-    "compression.lz4.level": "batches are never recompressed",
-    "compression.zstd.level": "batches are never recompressed",
-    "message.timestamp.before.max.ms": "record timestamps are not range-checked",
-    "message.timestamp.after.max.ms": "record timestamps are not range-checked",
     "leader.replication.throttled.replicas": _ONE_REPLICA,
     "follower.replication.throttled.replicas": _ONE_REPLICA,
     "remote.storage.enable": _NO_TIERED,

@@ -6,6 +6,7 @@ the request it is handling (idle reads are cancelled), then flushes and closes t
 
 from __future__ import annotations
 
+import inspect
 import logging
 import socket
 from collections.abc import Callable
@@ -14,6 +15,7 @@ import trio
 
 from pykafkad.connection import Connection
 from pykafkad.dispatch import load_handlers
+from pykafkad.log.housekeeping import clean_all_in_thread
 
 log = logging.getLogger("pykafkad")
 
@@ -93,11 +95,14 @@ class Server:
             nursery.start_soon(self._serve_connection, stream)
 
     async def _periodically(self, interval_ms: int, task: Callable[[], object], what: str) -> None:
-        """Runs ``task`` every ``interval_ms`` on the broker's thread; a failure is logged."""
+        """Runs ``task`` every ``interval_ms``; a failure is logged. A task that returns an
+        awaitable (work handed to a thread) is awaited before the next interval starts."""
         while True:
             await trio.sleep(interval_ms / 1000)
             try:
-                task()
+                pending = task()
+                if inspect.isawaitable(pending):
+                    await pending
             except Exception:
                 log.exception("%s failed", what)
 
@@ -111,7 +116,8 @@ class Server:
             broker.run_transaction_timers, "transaction timers")
         if config["log.cleaner.enable"]:
             nursery.start_soon(self._periodically, config["log.cleaner.backoff.ms"],
-                               lambda: broker.logs.clean_all(broker.clock()), "log cleaner")
+                               lambda: clean_all_in_thread(broker.logs, broker.clock()),
+                               "log cleaner")
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         listeners = await open_listeners(self.host, self.port)
@@ -129,6 +135,7 @@ class Server:
                     accepting.start_soon(self.broker.groups.run_timers)
                     task_status.started(self.port)
                     await self._shutdown.wait()
+                    self.broker.logs.cleaner.stopping.set()  # a running round gives up
                     accepting.cancel_scope.cancel()
                 for lst in listeners:
                     await lst.aclose()

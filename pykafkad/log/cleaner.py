@@ -19,15 +19,24 @@ Kafka's LogCleaner, LogCleanerManager and Cleaner, run synchronously when asked 
   (``cleaner_swap``). Offsets never change; the active segment is never touched.
 * A log that fails to clean (corrupt data, I/O error) is skipped until the next start, as Kafka
   marks it uncleanable; the other logs are still cleaned.
+* Off the request loop: the broker runs a pass in a worker thread (``pykafkad.log.housekeeping``)
+  with a ``LogAccess`` whose ``call`` runs a function on the broker's trio thread. The thread
+  reads the old segments and writes the cleaned ones; everything that reads or changes the live
+  log's state (choosing the log, producer state, aborted transactions, the swap, checkpoints)
+  goes through ``call``, so the log itself stays single-threaded. A log changed under the
+  cleaner (deleted, segments removed) or a broker that stops aborts the round: the cleaned files
+  are dropped, nothing is swapped, and the log stays cleanable (Kafka's
+  LogCleaningAbortedException). While a log is being cleaned retention skips it, as Kafka's.
 """
 
 from __future__ import annotations
 
 import logging
 import struct
-from collections.abc import Hashable, Iterable, Mapping
+import threading
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from pykafkad.log.checkpoint import read_offsets, write_offsets
 from pykafkad.log.cleaner_filter import (
@@ -68,6 +77,37 @@ _BYTES_PER_MAP_ENTRY = 24
 _WRITE_CHUNK = 1 << 20
 _MAX_TS = struct.Struct(">q")
 _MAX_TS_AT = 35
+
+
+_T = TypeVar("_T")
+
+
+class CleaningAborted(Exception):
+    """The round gave up: the log changed under it or the broker is stopping."""
+
+
+class LogAccess:
+    """How a cleaning round reaches the live log. ``call`` runs a function where the log lives
+    (directly by default; ``trio.from_thread.run_sync`` from a worker thread); ``abort`` stops
+    the round between two batches."""
+
+    def __init__(
+        self,
+        call: Callable[..., Any] | None = None,
+        abort: threading.Event | None = None,
+    ):
+        self._call = call
+        self.abort = abort
+
+    def call(self, fn: Callable[..., _T], *args: Any) -> _T:
+        return fn(*args) if self._call is None else self._call(fn, *args)
+
+    def check(self) -> None:
+        if self.abort is not None and self.abort.is_set():
+            raise CleaningAborted("the broker is stopping")
+
+
+DIRECT = LogAccess()
 
 
 def max_map_entries(dedupe_buffer_size: int = DEFAULT_DEDUPE_BUFFER_SIZE) -> int:
@@ -188,18 +228,29 @@ def active_producers(plog: PartitionLog) -> dict[int, LastRecord]:
     return out
 
 
-def build_offset_map(plog: PartitionLog, start: int, end: int, offset_map: OffsetMap) -> None:
+def build_offset_map(
+    plog: PartitionLog,
+    start: int,
+    end: int,
+    offset_map: OffsetMap,
+    access: LogAccess = DIRECT,
+    segments: list[LogSegment] | None = None,
+) -> None:
     """Maps every key of ``[start, end)`` to its newest offset, skipping aborted transactions;
     stops early when the map is full (then ``latest_offset`` says how far it got)."""
-    dirty = segments_between(plog.segments, start, end)
+    if segments is None:
+        segments = access.call(_segments_of, plog)
+    dirty = segments_between(segments, start, end)
     txns = CleanedTransactionMetadata()
-    txns.add_aborted_transactions(plog.aborted_transactions(start, end))
+    txns.add_aborted_transactions(access.call(plog.aborted_transactions, start, end))
     offsets = offset_map.offsets
+    check = access.check
     for i, seg in enumerate(dirty):
         next_start = dirty[i + 1].base_offset if i + 1 < len(dirty) else end
         seg.ensure_indexes()
         position = seg.offset_index.lookup(start)
         for header, data in iter_batches(seg.file, seg.size, position):
+            check()
             if header.is_control:
                 records = decode_records(data)
                 kind = decode_control_key(records[0].key) if records else None
@@ -254,21 +305,31 @@ def group_segments_by_size(
     return groups
 
 
+def _segments_of(plog: PartitionLog) -> list[LogSegment]:
+    if plog.closed:
+        raise CleaningAborted(f"{plog.dir.name} was closed")
+    return plog.segments
+
+
 def clean_log(
     plog: PartitionLog,
     ltc: LogToClean,
     now_ms: int,
     *,
     map_entries: int | None = None,
+    access: LogAccess = DIRECT,
+    before_swap: Callable[[PartitionLog], None] | None = None,
 ) -> CleanResult:
-    """One cleaning round of ``plog`` (Kafka's ``doClean``)."""
+    """One cleaning round of ``plog`` (Kafka's ``doClean``). ``before_swap`` is called (in the
+    cleaning thread) before each cleaned segment is swapped in."""
     config = plog.config
     offset_map = OffsetMap(max_map_entries() if map_entries is None else map_entries)
     upper_bound = ltc.first_uncleanable_offset
-    build_offset_map(plog, ltc.first_dirty_offset, upper_bound, offset_map)
+    segments = access.call(_segments_of, plog)
+    build_offset_map(plog, ltc.first_dirty_offset, upper_bound, offset_map, access, segments)
     end_offset = offset_map.latest_offset + 1
     groups = group_segments_by_size(
-        segments_between(plog.segments, 0, end_offset),
+        segments_between(segments, 0, end_offset),
         config.segment_bytes,
         config.segment_index_bytes,
         upper_bound,
@@ -276,33 +337,43 @@ def clean_log(
     batch_filter = BatchFilter(
         offset_map,
         CleanedTransactionMetadata(),
-        active_producers(plog),
+        access.call(active_producers, plog),
         now_ms=now_ms,
         delete_retention_ms=config.delete_retention_ms,
         upper_bound_offset=upper_bound,
     )
-    cleaned = [clean_segments(plog, group, batch_filter, now_ms) for group in groups]
+    cleaned = [
+        clean_segments(plog, group, batch_filter, now_ms, access, segments, before_swap)
+        for group in groups
+    ]
     return CleanResult(ltc.first_dirty_offset, end_offset, cleaned, batch_filter.stats)
 
 
 def clean_segments(
-    plog: PartitionLog, group: list[LogSegment], batch_filter: BatchFilter, now_ms: int
+    plog: PartitionLog,
+    group: list[LogSegment],
+    batch_filter: BatchFilter,
+    now_ms: int,
+    access: LogAccess = DIRECT,
+    segments: list[LogSegment] | None = None,
+    before_swap: Callable[[PartitionLog], None] | None = None,
 ) -> int:
     """Writes what ``batch_filter`` keeps of ``group`` into one new segment and swaps it in;
-    returns its base offset."""
+    returns its base offset. ``segments`` is the log's segment list the round started from
+    (the group never holds the active segment, so each one has a successor there)."""
     base = group[0].base_offset
+    if segments is None:
+        segments = access.call(_segments_of, plog)
     cleaned = new_cleaned_segment(plog.dir, base, plog.config, now_ms)
     txn_entries: list = []
     batch_filter.txns.cleaned_index = txn_entries
     try:
-        segments = plog.segments
         for seg in group:
-            i = segments.index(seg)
-            upper = segments[i + 1].base_offset if i + 1 < len(segments) else plog.log_end_offset
+            upper = segments[segments.index(seg) + 1].base_offset
             batch_filter.txns.add_aborted_transactions(
-                plog.aborted_transactions(seg.base_offset, upper)
+                access.call(plog.aborted_transactions, seg.base_offset, upper)
             )
-            _clean_into(seg, cleaned, batch_filter)
+            _clean_into(seg, cleaned, batch_filter, access)
         if txn_entries:
             index = TransactionIndex(
                 plog.dir / segment_file_name(base, TXN_INDEX_SUFFIX + cleaned.file_suffix)
@@ -310,7 +381,10 @@ def clean_segments(
             for txn in txn_entries:
                 index.append(txn)
         seal_cleaned_segment(cleaned, group[-1])
-        plog.replace_segments(cleaned, group)
+        access.check()
+        if before_swap is not None:
+            before_swap(plog)
+        access.call(_swap_in, plog, cleaned, group)
     except BaseException:
         discard_cleaned_segment(cleaned)
         raise
@@ -319,11 +393,24 @@ def clean_segments(
     return base
 
 
-def _clean_into(source: LogSegment, dest: LogSegment, batch_filter: BatchFilter) -> None:
+def _swap_in(plog: PartitionLog, cleaned: LogSegment, group: list[LogSegment]) -> None:
+    """On the log's thread: the swap, unless the log lost the segments meanwhile (deleted,
+    DeleteRecords, retention), which aborts the round."""
+    live = plog.segments if not plog.closed else []
+    if not any(s is group[0] for s in live) or not all(any(s is g for s in live) for g in group):
+        raise CleaningAborted(f"the segments of {plog.dir.name} changed during cleaning")
+    plog.replace_segments(cleaned, group)
+
+
+def _clean_into(
+    source: LogSegment, dest: LogSegment, batch_filter: BatchFilter, access: LogAccess = DIRECT
+) -> None:
     out = bytearray()
     batches: list[tuple[int, int, int, int]] = []
     largest = -1
+    check = access.check
     for header, data in iter_batches(source.file, source.size):
+        check()
         kept = batch_filter.filter(header, data)
         if kept is None:
             continue
@@ -344,7 +431,8 @@ def _clean_into(source: LogSegment, dest: LogSegment, batch_filter: BatchFilter)
 
 class LogCleaner:
     """The compacted logs' cleaning state: checkpoints (``cleaner-offset-checkpoint`` in
-    ``data_dir``, or in memory when it is None) and the logs that failed to clean."""
+    ``data_dir``, or in memory when it is None), the logs that failed to clean and the one
+    being cleaned. Its state is only touched where the logs live (through ``LogAccess.call``)."""
 
     def __init__(
         self,
@@ -359,39 +447,47 @@ class LogCleaner:
         self.map_entries = max_map_entries(dedupe_buffer_size)
         #: logs whose cleaning raised; skipped from then on (Kafka: uncleanable partitions)
         self.uncleanable: set[Hashable] = set()
+        #: logs a round is cleaning now (retention leaves them alone meanwhile)
+        self.in_progress: set[Hashable] = set()
+        #: set when the broker stops: a round in a worker thread gives up at the next batch
+        self.stopping = threading.Event()
+        #: called in the cleaning thread before each swap (tests hold a round there)
+        self.before_swap: Callable[[PartitionLog], None] | None = None
 
     def clean_all(
-        self, logs: Mapping[Hashable, PartitionLog], now_ms: int, *, force: bool = False
+        self,
+        logs: Mapping[Hashable, PartitionLog],
+        now_ms: int,
+        *,
+        force: bool = False,
+        access: LogAccess = DIRECT,
     ) -> dict[Hashable, CleanResult]:
         """Cleans every compacted log that needs it, dirtiest first. ``force`` ignores
         min.cleanable.dirty.ratio (any dirty bytes will do)."""
-        candidates: list[tuple[float, Hashable, PartitionLog, LogToClean]] = []
-        for key, plog in logs.items():
-            if plog.closed or not plog.config.compact_enabled or key in self.uncleanable:
-                continue
-            ltc = self._log_to_clean(key, plog, now_ms)
-            if ltc is not None and is_cleanable(
-                ltc, plog.config.min_cleanable_dirty_ratio, force=force
-            ):
-                candidates.append((ltc.cleanable_ratio, key, plog, ltc))
-        candidates.sort(key=lambda c: c[0], reverse=True)
+        candidates = access.call(self._candidates, logs, now_ms, force)
         results: dict[Hashable, CleanResult] = {}
-        for _, key, plog, ltc in candidates:
-            result = self._clean(key, plog, ltc, now_ms)
+        for key, plog, ltc in candidates:
+            if access.abort is not None and access.abort.is_set():
+                break
+            result = self._clean(key, plog, ltc, now_ms, access)
             if result is not None:
                 results[key] = result
         return results
 
     def clean(
-        self, key: Hashable, plog: PartitionLog, now_ms: int, *, force: bool = False
+        self,
+        key: Hashable,
+        plog: PartitionLog,
+        now_ms: int,
+        *,
+        force: bool = False,
+        access: LogAccess = DIRECT,
     ) -> CleanResult | None:
         """Cleans one compacted log if it needs it (``force``: any dirty bytes will do)."""
-        if key in self.uncleanable or plog.closed or not plog.config.compact_enabled:
+        candidates = access.call(self._candidates, {key: plog}, now_ms, force)
+        if not candidates:
             return None
-        ltc = self._log_to_clean(key, plog, now_ms)
-        if ltc is None or not is_cleanable(ltc, plog.config.min_cleanable_dirty_ratio, force=force):
-            return None
-        return self._clean(key, plog, ltc, now_ms)
+        return self._clean(key, plog, candidates[0][2], now_ms, access)
 
     def forget(self, keys: Iterable[Hashable]) -> None:
         """Drops the checkpoints of deleted partitions."""
@@ -401,6 +497,26 @@ class LogCleaner:
             self.uncleanable.discard(key)
         if changed:
             self._write()
+
+    def _candidates(
+        self, logs: Mapping[Hashable, PartitionLog], now_ms: int, force: bool
+    ) -> list[tuple[Hashable, PartitionLog, LogToClean]]:
+        candidates: list[tuple[float, Hashable, PartitionLog, LogToClean]] = []
+        for key, plog in logs.items():
+            if (
+                plog.closed
+                or not plog.config.compact_enabled
+                or key in self.uncleanable
+                or key in self.in_progress
+            ):
+                continue
+            ltc = self._log_to_clean(key, plog, now_ms)
+            if ltc is not None and is_cleanable(
+                ltc, plog.config.min_cleanable_dirty_ratio, force=force
+            ):
+                candidates.append((ltc.cleanable_ratio, key, plog, ltc))
+        candidates.sort(key=lambda c: c[0], reverse=True)
+        return [(key, plog, ltc) for _, key, plog, ltc in candidates]
 
     def _log_to_clean(self, key: Hashable, plog: PartitionLog, now_ms: int) -> LogToClean | None:
         try:
@@ -414,17 +530,51 @@ class LogCleaner:
             self._write()
         return ltc
 
+    def _begin(self, key: Hashable, plog: PartitionLog) -> bool:
+        if plog.closed or key in self.in_progress:
+            return False
+        self.in_progress.add(key)
+        return True
+
+    def _end(self, key: Hashable, plog: PartitionLog, result: CleanResult | None) -> None:
+        self.in_progress.discard(key)
+        if result is not None and not plog.closed:
+            self.checkpoints[key] = result.end_offset
+            self._write()
+
+    def _failed(self, key: Hashable, plog: PartitionLog) -> bool:
+        self.in_progress.discard(key)
+        if plog.closed:  # a deleted log's failure is its deletion's doing
+            return False
+        self.uncleanable.add(key)
+        return True
+
     def _clean(
-        self, key: Hashable, plog: PartitionLog, ltc: LogToClean, now_ms: int
+        self, key: Hashable, plog: PartitionLog, ltc: LogToClean, now_ms: int, access: LogAccess
     ) -> CleanResult | None:
-        try:
-            result = clean_log(plog, ltc, now_ms, map_entries=self.map_entries)
-        except Exception:
-            log.exception("cleaning %s failed; not cleaning it again", plog.dir.name)
-            self.uncleanable.add(key)
+        if not access.call(self._begin, key, plog):
             return None
-        self.checkpoints[key] = result.end_offset
-        self._write()
+        try:
+            result = clean_log(
+                plog,
+                ltc,
+                now_ms,
+                map_entries=self.map_entries,
+                access=access,
+                before_swap=self.before_swap,
+            )
+        except CleaningAborted as e:
+            log.info("cleaning %s aborted: %s", plog.dir.name, e)
+            access.call(self._end, key, plog, None)
+            return None
+        except Exception:
+            if access.call(self._failed, key, plog):
+                log.exception("cleaning %s failed; not cleaning it again", plog.dir.name)
+            return None
+        except BaseException:
+            access.call(self._end, key, plog, None)
+            raise
+        access.call(self._end, key, plog, result)
         stats = result.stats
         log.info(
             "cleaned %s: offsets %d-%d, %d of %d records kept, %d -> %d bytes",

@@ -179,7 +179,9 @@ class LogManager:
         deleted = 0
         self._batching = True
         try:
-            for plog in list(self._logs.values()):
+            for key, plog in list(self._logs.items()):
+                if key in self.cleaner.in_progress:
+                    continue  # Kafka's retention skips a log while it is being cleaned
                 deleted += plog.apply_retention(now)
         finally:
             self._batching = False

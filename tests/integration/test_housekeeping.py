@@ -1,0 +1,72 @@
+"""Housekeeping never stalls requests: while the broker's own cleaner is in the middle of
+compacting a large partition, stock clients produce to and fetch from another topic."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from confluent_kafka import Producer
+
+from pykafkad.testing import run_broker
+from tests.integration.clients import WAIT_S, confluent_consume, confluent_produce, create_topic
+
+KEYS = 200
+ROUNDS = 20
+COMPACTED_CONFIG = {"cleanup.policy": "compact", "segment.bytes": "1048576"}
+
+
+def _wait_for(condition, what: str) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_clients_are_served_while_the_cleaner_is_mid_run(tmp_path, topic_name):
+    compacted, other = f"{topic_name}-compacted", f"{topic_name}-other"
+    with run_broker(tmp_path / "data", config={"log.cleaner.backoff.ms": "100"}) as b:
+        create_topic(b.bootstrap_servers, compacted, config=COMPACTED_CONFIG)
+        create_topic(b.bootstrap_servers, other)
+        held, release = threading.Event(), threading.Event()
+        served_while_held: list[bool] = []
+
+        def hold_first_swap(plog) -> None:
+            """Runs in the cleaner's thread: the round has read and written its first cleaned
+            segment and waits here until the clients below were answered."""
+            if plog.dir.name == f"{compacted}-0" and not held.is_set():
+                held.set()
+                served_while_held.append(release.wait(WAIT_S))
+
+        b.broker.logs.cleaner.before_swap = hold_first_swap
+        producer = Producer({"bootstrap.servers": b.bootstrap_servers, "linger.ms": 20})
+        newest = {}
+        for r in range(ROUNDS):
+            for k in range(KEYS):
+                key, value = b"key-%03d" % k, b"r%d-" % r + bytes(1000)
+                producer.produce(compacted, value, key)
+                newest[key] = value
+            producer.poll(0)
+        assert producer.flush(WAIT_S) == 0
+        plog = b.broker.logs.get(compacted, 0)
+        b.call(plog.roll)  # everything becomes cleanable
+        leo = plog.log_end_offset
+        assert held.wait(WAIT_S), "the cleaner did not start"
+
+        # the cleaner is mid-run (held in its thread): the loop still answers produce and fetch
+        delivered = confluent_produce(
+            b.bootstrap_servers, other, [{"key": b"k", "value": b"while cleaning"}]
+        )
+        assert [m.offset() for m in delivered] == [0]
+        got = confluent_consume(b.bootstrap_servers, other, 1)
+        assert [m.value() for m in got] == [b"while cleaning"]
+        release.set()
+
+        key = (compacted, 0)
+        checkpoints = b.broker.logs.cleaner.checkpoints
+        _wait_for(lambda: checkpoints.get(key, 0) >= leo, "the cleaning to finish")
+        assert served_while_held == [True]
+        assert key not in b.broker.logs.cleaner.uncleanable
+        # only the newest value of each key is left, so the first KEYS records are those
+        records = confluent_consume(b.bootstrap_servers, compacted, KEYS)
+        assert {m.key(): m.value() for m in records} == newest

@@ -1,9 +1,12 @@
-"""Housekeeping that must not stall requests: the log cleaner runs in a worker thread.
+"""Housekeeping that must not stall requests: the log cleaner runs off the trio thread.
 
-Compacting a large partition takes seconds of reading and writing; on the trio thread that
-would stall every connection. The round runs in ``trio.to_thread`` and reaches the live logs
-only through ``trio.from_thread.run_sync`` (see ``cleaner.LogAccess``), so the logs stay
-single-threaded and the swap into the live log happens between two requests.
+Compacting a large partition takes seconds of reading, decoding and writing; on the trio
+thread that would stall every connection, and in a thread of the broker's process its
+per-record Python work would still hold the GIL the request loop needs. So a pass runs in a
+worker thread that reaches the live logs only through ``trio.from_thread.run_sync`` (see
+``cleaner.LogAccess``) and hands each round's reading and writing to a child process
+(``cleaner_job.run_in_process``); the swap into the live log happens on the trio thread,
+between two requests.
 """
 
 from __future__ import annotations
@@ -13,8 +16,13 @@ from collections.abc import Hashable
 
 import trio
 
-from pykafkad.log.cleaner import CleanResult, LogAccess
+from pykafkad.log.cleaner import CleanJob, CleanResult, JobResult, LogAccess
+from pykafkad.log.cleaner_job import run_in_process
 from pykafkad.log.manager import LogManager
+
+
+def _job_in_process(job: CleanJob, access: LogAccess) -> JobResult:
+    return run_in_process(job, access.abort)
 
 
 async def clean_all_in_thread(
@@ -24,6 +32,7 @@ async def clean_all_in_thread(
     cleaner = manager.cleaner
     access = LogAccess(trio.from_thread.run_sync, cleaner.stopping)
     run = functools.partial(
-        cleaner.clean_all, manager.logs(), now_ms, force=force, access=access
+        cleaner.clean_all, manager.logs(), now_ms, force=force, access=access,
+        run_job=_job_in_process,
     )
     return await trio.to_thread.run_sync(run)

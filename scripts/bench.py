@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmarks pykafkad against the official Apache Kafka broker, in the same run.
 
-Usage: python scripts/bench.py [--messages N] [--skip-kafka]
+Usage: python scripts/bench.py [--messages N] [--skip-kafka] [--workloads throughput,latency]
 
 Both brokers run as their own processes on this machine (Kafka from Maven Central jars, see
 compat/kafka_broker.py) and are driven by the same confluent-kafka (librdkafka) client, whose
@@ -10,6 +10,10 @@ pykafkad, Kafka, and the ratio pykafkad / Kafka (for rates above 1 is better, fo
 memory below 1 is better).  Numbers vary with the machine's load; the ratio is the result.
 Kafka's start time includes formatting its log dir (``kafka-storage format``), which every
 fresh Kafka data dir needs; pykafkad's includes creating its data dir.
+
+``latency`` is a fixed-rate produce run with per-record delivery latency (p50/p99/p99.9) while
+a compacted topic is being cleaned (scripts/bench_latency.py); ``--repeat`` runs it several
+times per broker to show the spread.
 """
 
 from __future__ import annotations
@@ -26,11 +30,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from bench_latency import BROKER_CONFIG as LATENCY_CONFIG  # noqa: E402
+from bench_latency import latency_run  # noqa: E402
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 from measure_startup import first_answer, free_port  # noqa: E402
 
 PARTITIONS = 4
+KAFKA_VERSION = "4.4.0"
+#: broker settings for every run (both brokers)
+BROKER_SETTINGS = {**LATENCY_CONFIG}
 
 
 def rss_mib(pid: int) -> float:
@@ -50,8 +59,9 @@ def rss_mib(pid: int) -> float:
 def start_pykafkad(data_dir: str) -> tuple[subprocess.Popen, str, float]:
     port = free_port()
     t0 = time.monotonic()
+    settings = [f"--set={k}={v}" for k, v in BROKER_SETTINGS.items()]
     proc = subprocess.Popen([sys.executable, "-m", "pykafkad", "--host", "127.0.0.1",
-                             "--port", str(port), "--data-dir", data_dir],
+                             "--port", str(port), "--data-dir", data_dir, *settings],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     first_answer(port, t0 + 60)
     return proc, f"127.0.0.1:{port}", time.monotonic() - t0
@@ -98,10 +108,27 @@ def workloads(bootstrap: str, n: int) -> dict[str, float]:
     return out
 
 
+def run_workloads(bootstrap: str, args: argparse.Namespace) -> dict[str, float]:
+    out: dict[str, float] = {}
+    if "throughput" in args.workloads:
+        out.update(workloads(bootstrap, args.messages))
+    if "latency" in args.workloads:
+        for r in range(args.repeat):
+            run = latency_run(bootstrap, args.latency_rate, args.latency_seconds, str(r))
+            suffix = f" #{r + 1}" if args.repeat > 1 else ""
+            out.update({f"{k}{suffix}": v for k, v in run.items()})
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--messages", type=int, default=200_000)
     ap.add_argument("--skip-kafka", action="store_true", help="measure pykafkad only")
+    ap.add_argument("--workloads", default="throughput,latency",
+                    type=lambda v: set(v.split(",")), help="throughput, latency (comma-separated)")
+    ap.add_argument("--latency-rate", type=int, default=20_000, help="records/s of the latency run")
+    ap.add_argument("--latency-seconds", type=float, default=10.0)
+    ap.add_argument("--repeat", type=int, default=1, help="latency runs per broker")
     args = ap.parse_args()
     results: dict[str, dict[str, float]] = {}
 
@@ -110,7 +137,7 @@ def main() -> int:
         try:
             results["pykafkad"] = {"start to first answer s": start,
                                    "memory after start MiB": rss_mib(proc.pid)}
-            results["pykafkad"].update(workloads(bootstrap, args.messages))
+            results["pykafkad"].update(run_workloads(bootstrap, args))
         finally:
             proc.terminate()
             proc.wait(60)
@@ -118,14 +145,14 @@ def main() -> int:
     if not args.skip_kafka:
         from compat.kafka_broker import kafka_classpath, run_kafka
 
-        kafka_classpath()  # fetch the jars first, outside the timing
+        kafka_classpath(KAFKA_VERSION)  # fetch the jars first, outside the timing
         t0 = time.monotonic()
-        with run_kafka() as kafka:
+        with run_kafka(KAFKA_VERSION, config=BROKER_SETTINGS) as kafka:
             host, port = kafka.bootstrap_servers.rsplit(":", 1)
             first_answer(int(port), t0 + 180, host)
             results["kafka"] = {"start to first answer s": time.monotonic() - t0,
                                 "memory after start MiB": rss_mib(kafka.proc.pid)}
-            results["kafka"].update(workloads(kafka.bootstrap_servers, args.messages))
+            results["kafka"].update(run_workloads(kafka.bootstrap_servers, args))
 
     names = list(results["pykafkad"])
     print(f"{'workload':28} {'pykafkad':>12} {'kafka':>12} {'ratio':>8}")

@@ -11,7 +11,9 @@ memory below 1 is better).  Numbers vary with the machine's load; the ratio is t
 Kafka's start time includes formatting its log dir (``kafka-storage format``), which every
 fresh Kafka data dir needs; pykafkad's includes creating its data dir.
 
-``latency`` is a fixed-rate produce run with per-record delivery latency (p50/p99/p99.9) while
+``consume`` reads a filled topic with one kcat per partition in parallel and large fetches, so
+that the broker is the bottleneck, and also reports the broker's CPU seconds per GB served
+(scripts/bench_consume.py). ``latency`` is a fixed-rate produce run with per-record delivery latency (p50/p99/p99.9) while
 a compacted topic is being cleaned (scripts/bench_latency.py); ``--repeat`` runs it several
 times per broker to show the spread.
 """
@@ -30,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from bench_consume import consume_run  # noqa: E402
 from bench_latency import BROKER_CONFIG as LATENCY_CONFIG  # noqa: E402
 from bench_latency import latency_run  # noqa: E402
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
@@ -108,10 +111,17 @@ def workloads(bootstrap: str, n: int) -> dict[str, float]:
     return out
 
 
-def run_workloads(bootstrap: str, args: argparse.Namespace) -> dict[str, float]:
+def run_workloads(bootstrap: str, args: argparse.Namespace, pid: int) -> dict[str, float]:
     out: dict[str, float] = {}
     if "throughput" in args.workloads:
         out.update(workloads(bootstrap, args.messages))
+    if "consume" in args.workloads:
+        for r in range(args.repeat):
+            suffix = f" #{r + 1}" if args.repeat > 1 else ""
+            small = consume_run(bootstrap, pid, args.messages, 100, "100 B", f"{r}")
+            big = consume_run(bootstrap, pid, max(args.messages // 100, 100), 100_000,
+                              "100 KB", f"{r}")
+            out.update({f"{k}{suffix}": v for k, v in {**small, **big}.items()})
     if "latency" in args.workloads:
         for r in range(args.repeat):
             run = latency_run(bootstrap, args.latency_rate, args.latency_seconds, str(r))
@@ -125,10 +135,11 @@ def main() -> int:
     ap.add_argument("--messages", type=int, default=200_000)
     ap.add_argument("--skip-kafka", action="store_true", help="measure pykafkad only")
     ap.add_argument("--workloads", default="throughput,latency",
-                    type=lambda v: set(v.split(",")), help="throughput, latency (comma-separated)")
+                    type=lambda v: set(v.split(",")),
+                    help="throughput, latency, consume (comma-separated)")
     ap.add_argument("--latency-rate", type=int, default=20_000, help="records/s of the latency run")
     ap.add_argument("--latency-seconds", type=float, default=10.0)
-    ap.add_argument("--repeat", type=int, default=1, help="latency runs per broker")
+    ap.add_argument("--repeat", type=int, default=1, help="latency and consume runs per broker")
     args = ap.parse_args()
     results: dict[str, dict[str, float]] = {}
 
@@ -137,7 +148,7 @@ def main() -> int:
         try:
             results["pykafkad"] = {"start to first answer s": start,
                                    "memory after start MiB": rss_mib(proc.pid)}
-            results["pykafkad"].update(run_workloads(bootstrap, args))
+            results["pykafkad"].update(run_workloads(bootstrap, args, proc.pid))
         finally:
             proc.terminate()
             proc.wait(60)
@@ -152,7 +163,7 @@ def main() -> int:
             first_answer(int(port), t0 + 180, host)
             results["kafka"] = {"start to first answer s": time.monotonic() - t0,
                                 "memory after start MiB": rss_mib(kafka.proc.pid)}
-            results["kafka"].update(run_workloads(kafka.bootstrap_servers, args))
+            results["kafka"].update(run_workloads(kafka.bootstrap_servers, args, kafka.proc.pid))
 
     names = list(results["pykafkad"])
     print(f"{'workload':28} {'pykafkad':>12} {'kafka':>12} {'ratio':>8}")

@@ -15,7 +15,7 @@ import trio
 
 from pykafkad.connection import Connection
 from pykafkad.dispatch import load_handlers
-from pykafkad.log.housekeeping import clean_all_in_thread
+from pykafkad.log.housekeeping import apply_retention, clean_all_in_thread
 
 log = logging.getLogger("pykafkad")
 
@@ -109,7 +109,8 @@ class Server:
     def _start_timers(self, nursery: trio.Nursery) -> None:
         broker, config = self.broker, self.broker.config
         nursery.start_soon(self._periodically, config["log.retention.check.interval.ms"],
-                           broker.apply_retention, "retention check")
+                           lambda: apply_retention(broker.logs, broker.clock()),
+                           "retention check")
         nursery.start_soon(
             self._periodically,
             config["transaction.abort.timed.out.transaction.cleanup.interval.ms"],

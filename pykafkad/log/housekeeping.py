@@ -1,4 +1,5 @@
-"""Housekeeping that must not stall requests: the log cleaner runs off the trio thread.
+"""Housekeeping that must not stall requests: the log cleaner and retention's file deletions
+run off the trio thread.
 
 Compacting a large partition takes seconds of reading, decoding and writing; on the trio
 thread that would stall every connection, and in a thread of the broker's process its
@@ -6,7 +7,9 @@ per-record Python work would still hold the GIL the request loop needs. So a pas
 worker thread that reaches the live logs only through ``trio.from_thread.run_sync`` (see
 ``cleaner.LogAccess``) and hands each round's reading and writing to a child process
 (``cleaner_job.run_in_process``); the swap into the live log happens on the trio thread,
-between two requests.
+between two requests. Retention decides on the trio thread (it moves log start offsets) and
+renames the doomed segments' files to ``.deleted`` there; unlinking them, which can take long
+for large files, happens in a worker thread.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import trio
 from pykafkad.log.cleaner import CleanJob, CleanResult, JobResult, LogAccess
 from pykafkad.log.cleaner_job import run_in_process
 from pykafkad.log.manager import LogManager
+from pykafkad.log.segment import LogSegment
 
 
 def _job_in_process(job: CleanJob, access: LogAccess) -> JobResult:
@@ -36,3 +40,17 @@ async def clean_all_in_thread(
         run_job=_job_in_process,
     )
     return await trio.to_thread.run_sync(run)
+
+
+async def apply_retention(manager: LogManager, now_ms: int) -> int:
+    """A retention pass; the deleted segments' files are unlinked in a worker thread."""
+    retired: list[LogSegment] = []
+    deleted = manager.apply_retention(now_ms, retired=retired)
+    if retired:
+        await trio.to_thread.run_sync(_delete_segments, retired)
+    return deleted
+
+
+def _delete_segments(segments: list[LogSegment]) -> None:
+    for seg in segments:
+        seg.delete()

@@ -37,8 +37,10 @@ from pykafkad.log.checkpoint import (
     write_offsets,
 )
 from pykafkad.log.cleaner import CleanResult, LogCleaner
+from pykafkad.log.cleaner_swap import DELETED_SUFFIX
 from pykafkad.log.config import LogConfig
 from pykafkad.log.partition import PartitionLog
+from pykafkad.log.segment import LogSegment
 
 log = logging.getLogger("pykafkad.log")
 
@@ -173,8 +175,13 @@ class LogManager:
                 plog.update_config(config)
 
     # -- housekeeping --------------------------------------------------------------------------
-    def apply_retention(self, now_ms: int | None = None) -> int:
-        """Runs retention on every partition; returns the number of segments deleted."""
+    def apply_retention(
+        self, now_ms: int | None = None, *, retired: list[LogSegment] | None = None
+    ) -> int:
+        """Runs retention on every partition; returns the number of segments deleted. With
+        ``retired``, the deleted segments leave their logs, their files are renamed to
+        ``.deleted`` (Kafka's asyncDeleteSegment; a start removes such leftovers) and they are
+        appended there for the caller to ``delete()`` off the request loop."""
         now = self.clock() if now_ms is None else now_ms
         deleted = 0
         self._batching = True
@@ -182,7 +189,14 @@ class LogManager:
             for key, plog in list(self._logs.items()):
                 if key in self.cleaner.in_progress:
                     continue  # Kafka's retention skips a log while it is being cleaned
-                deleted += plog.apply_retention(now)
+                plog.retired_segments = retired
+                try:
+                    deleted += plog.apply_retention(now)
+                finally:
+                    plog.retired_segments = None
+            for seg in retired or ():
+                if seg.file_suffix != DELETED_SUFFIX:
+                    seg.change_file_suffix(DELETED_SUFFIX)
         finally:
             self._batching = False
             if self._log_start_dirty:

@@ -13,6 +13,7 @@ from tests.integration.clients import WAIT_S, confluent_consume, confluent_produ
 
 KEYS = 200
 ROUNDS = 20
+RETAINED_RECORDS = 40
 COMPACTED_CONFIG = {"cleanup.policy": "compact", "segment.bytes": "1048576"}
 
 
@@ -70,3 +71,28 @@ def test_clients_are_served_while_the_cleaner_is_mid_run(tmp_path, topic_name):
         # only the newest value of each key is left, so the first KEYS records are those
         records = confluent_consume(b.bootstrap_servers, compacted, KEYS)
         assert {m.key(): m.value() for m in records} == newest
+
+
+def test_the_broker_s_retention_timer_deletes_old_segments(tmp_path, topic_name):
+    """Retention decides on the request loop and unlinks in a worker thread: the segments go,
+    their files too, and the remaining records stay readable."""
+    config = {"log.retention.check.interval.ms": "100"}
+    with run_broker(tmp_path / "data", config=config) as b:
+        create_topic(b.bootstrap_servers, topic_name,
+                     config={"segment.bytes": "1048576", "retention.bytes": "2097152"})
+        producer = Producer({"bootstrap.servers": b.bootstrap_servers, "linger.ms": 0})
+        for i in range(RETAINED_RECORDS):
+            producer.produce(topic_name, b"%03d" % i + bytes(100_000))
+            producer.flush(WAIT_S)  # one batch each: four 1 MiB segments
+        plog = b.broker.logs.get(topic_name, 0)
+        _wait_for(lambda: plog.log_start_offset > 0, "retention to delete segments")
+
+        def leftovers() -> list[str]:
+            names = [p.name for p in plog.dir.iterdir()]
+            live = {f"{s.base_offset:020d}" for s in b.call(lambda: plog.segments)}
+            return [n for n in names if n[:20].isdigit() and n[:20] not in live]
+
+        _wait_for(lambda: not leftovers(), "the deleted segments' files to go")
+        start = plog.log_start_offset
+        got = confluent_consume(b.bootstrap_servers, topic_name, RETAINED_RECORDS - start)
+        assert [m.value()[:3] for m in got] == [b"%03d" % i for i in range(start, RETAINED_RECORDS)]

@@ -67,7 +67,7 @@ def _fill(bootstrap: str, topic: str, count: int, size: int) -> None:
     assert p.flush(300) == 0
 
 
-def _read_all(bootstrap: str, topic: str) -> int:
+def _read_all(bootstrap: str, topic: str, start) -> int:
     """One kcat per partition, in parallel; returns how many records they read."""
     procs = [
         subprocess.Popen(
@@ -78,6 +78,7 @@ def _read_all(bootstrap: str, topic: str) -> int:
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         for p in range(PARTITIONS)
     ]
+    start()  # kcat starts fast (C); its connecting is part of the timing
     read = 0
     for proc in procs:
         out, _ = proc.communicate(timeout=600)
@@ -101,40 +102,83 @@ def _next_offset(records: bytes, offset: int) -> int:
 
 def fetch_worker(bootstrap: str, topic: str, partitions: list[int], end: int) -> tuple[int, int]:
     """Fetches ``partitions`` of ``topic`` from offset 0 until each reaches ``end`` records'
-    worth (the partition's log end offset); returns (records, bytes) read."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from compat.wire_client import WireClient
-    from wire.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
+    worth (the partition's log end offset); returns (records, bytes) read. Responses are
+    received into one reused buffer, so the reader costs little per byte."""
+    import socket
 
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from wire.framing import (
+        RequestHeader,
+        encode_request,
+        read_response_header,
+        request_header_version,
+        response_header_version,
+    )
+    from wire.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
+    from wire.messages.fetch_response import FetchResponse
+    from wire.primitives import Reader
+
+    version = 12
+    host, _, port = bootstrap.rpartition(":")
+    sock = socket.create_connection((host, int(port)))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    buf = bytearray(64 << 20)
+    view = memoryview(buf)
+
+    def recv_exact(n: int) -> memoryview:
+        got = 0
+        while got < n:
+            k = sock.recv_into(view[got:n])
+            if not k:
+                raise ConnectionError("the broker closed the connection")
+            got += k
+        return view[:n]
+
+    print("ready", flush=True)  # started and connected: the timing starts after this
+    sys.stdin.readline()
     offsets = dict.fromkeys(partitions, 0)
     read_bytes = 0
-    with WireClient(bootstrap, client_id="bench-fetch") as client:
-        while any(o < end for o in offsets.values()):
-            request = FetchRequest(
-                replica_id=-1, max_wait_ms=100, min_bytes=1, max_bytes=50 << 20,
-                topics=[FetchTopic(topic=topic, partitions=[
-                    FetchPartition(partition=p, fetch_offset=o, partition_max_bytes=8 << 20)
-                    for p, o in offsets.items() if o < end])])
-            response = client.send(request, 12)
-            for part in response.responses[0].partitions:
-                assert part.error_code == 0, part.error_code
-                records = part.records or b""
-                read_bytes += len(records)
-                offsets[part.partition_index] = _next_offset(
-                    records, offsets[part.partition_index])
+    correlation_id = 0
+    while any(o < end for o in offsets.values()):
+        correlation_id += 1
+        request = FetchRequest(
+            replica_id=-1, max_wait_ms=100, min_bytes=1, max_bytes=50 << 20,
+            topics=[FetchTopic(topic=topic, partitions=[
+                FetchPartition(partition=p, fetch_offset=o, partition_max_bytes=8 << 20)
+                for p, o in offsets.items() if o < end])])
+        header = RequestHeader(1, version, correlation_id, "bench-fetch",
+                               request_header_version(1, version))
+        sock.sendall(encode_request(header, request))
+        size = _LENGTH.unpack(recv_exact(4))[0]
+        r = Reader(recv_exact(size))
+        assert read_response_header(r, response_header_version(1, version)) == correlation_id
+        response = FetchResponse.read(r, version)
+        for part in response.responses[0].partitions:
+            assert part.error_code == 0, part.error_code
+            records = part.records or b""
+            read_bytes += len(records)
+            offsets[part.partition_index] = _next_offset(records, offsets[part.partition_index])
+    sock.close()
     return sum(offsets.values()), read_bytes
 
 
-def _fetch_all(bootstrap: str, topic: str, per_partition: int) -> int:
-    """FETCHERS processes, each fetching an equal share of the partitions."""
+def _fetch_all(bootstrap: str, topic: str, per_partition: int, start) -> int:
+    """FETCHERS processes, each fetching an equal share of the partitions; ``start`` is
+    called once they all are started and connected."""
     shares = [list(range(PARTITIONS))[i::FETCHERS] for i in range(FETCHERS)]
     procs = [
         subprocess.Popen(
             [sys.executable, __file__, "fetch", bootstrap, topic,
              ",".join(map(str, share)), str(per_partition)],
-            stdout=subprocess.PIPE)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         for share in shares
     ]
+    for proc in procs:
+        assert proc.stdout.readline().strip() == b"ready"
+    start()
+    for proc in procs:
+        proc.stdin.write(b"go\n")
+        proc.stdin.flush()
     read = 0
     for proc in procs:
         out, _ = proc.communicate(timeout=600)
@@ -144,11 +188,14 @@ def _fetch_all(bootstrap: str, topic: str, per_partition: int) -> int:
 
 
 def _timed(broker_pid: int, read, count: int, size: int, label: str) -> dict:
-    cpu0 = cpu_seconds(broker_pid)
-    t = time.perf_counter()
-    got = read()
-    elapsed = time.perf_counter() - t
-    cpu = cpu_seconds(broker_pid) - cpu0
+    mark: list[float] = []
+
+    def start() -> None:
+        mark[:] = [time.perf_counter(), cpu_seconds(broker_pid)]
+
+    got = read(start)
+    elapsed = time.perf_counter() - mark[0]
+    cpu = cpu_seconds(broker_pid) - mark[1]
     assert got == count, f"read {got} of {count} records"
     return {
         f"{label} msgs/s": count / elapsed,
@@ -165,10 +212,11 @@ def consume_run(
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(topic, PARTITIONS, 1)])[topic].result(60)
     _fill(bootstrap, topic, count, size)
-    out = _timed(broker_pid, lambda: _read_all(bootstrap, topic), count, size,
+    out = _timed(broker_pid, lambda start: _read_all(bootstrap, topic, start), count, size,
                  f"consume {label} kcat")
-    out.update(_timed(broker_pid, lambda: _fetch_all(bootstrap, topic, count // PARTITIONS),
-                      count, size, f"consume {label} fetch"))
+    out.update(_timed(
+        broker_pid, lambda start: _fetch_all(bootstrap, topic, count // PARTITIONS, start),
+        count, size, f"consume {label} fetch"))
     return out
 
 

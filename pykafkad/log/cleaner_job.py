@@ -55,6 +55,8 @@ from wire.records.control import decode_control_key
 _WRITE_CHUNK = 1 << 20
 _MAX_TS = struct.Struct(">q")
 _MAX_TS_AT = 35
+#: how much lower than the broker's the cleaning process's CPU priority is
+CHILD_NICENESS = 10
 #: how often a thread waiting for the child process looks at its abort flag
 _POLL_S = 0.2
 
@@ -307,7 +309,12 @@ def run_in_process(job: CleanJob, abort: threading.Event | None = None) -> JobRe
 
 
 def child_main() -> int:
-    """The child's side of ``run_in_process``."""
+    """The child's side of ``run_in_process``. It runs at a lower CPU priority: on a busy
+    machine the broker's request loop comes first, the cleaning can wait."""
+    try:
+        os.nice(CHILD_NICENESS)
+    except OSError:
+        pass
     job = pickle.loads(sys.stdin.buffer.read())
     try:
         result: tuple = ("ok", run_clean_job(job))

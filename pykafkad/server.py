@@ -15,12 +15,18 @@ import trio
 
 from pykafkad.connection import Connection
 from pykafkad.dispatch import load_handlers
-from pykafkad.log.housekeeping import apply_retention, clean_all_in_thread
+from pykafkad.log.housekeeping import (
+    apply_retention,
+    clean_all_in_thread,
+    remove_deleted_dirs,
+)
 
 log = logging.getLogger("pykafkad")
 
 #: how long shutdown waits for in-flight requests before cancelling them
 SHUTDOWN_GRACE_S = 5.0
+#: how often deleted topics' directories are looked for, to be removed in a worker thread
+DELETED_DIRS_CHECK_MS = 1000
 
 
 async def open_listeners(host: str, port: int) -> list[trio.SocketListener]:
@@ -115,6 +121,9 @@ class Server:
             self._periodically,
             config["transaction.abort.timed.out.transaction.cleanup.interval.ms"],
             broker.run_transaction_timers, "transaction timers")
+        broker.logs.defer_dir_removal = True
+        nursery.start_soon(self._periodically, DELETED_DIRS_CHECK_MS,
+                           lambda: remove_deleted_dirs(broker.logs), "removing deleted logs")
         if config["log.cleaner.enable"]:
             nursery.start_soon(self._periodically, config["log.cleaner.backoff.ms"],
                                lambda: clean_all_in_thread(broker.logs, broker.clock()),

@@ -9,12 +9,13 @@ worker thread that reaches the live logs only through ``trio.from_thread.run_syn
 (``cleaner_job.run_in_process``); the swap into the live log happens on the trio thread,
 between two requests. Retention decides on the trio thread (it moves log start offsets) and
 renames the doomed segments' files to ``.deleted`` there; unlinking them, which can take long
-for large files, happens in a worker thread.
+for large files, happens in a worker thread, as does removing deleted topics' directories.
 """
 
 from __future__ import annotations
 
 import functools
+import shutil
 from collections.abc import Hashable
 
 import trio
@@ -54,3 +55,17 @@ async def apply_retention(manager: LogManager, now_ms: int) -> int:
 def _delete_segments(segments: list[LogSegment]) -> None:
     for seg in segments:
         seg.delete()
+
+
+async def remove_deleted_dirs(manager: LogManager) -> int:
+    """Removes the directories of deleted partitions (renamed ``-delete`` by DeleteTopics) in
+    a worker thread; returns how many."""
+    doomed = manager.take_doomed_dirs()
+    if doomed:
+        await trio.to_thread.run_sync(_remove_dirs, doomed)
+    return len(doomed)
+
+
+def _remove_dirs(dirs) -> None:
+    for path in dirs:
+        shutil.rmtree(path, ignore_errors=True)

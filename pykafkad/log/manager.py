@@ -12,8 +12,9 @@ The marker is removed as soon as the manager starts, so a crash at any later poi
 on the next start. The log start offset checkpoint is rewritten whenever a log start offset
 moves (Kafka does it periodically), so DeleteRecords survives a crash; recovery points are
 checkpointed by ``flush_all``/``checkpoint``/``close``. Deleted topics' directories are renamed
-to ``<topic>-<partition>.<id>-delete`` and removed at once (Kafka waits file.delete.delay.ms);
-leftovers of an interrupted deletion are removed on load.
+to ``<topic>-<partition>.<id>-delete`` and removed at once, or, in the broker, soon after by
+a worker thread (Kafka waits file.delete.delay.ms); leftovers of an interrupted deletion are
+removed on load.
 """
 
 from __future__ import annotations
@@ -79,6 +80,10 @@ class LogManager:
         self._batching = False
         self._log_start_dirty = False
         self._closed = False
+        #: leave deleted partitions' ``-delete`` directories for ``take_doomed_dirs`` (the
+        #: broker removes them in a worker thread, as Kafka's kafka-delete-logs task does)
+        self.defer_dir_removal = False
+        self._doomed_dirs: list[Path] = []
 
     # -- loading -------------------------------------------------------------------------------
     def load_all(
@@ -162,12 +167,20 @@ class LogManager:
                 os.replace(plog.dir, doomed)
             except OSError:
                 doomed = plog.dir
-            shutil.rmtree(doomed, ignore_errors=True)
+            if self.defer_dir_removal and doomed != plog.dir:
+                self._doomed_dirs.append(doomed)
+            else:
+                shutil.rmtree(doomed, ignore_errors=True)
         if keys:
             fsync_dir(self.data_dir)
             self.checkpoint()
             self.cleaner.forget(keys)
         return len(keys)
+
+    def take_doomed_dirs(self) -> list[Path]:
+        """The ``-delete`` directories left to remove since the last call."""
+        doomed, self._doomed_dirs = self._doomed_dirs, []
+        return doomed
 
     def update_config(self, topic: str, config: LogConfig) -> None:
         for (t, _), plog in self._logs.items():

@@ -6,7 +6,8 @@ from __future__ import annotations
 import threading
 import time
 
-from confluent_kafka import Producer
+from confluent_kafka import KafkaException, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from pykafkad.testing import run_broker
 from tests.integration.clients import WAIT_S, confluent_consume, confluent_produce, create_topic
@@ -96,3 +97,33 @@ def test_the_broker_s_retention_timer_deletes_old_segments(tmp_path, topic_name)
         start = plog.log_start_offset
         got = confluent_consume(b.bootstrap_servers, topic_name, RETAINED_RECORDS - start)
         assert [m.value()[:3] for m in got] == [b"%03d" % i for i in range(start, RETAINED_RECORDS)]
+
+
+def test_deleted_topics_directories_are_removed_in_the_background(tmp_path, topic_name):
+    """DeleteTopics renames the partition directories aside and answers; a worker thread
+    removes them soon after. A topic of the same name can be created meanwhile."""
+    with run_broker(tmp_path / "data") as b:
+        create_topic(b.bootstrap_servers, topic_name, partitions=3)
+        confluent_produce(b.bootstrap_servers, topic_name, [{"value": b"old", "partition": 0}])
+        admin = AdminClient({"bootstrap.servers": b.bootstrap_servers})
+        admin.delete_topics([topic_name])[topic_name].result(WAIT_S)
+        assert not (tmp_path / "data" / f"{topic_name}-0").exists()
+
+        def doomed() -> list[str]:
+            return [p.name for p in (tmp_path / "data").iterdir()
+                    if p.name.startswith(topic_name) and p.name.endswith("-delete")]
+
+        _wait_for(lambda: not doomed(), "the deleted partitions' directories to go")
+        _wait_for(lambda: _recreated(b.bootstrap_servers, admin, topic_name), "the re-creation")
+        delivered = confluent_produce(b.bootstrap_servers, topic_name,
+                                      [{"value": b"new", "partition": 0}])
+        assert [m.offset() for m in delivered] == [0]
+
+
+def _recreated(bootstrap: str, admin: AdminClient, topic: str) -> bool:
+    """Creates ``topic`` again; False while the broker still reports it being deleted."""
+    try:
+        admin.create_topics([NewTopic(topic, 3, 1)])[topic].result(WAIT_S)
+    except KafkaException:
+        return False
+    return True

@@ -178,6 +178,15 @@ def main() -> int:
                 cells.append(f"{statistics.median(vs):6.3f} [{min(vs):.3f}-{max(vs):.3f}]"
                              if vs else "-")
             print(f"{phase:34} {cells[0]:>22} {cells[1]:>22}")
+        if pattern == "strategy-ordering":
+            # the second consumer either joins the first generation (fast) or a second one,
+            # which the first member only learns of from its next heartbeat (3 s)
+            for name, results in (("pykafkad", ours), ("kafka", ref)):
+                waits = [v for k, vs in results.items() if k.endswith("both assigned") for v in vs]
+                if waits:
+                    fast = sum(w < 1.0 for w in waits)
+                    print(f"{name}: both consumers in the first generation in {fast} of "
+                          f"{len(waits)} groups")
     return 0
 
 

@@ -1,8 +1,8 @@
 """The log cleaner: compaction of topics with cleanup.policy "compact" (or "compact,delete").
 
-Kafka's LogCleaner, LogCleanerManager and Cleaner, run synchronously when asked (through
-``LogManager.clean_all``, from the broker's housekeeping; Kafka runs a thread that wakes every
-``log.cleaner.backoff.ms``):
+Kafka's LogCleaner, LogCleanerManager and Cleaner: a pass runs when asked, synchronously
+(``LogManager.clean_all``, in tests) or off the request loop every ``log.cleaner.backoff.ms``
+(the broker's housekeeping, see the last point; Kafka runs a thread that wakes as often):
 
 * Which logs: each compacted log's *dirty* section runs from its cleaner checkpoint
   (``cleaner-offset-checkpoint`` at the data-dir root, else the log start) to the first

@@ -6,6 +6,7 @@ the request it is handling (idle reads are cancelled), then flushes and closes t
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 import socket
@@ -16,11 +17,18 @@ import trio
 from pykafkad.connection import Connection
 from pykafkad.connection_quotas import ConnectionQuotas
 from pykafkad.dispatch import load_handlers
+from pykafkad.log.housekeeping import (
+    apply_retention,
+    clean_all_in_thread,
+    remove_deleted_dirs,
+)
 
 log = logging.getLogger("pykafkad")
 
 #: how long shutdown waits for in-flight requests before cancelling them
 SHUTDOWN_GRACE_S = 5.0
+#: how often deleted topics' directories are looked for, to be removed in a worker thread
+DELETED_DIRS_CHECK_MS = 1000
 
 
 async def open_listeners(
@@ -129,25 +137,33 @@ class Server:
             nursery.start_soon(self._serve_connection, stream, ip)
 
     async def _periodically(self, interval_ms: int, task: Callable[[], object], what: str) -> None:
-        """Runs ``task`` every ``interval_ms`` on the broker's thread; a failure is logged."""
+        """Runs ``task`` every ``interval_ms``; a failure is logged. A task that returns an
+        awaitable (work handed to a thread) is awaited before the next interval starts."""
         while True:
             await trio.sleep(interval_ms / 1000)
             try:
-                task()
+                pending = task()
+                if inspect.isawaitable(pending):
+                    await pending
             except Exception:
                 log.exception("%s failed", what)
 
     def _start_timers(self, nursery: trio.Nursery) -> None:
         broker, config = self.broker, self.broker.config
         nursery.start_soon(self._periodically, config["log.retention.check.interval.ms"],
-                           broker.apply_retention, "retention check")
+                           lambda: apply_retention(broker.logs, broker.clock()),
+                           "retention check")
         nursery.start_soon(
             self._periodically,
             config["transaction.abort.timed.out.transaction.cleanup.interval.ms"],
             broker.run_transaction_timers, "transaction timers")
+        broker.logs.defer_dir_removal = True
+        nursery.start_soon(self._periodically, DELETED_DIRS_CHECK_MS,
+                           lambda: remove_deleted_dirs(broker.logs), "removing deleted logs")
         if config["log.cleaner.enable"]:
             nursery.start_soon(self._periodically, config["log.cleaner.backoff.ms"],
-                               lambda: broker.logs.clean_all(broker.clock()), "log cleaner")
+                               lambda: clean_all_in_thread(broker.logs, broker.clock()),
+                               "log cleaner")
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         listeners = await open_listeners(
@@ -167,6 +183,7 @@ class Server:
                     accepting.start_soon(self.broker.groups.run_timers)
                     task_status.started(self.port)
                     await self._shutdown.wait()
+                    self.broker.logs.cleaner.stopping.set()  # a running round gives up
                     accepting.cancel_scope.cancel()
                 for lst in listeners:
                     await lst.aclose()

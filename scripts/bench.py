@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Benchmarks pykafkad against the official Apache Kafka broker, in the same run.
 
-Usage: python scripts/bench.py [--messages N] [--skip-kafka] [--produce-only] [--against DIR]
+Usage: python scripts/bench.py [--messages N] [--skip-kafka] [--workloads throughput,latency,consume]
+       [--produce-only] [--against DIR] [--rounds N] [--repeat N]
 
 Both brokers run as their own processes on this machine (Kafka from Maven Central jars, see
 compat/kafka_broker.py) and are driven by the same confluent-kafka (librdkafka) client, whose
@@ -15,6 +16,12 @@ fresh Kafka data dir needs; pykafkad's includes creating its data dir.
 100 B records: the produce path validates every record, after decompressing).  ``--against DIR``
 also measures pykafkad run from another source tree (say ``git archive <rev> | tar -x -C DIR``)
 in the same run, and adds its column and the ratio this tree / that one.
+
+``consume`` reads a filled topic with one kcat per partition in parallel and large fetches, so
+that the broker is the bottleneck, and also reports the broker's CPU seconds per GB served
+(scripts/bench_consume.py). ``latency`` is a fixed-rate produce run with per-record delivery
+latency (p50/p99/p99.9) while a compacted topic is being cleaned (scripts/bench_latency.py);
+``--repeat`` runs it several times per broker to show the spread.
 """
 
 from __future__ import annotations
@@ -31,11 +38,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from bench_consume import consume_run  # noqa: E402
+from bench_latency import BROKER_CONFIG as LATENCY_CONFIG  # noqa: E402
+from bench_latency import latency_run  # noqa: E402
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 from measure_startup import first_answer, free_port  # noqa: E402
 
 PARTITIONS = 4
+KAFKA_VERSION = "4.4.0"
+#: broker settings for every run (both brokers)
+BROKER_SETTINGS = {**LATENCY_CONFIG}
 
 
 def rss_mib(pid: int) -> float:
@@ -56,8 +69,9 @@ def start_pykafkad(data_dir: str, src: Path = ROOT) -> tuple[subprocess.Popen, s
     port = free_port()
     t0 = time.monotonic()
     env = {**os.environ, "PYTHONPATH": str(src)}
+    settings = [f"--set={k}={v}" for k, v in BROKER_SETTINGS.items()]
     proc = subprocess.Popen([sys.executable, "-m", "pykafkad", "--host", "127.0.0.1",
-                             "--port", str(port), "--data-dir", data_dir],
+                             "--port", str(port), "--data-dir", data_dir, *settings],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
                             cwd=src)
     first_answer(port, t0 + 60)
@@ -122,6 +136,27 @@ def workloads(bootstrap: str, n: int, produce_only: bool = False,
     return out
 
 
+def run_workloads(bootstrap: str, args: argparse.Namespace, pid: int) -> dict[str, float]:
+    out: dict[str, float] = {}
+    if "throughput" in args.workloads or args.produce_only:
+        out.update(workloads(bootstrap, args.messages, args.produce_only, pid))
+    if args.produce_only:
+        return out
+    if "consume" in args.workloads:
+        for r in range(args.repeat):
+            suffix = f" #{r + 1}" if args.repeat > 1 else ""
+            small = consume_run(bootstrap, pid, args.messages, 100, "100 B", f"{r}")
+            big = consume_run(bootstrap, pid, max(args.messages // 100, 100), 100_000,
+                              "100 KB", f"{r}")
+            out.update({f"{k}{suffix}": v for k, v in {**small, **big}.items()})
+    if "latency" in args.workloads:
+        for r in range(args.repeat):
+            run = latency_run(bootstrap, args.latency_rate, args.latency_seconds, str(r))
+            suffix = f" #{r + 1}" if args.repeat > 1 else ""
+            out.update({f"{k}{suffix}": v for k, v in run.items()})
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--messages", type=int, default=200_000)
@@ -130,6 +165,12 @@ def main() -> int:
     ap.add_argument("--against", type=Path, help="also measure pykafkad from this source tree")
     ap.add_argument("--rounds", type=int, default=1,
                     help="pykafkad runs per tree, interleaved; each figure is the best round")
+    ap.add_argument("--workloads", default="throughput,latency",
+                    type=lambda v: set(v.split(",")),
+                    help="throughput, latency, consume (comma-separated)")
+    ap.add_argument("--latency-rate", type=int, default=20_000, help="records/s of the latency run")
+    ap.add_argument("--latency-seconds", type=float, default=10.0)
+    ap.add_argument("--repeat", type=int, default=1, help="latency and consume runs per broker")
     args = ap.parse_args()
     results: dict[str, dict[str, float]] = {}
 
@@ -143,7 +184,7 @@ def main() -> int:
                 try:
                     got = {"start to first answer s": start,
                            "memory after start MiB": rss_mib(proc.pid)}
-                    got.update(workloads(bootstrap, args.messages, args.produce_only, proc.pid))
+                    got.update(run_workloads(bootstrap, args, proc.pid))
                 finally:
                     proc.terminate()
                     proc.wait(60)
@@ -155,15 +196,14 @@ def main() -> int:
     if not args.skip_kafka:
         from compat.kafka_broker import kafka_classpath, run_kafka
 
-        kafka_classpath()  # fetch the jars first, outside the timing
+        kafka_classpath(KAFKA_VERSION)  # fetch the jars first, outside the timing
         t0 = time.monotonic()
-        with run_kafka() as kafka:
+        with run_kafka(KAFKA_VERSION, config=BROKER_SETTINGS) as kafka:
             host, port = kafka.bootstrap_servers.rsplit(":", 1)
             first_answer(int(port), t0 + 180, host)
             results["kafka"] = {"start to first answer s": time.monotonic() - t0,
                                 "memory after start MiB": rss_mib(kafka.proc.pid)}
-            results["kafka"].update(workloads(kafka.bootstrap_servers, args.messages,
-                                              args.produce_only))
+            results["kafka"].update(run_workloads(kafka.bootstrap_servers, args, kafka.proc.pid))
 
     names = list(results["pykafkad"])
     refs = [r for r in ("kafka", "against") if r in results]

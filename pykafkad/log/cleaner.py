@@ -1,8 +1,8 @@
 """The log cleaner: compaction of topics with cleanup.policy "compact" (or "compact,delete").
 
-Kafka's LogCleaner, LogCleanerManager and Cleaner, run synchronously when asked (through
-``LogManager.clean_all``, from the broker's housekeeping; Kafka runs a thread that wakes every
-``log.cleaner.backoff.ms``):
+Kafka's LogCleaner, LogCleanerManager and Cleaner: a pass runs when asked, synchronously
+(``LogManager.clean_all``, in tests) or off the request loop every ``log.cleaner.backoff.ms``
+(the broker's housekeeping, see the last point; Kafka runs a thread that wakes as often):
 
 * Which logs: each compacted log's *dirty* section runs from its cleaner checkpoint
   (``cleaner-offset-checkpoint`` at the data-dir root, else the log start) to the first
@@ -19,42 +19,40 @@ Kafka's LogCleaner, LogCleanerManager and Cleaner, run synchronously when asked 
   (``cleaner_swap``). Offsets never change; the active segment is never touched.
 * A log that fails to clean (corrupt data, I/O error) is skipped until the next start, as Kafka
   marks it uncleanable; the other logs are still cleaned.
+* Off the request loop: the broker runs a pass in a worker thread (``pykafkad.log.housekeeping``)
+  with a ``LogAccess`` whose ``call`` runs a function on the broker's trio thread. Everything
+  that reads or changes the live log's state (choosing the log, producer state, aborted
+  transactions, the swap, checkpoints) goes through ``call``, so the log itself stays
+  single-threaded; the reading and writing (``cleaner_job``: offset map, cleaned segments) runs
+  in a child process, so its per-record Python work never holds the broker's GIL. A log changed under the
+  cleaner (deleted, segments removed) or a broker that stops aborts the round: the cleaned files
+  are dropped, nothing is swapped, and the log stays cleanable (Kafka's
+  LogCleaningAbortedException). While a log is being cleaned retention skips it, as Kafka's.
 """
 
 from __future__ import annotations
 
 import logging
-import struct
-from collections.abc import Hashable, Iterable, Mapping
+import threading
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from pykafkad.log.checkpoint import read_offsets, write_offsets
-from pykafkad.log.cleaner_filter import (
-    BatchFilter,
-    CleanedTransactionMetadata,
-    FilterStats,
-    LastRecord,
-    OffsetMap,
-    iter_batches,
+from pykafkad.log.cleaner_filter import FilterStats, LastRecord
+from pykafkad.log.cleaner_job import (
+    CleaningAborted,
+    CleanJob,
+    JobResult,
+    remove_cleaned_files,
+    run_clean_job,
+    segments_between,
 )
-from pykafkad.log.cleaner_swap import (
-    discard_cleaned_segment,
-    new_cleaned_segment,
-    seal_cleaned_segment,
-)
-from pykafkad.log.config import INDEX_ENTRY_SIZE, TIME_INDEX_ENTRY_SIZE
+from pykafkad.log.cleaner_swap import CLEANED_SUFFIX
 from pykafkad.log.partition import PartitionLog
-from pykafkad.log.segment import (
-    INT32_MAX,
-    TXN_INDEX_SUFFIX,
-    LogSegment,
-    floor_segment_index,
-    segment_file_name,
-)
-from pykafkad.log.txn_index import TransactionIndex
-from wire.records.batch import decode_records
-from wire.records.control import decode_control_key
+from pykafkad.log.segment import LogSegment
+
+__all__ = ["CleaningAborted", "CleanJob", "JobResult", "segments_between"]
 
 log = logging.getLogger("pykafkad.log.cleaner")
 
@@ -64,10 +62,35 @@ DEFAULT_DEDUPE_BUFFER_SIZE = 134217728
 DEDUPE_BUFFER_LOAD_FACTOR = 0.9
 #: what one offset-map entry costs Kafka (a 16-byte MD5 and an 8-byte offset)
 _BYTES_PER_MAP_ENTRY = 24
-#: the cleaned bytes gathered before each append to the cleaned segment
-_WRITE_CHUNK = 1 << 20
-_MAX_TS = struct.Struct(">q")
-_MAX_TS_AT = 35
+
+
+_T = TypeVar("_T")
+
+
+class LogAccess:
+    """How a cleaning round reaches the live log. ``call`` runs a function where the log lives
+    (directly by default; ``trio.from_thread.run_sync`` from a worker thread); ``abort`` stops
+    the round between two batches."""
+
+    def __init__(
+        self,
+        call: Callable[..., Any] | None = None,
+        abort: threading.Event | None = None,
+    ):
+        self._call = call
+        self.abort = abort
+
+    def call(self, fn: Callable[..., _T], *args: Any) -> _T:
+        return fn(*args) if self._call is None else self._call(fn, *args)
+
+    def check(self) -> None:
+        if self.abort is not None and self.abort.is_set():
+            raise CleaningAborted("the broker is stopping")
+
+
+DIRECT = LogAccess()
+#: runs a round's job (``cleaner_job``) somewhere and waits for its result
+RunJob = Callable[[CleanJob, LogAccess], JobResult]
 
 
 def max_map_entries(dedupe_buffer_size: int = DEFAULT_DEDUPE_BUFFER_SIZE) -> int:
@@ -107,15 +130,6 @@ class CleanResult(NamedTuple):
 
 
 # -- choosing what to clean ---------------------------------------------------------------------
-
-
-def segments_between(segments: list[LogSegment], start: int, end: int) -> list[LogSegment]:
-    """The segments overlapping ``[start, end)``: from the one holding ``start`` to the last with
-    a base offset below ``end`` (Kafka's ``logSegments(from, to)``)."""
-    if start >= end:
-        return []
-    bases = [s.base_offset for s in segments]
-    return [s for s in segments[floor_segment_index(bases, start) :] if s.base_offset < end]
 
 
 def log_to_clean(plog: PartitionLog, checkpoint: int | None, now_ms: int) -> LogToClean:
@@ -188,70 +202,35 @@ def active_producers(plog: PartitionLog) -> dict[int, LastRecord]:
     return out
 
 
-def build_offset_map(plog: PartitionLog, start: int, end: int, offset_map: OffsetMap) -> None:
-    """Maps every key of ``[start, end)`` to its newest offset, skipping aborted transactions;
-    stops early when the map is full (then ``latest_offset`` says how far it got)."""
-    dirty = segments_between(plog.segments, start, end)
-    txns = CleanedTransactionMetadata()
-    txns.add_aborted_transactions(plog.aborted_transactions(start, end))
-    offsets = offset_map.offsets
-    for i, seg in enumerate(dirty):
-        next_start = dirty[i + 1].base_offset if i + 1 < len(dirty) else end
-        seg.ensure_indexes()
-        position = seg.offset_index.lookup(start)
-        for header, data in iter_batches(seg.file, seg.size, position):
-            if header.is_control:
-                records = decode_records(data)
-                kind = decode_control_key(records[0].key) if records else None
-                txns.on_control_batch_read(header, kind)
-            elif not txns.on_batch_read(header):
-                for record in decode_records(data):
-                    if record.key is not None and record.offset >= start:
-                        if len(offsets) >= offset_map.max_entries:
-                            return
-                        offsets[record.key] = record.offset
-            if header.last_offset >= start:
-                offset_map.latest_offset = header.last_offset
-        offset_map.latest_offset = next_start - 1
-
-
-def group_segments_by_size(
-    segments: list[LogSegment], max_size: int, max_index_size: int, first_uncleanable: int
-) -> list[list[LogSegment]]:
-    """Consecutive segments whose data, index and time index each fit the limits together and
-    whose offsets stay within int32 of the first one's base (Kafka's groupSegmentsBySize)."""
-    for seg in segments:
-        seg.ensure_indexes()
-    groups: list[list[LogSegment]] = []
-    i = 0
-    while i < len(segments):
-        first = segments[i]
-        group = [first]
-        log_size = first.size
-        index_size = first.offset_index.entries * INDEX_ENTRY_SIZE
-        time_index_size = first.time_index.entries * TIME_INDEX_ENTRY_SIZE
-        i += 1
-        while i < len(segments):
-            seg = segments[i]
-            seg_index = seg.offset_index.entries * INDEX_ENTRY_SIZE
-            seg_time_index = seg.time_index.entries * TIME_INDEX_ENTRY_SIZE
-            last_offset = (
-                segments[i + 1].base_offset - 1 if i + 1 < len(segments) else first_uncleanable - 1
-            )
-            if not (
-                log_size + seg.size <= max_size
-                and index_size + seg_index <= max_index_size
-                and time_index_size + seg_time_index <= max_index_size
-                and (seg.size == 0 or last_offset - first.base_offset <= INT32_MAX)
-            ):
-                break
-            group.append(seg)
-            log_size += seg.size
-            index_size += seg_index
-            time_index_size += seg_time_index
-            i += 1
-        groups.append(group)
-    return groups
+def _make_job(
+    plog: PartitionLog, ltc: LogToClean, now_ms: int, map_entries: int
+) -> tuple[CleanJob, list[LogSegment]]:
+    """On the log's thread: what the round needs to know, and the segments it started from."""
+    if plog.closed:
+        raise CleaningAborted(f"{plog.dir.name} was closed")
+    upper = ltc.first_uncleanable_offset
+    live = plog.segments
+    segments = [s for s in live if s.base_offset < upper]
+    next_base = live[len(segments)].base_offset
+    nexts = [s.base_offset for s in segments[1:]] + [next_base]
+    job = CleanJob(
+        dir=plog.dir,
+        config=plog.config,
+        bases=[s.base_offset for s in segments],
+        next_base=next_base,
+        first_dirty_offset=ltc.first_dirty_offset,
+        first_uncleanable_offset=upper,
+        now_ms=now_ms,
+        map_entries=map_entries,
+        active_producers=active_producers(plog),
+        dirty_aborted=plog.aborted_transactions(ltc.first_dirty_offset, upper),
+        aborted_by_base={
+            s.base_offset: aborted
+            for s, end in zip(segments, nexts, strict=True)
+            if (aborted := plog.aborted_transactions(s.base_offset, end))
+        },
+    )
+    return job, segments
 
 
 def clean_log(
@@ -260,91 +239,54 @@ def clean_log(
     now_ms: int,
     *,
     map_entries: int | None = None,
+    access: LogAccess = DIRECT,
+    run_job: RunJob | None = None,
+    before_swap: Callable[[PartitionLog], None] | None = None,
 ) -> CleanResult:
-    """One cleaning round of ``plog`` (Kafka's ``doClean``)."""
-    config = plog.config
-    offset_map = OffsetMap(max_map_entries() if map_entries is None else map_entries)
-    upper_bound = ltc.first_uncleanable_offset
-    build_offset_map(plog, ltc.first_dirty_offset, upper_bound, offset_map)
-    end_offset = offset_map.latest_offset + 1
-    groups = group_segments_by_size(
-        segments_between(plog.segments, 0, end_offset),
-        config.segment_bytes,
-        config.segment_index_bytes,
-        upper_bound,
-    )
-    batch_filter = BatchFilter(
-        offset_map,
-        CleanedTransactionMetadata(),
-        active_producers(plog),
-        now_ms=now_ms,
-        delete_retention_ms=config.delete_retention_ms,
-        upper_bound_offset=upper_bound,
-    )
-    cleaned = [clean_segments(plog, group, batch_filter, now_ms) for group in groups]
-    return CleanResult(ltc.first_dirty_offset, end_offset, cleaned, batch_filter.stats)
-
-
-def clean_segments(
-    plog: PartitionLog, group: list[LogSegment], batch_filter: BatchFilter, now_ms: int
-) -> int:
-    """Writes what ``batch_filter`` keeps of ``group`` into one new segment and swaps it in;
-    returns its base offset."""
-    base = group[0].base_offset
-    cleaned = new_cleaned_segment(plog.dir, base, plog.config, now_ms)
-    txn_entries: list = []
-    batch_filter.txns.cleaned_index = txn_entries
+    """One cleaning round of ``plog`` (Kafka's ``doClean``): the job (``run_job``, inline by
+    default) writes the cleaned segments, then each is swapped in on the log's thread.
+    ``before_swap`` is called (in the round's thread) before the first swap."""
+    entries = max_map_entries() if map_entries is None else map_entries
+    job, segments = access.call(_make_job, plog, ltc, now_ms, entries)
+    if run_job is None:
+        result = run_clean_job(job, access.check)
+    else:
+        result = run_job(job, access)
+    by_base = {s.base_offset: s for s in segments}
+    cleaned = [group[0] for group in result.groups]
     try:
-        segments = plog.segments
-        for seg in group:
-            i = segments.index(seg)
-            upper = segments[i + 1].base_offset if i + 1 < len(segments) else plog.log_end_offset
-            batch_filter.txns.add_aborted_transactions(
-                plog.aborted_transactions(seg.base_offset, upper)
-            )
-            _clean_into(seg, cleaned, batch_filter)
-        if txn_entries:
-            index = TransactionIndex(
-                plog.dir / segment_file_name(base, TXN_INDEX_SUFFIX + cleaned.file_suffix)
-            )
-            for txn in txn_entries:
-                index.append(txn)
-        seal_cleaned_segment(cleaned, group[-1])
-        plog.replace_segments(cleaned, group)
-    except BaseException:
-        discard_cleaned_segment(cleaned)
-        raise
+        access.check()
+        if before_swap is not None:
+            before_swap(plog)
+        for i, group in enumerate(result.groups):
+            access.call(_swap_in, plog, [by_base[b] for b in group], now_ms)
+            cleaned[i] = -1
     finally:
-        batch_filter.txns.cleaned_index = None
-    return base
+        for base in cleaned:
+            if base >= 0:
+                remove_cleaned_files(job.dir, base)
+    return CleanResult(
+        ltc.first_dirty_offset, result.end_offset, [g[0] for g in result.groups], result.stats
+    )
 
 
-def _clean_into(source: LogSegment, dest: LogSegment, batch_filter: BatchFilter) -> None:
-    out = bytearray()
-    batches: list[tuple[int, int, int, int]] = []
-    largest = -1
-    for header, data in iter_batches(source.file, source.size):
-        kept = batch_filter.filter(header, data)
-        if kept is None:
-            continue
-        max_ts = _MAX_TS.unpack_from(kept, _MAX_TS_AT)[0]
-        batches.append((len(out), len(kept), header.last_offset, max_ts))
-        largest = max(largest, max_ts)
-        out += kept
-        if len(out) >= _WRITE_CHUNK:
-            dest.append(out, batches, largest)
-            out = bytearray()
-            batches = []
-    if batches:
-        dest.append(out, batches, largest)
-
-
-# -- the cleaner of a data dir ------------------------------------------------------------------
+def _swap_in(plog: PartitionLog, group: list[LogSegment], now_ms: int) -> None:
+    """On the log's thread: opens the cleaned files of ``group`` and swaps them in, unless the
+    log lost the segments meanwhile (deleted, DeleteRecords, retention): that aborts."""
+    live = plog.segments if not plog.closed else []
+    if not all(any(s is g for s in live) for g in group):
+        raise CleaningAborted(f"the segments of {plog.dir.name} changed during cleaning")
+    cleaned = LogSegment(
+        plog.dir, group[0].base_offset, plog.config, lambda: now_ms, new=False,
+        file_suffix=CLEANED_SUFFIX,
+    )
+    plog.replace_segments(cleaned, group)
 
 
 class LogCleaner:
     """The compacted logs' cleaning state: checkpoints (``cleaner-offset-checkpoint`` in
-    ``data_dir``, or in memory when it is None) and the logs that failed to clean."""
+    ``data_dir``, or in memory when it is None), the logs that failed to clean and the one
+    being cleaned. Its state is only touched where the logs live (through ``LogAccess.call``)."""
 
     def __init__(
         self,
@@ -359,39 +301,48 @@ class LogCleaner:
         self.map_entries = max_map_entries(dedupe_buffer_size)
         #: logs whose cleaning raised; skipped from then on (Kafka: uncleanable partitions)
         self.uncleanable: set[Hashable] = set()
+        #: logs a round is cleaning now (retention leaves them alone meanwhile)
+        self.in_progress: set[Hashable] = set()
+        #: set when the broker stops: a round in a worker thread gives up at the next batch
+        self.stopping = threading.Event()
+        #: called in the cleaning thread before each swap (tests hold a round there)
+        self.before_swap: Callable[[PartitionLog], None] | None = None
 
     def clean_all(
-        self, logs: Mapping[Hashable, PartitionLog], now_ms: int, *, force: bool = False
+        self,
+        logs: Mapping[Hashable, PartitionLog],
+        now_ms: int,
+        *,
+        force: bool = False,
+        access: LogAccess = DIRECT,
+        run_job: RunJob | None = None,
     ) -> dict[Hashable, CleanResult]:
         """Cleans every compacted log that needs it, dirtiest first. ``force`` ignores
         min.cleanable.dirty.ratio (any dirty bytes will do)."""
-        candidates: list[tuple[float, Hashable, PartitionLog, LogToClean]] = []
-        for key, plog in logs.items():
-            if plog.closed or not plog.config.compact_enabled or key in self.uncleanable:
-                continue
-            ltc = self._log_to_clean(key, plog, now_ms)
-            if ltc is not None and is_cleanable(
-                ltc, plog.config.min_cleanable_dirty_ratio, force=force
-            ):
-                candidates.append((ltc.cleanable_ratio, key, plog, ltc))
-        candidates.sort(key=lambda c: c[0], reverse=True)
+        candidates = access.call(self._candidates, logs, now_ms, force)
         results: dict[Hashable, CleanResult] = {}
-        for _, key, plog, ltc in candidates:
-            result = self._clean(key, plog, ltc, now_ms)
+        for key, plog, ltc in candidates:
+            if access.abort is not None and access.abort.is_set():
+                break
+            result = self._clean(key, plog, ltc, now_ms, access, run_job)
             if result is not None:
                 results[key] = result
         return results
 
     def clean(
-        self, key: Hashable, plog: PartitionLog, now_ms: int, *, force: bool = False
+        self,
+        key: Hashable,
+        plog: PartitionLog,
+        now_ms: int,
+        *,
+        force: bool = False,
+        access: LogAccess = DIRECT,
     ) -> CleanResult | None:
         """Cleans one compacted log if it needs it (``force``: any dirty bytes will do)."""
-        if key in self.uncleanable or plog.closed or not plog.config.compact_enabled:
+        candidates = access.call(self._candidates, {key: plog}, now_ms, force)
+        if not candidates:
             return None
-        ltc = self._log_to_clean(key, plog, now_ms)
-        if ltc is None or not is_cleanable(ltc, plog.config.min_cleanable_dirty_ratio, force=force):
-            return None
-        return self._clean(key, plog, ltc, now_ms)
+        return self._clean(key, plog, candidates[0][2], now_ms, access, None)
 
     def forget(self, keys: Iterable[Hashable]) -> None:
         """Drops the checkpoints of deleted partitions."""
@@ -401,6 +352,26 @@ class LogCleaner:
             self.uncleanable.discard(key)
         if changed:
             self._write()
+
+    def _candidates(
+        self, logs: Mapping[Hashable, PartitionLog], now_ms: int, force: bool
+    ) -> list[tuple[Hashable, PartitionLog, LogToClean]]:
+        candidates: list[tuple[float, Hashable, PartitionLog, LogToClean]] = []
+        for key, plog in logs.items():
+            if (
+                plog.closed
+                or not plog.config.compact_enabled
+                or key in self.uncleanable
+                or key in self.in_progress
+            ):
+                continue
+            ltc = self._log_to_clean(key, plog, now_ms)
+            if ltc is not None and is_cleanable(
+                ltc, plog.config.min_cleanable_dirty_ratio, force=force
+            ):
+                candidates.append((ltc.cleanable_ratio, key, plog, ltc))
+        candidates.sort(key=lambda c: c[0], reverse=True)
+        return [(key, plog, ltc) for _, key, plog, ltc in candidates]
 
     def _log_to_clean(self, key: Hashable, plog: PartitionLog, now_ms: int) -> LogToClean | None:
         try:
@@ -414,17 +385,58 @@ class LogCleaner:
             self._write()
         return ltc
 
+    def _begin(self, key: Hashable, plog: PartitionLog) -> bool:
+        if plog.closed or key in self.in_progress:
+            return False
+        self.in_progress.add(key)
+        return True
+
+    def _end(self, key: Hashable, plog: PartitionLog, result: CleanResult | None) -> None:
+        self.in_progress.discard(key)
+        if result is not None and not plog.closed:
+            self.checkpoints[key] = result.end_offset
+            self._write()
+
+    def _failed(self, key: Hashable, plog: PartitionLog) -> bool:
+        self.in_progress.discard(key)
+        if plog.closed:  # a deleted log's failure is its deletion's doing
+            return False
+        self.uncleanable.add(key)
+        return True
+
     def _clean(
-        self, key: Hashable, plog: PartitionLog, ltc: LogToClean, now_ms: int
+        self,
+        key: Hashable,
+        plog: PartitionLog,
+        ltc: LogToClean,
+        now_ms: int,
+        access: LogAccess,
+        run_job: RunJob | None,
     ) -> CleanResult | None:
-        try:
-            result = clean_log(plog, ltc, now_ms, map_entries=self.map_entries)
-        except Exception:
-            log.exception("cleaning %s failed; not cleaning it again", plog.dir.name)
-            self.uncleanable.add(key)
+        if not access.call(self._begin, key, plog):
             return None
-        self.checkpoints[key] = result.end_offset
-        self._write()
+        try:
+            result = clean_log(
+                plog,
+                ltc,
+                now_ms,
+                map_entries=self.map_entries,
+                access=access,
+                run_job=run_job,
+                before_swap=self.before_swap,
+            )
+        except CleaningAborted as e:
+            log.info("cleaning %s aborted: %s", plog.dir.name, e)
+            access.call(self._end, key, plog, None)
+            return None
+        except Exception:
+            if access.call(self._failed, key, plog):
+                log.exception("cleaning %s failed; not cleaning it again", plog.dir.name)
+            return None
+        except BaseException:
+            access.call(self._end, key, plog, None)
+            raise
+        access.call(self._end, key, plog, result)
         stats = result.stats
         log.info(
             "cleaned %s: offsets %d-%d, %d of %d records kept, %d -> %d bytes",

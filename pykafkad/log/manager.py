@@ -12,8 +12,9 @@ The marker is removed as soon as the manager starts, so a crash at any later poi
 on the next start. The log start offset checkpoint is rewritten whenever a log start offset
 moves (Kafka does it periodically), so DeleteRecords survives a crash; recovery points are
 checkpointed by ``flush_all``/``checkpoint``/``close``. Deleted topics' directories are renamed
-to ``<topic>-<partition>.<id>-delete`` and removed at once (Kafka waits file.delete.delay.ms);
-leftovers of an interrupted deletion are removed on load.
+to ``<topic>-<partition>.<id>-delete`` and removed at once, or, in the broker, soon after by
+a worker thread (Kafka waits file.delete.delay.ms); leftovers of an interrupted deletion are
+removed on load.
 """
 
 from __future__ import annotations
@@ -37,8 +38,10 @@ from pykafkad.log.checkpoint import (
     write_offsets,
 )
 from pykafkad.log.cleaner import CleanResult, LogCleaner
+from pykafkad.log.cleaner_swap import DELETED_SUFFIX
 from pykafkad.log.config import LogConfig
 from pykafkad.log.partition import PartitionLog
+from pykafkad.log.segment import LogSegment
 
 log = logging.getLogger("pykafkad.log")
 
@@ -77,6 +80,10 @@ class LogManager:
         self._batching = False
         self._log_start_dirty = False
         self._closed = False
+        #: leave deleted partitions' ``-delete`` directories for ``take_doomed_dirs`` (the
+        #: broker removes them in a worker thread, as Kafka's kafka-delete-logs task does)
+        self.defer_dir_removal = False
+        self._doomed_dirs: list[Path] = []
 
     # -- loading -------------------------------------------------------------------------------
     def load_all(
@@ -160,7 +167,10 @@ class LogManager:
                 os.replace(plog.dir, doomed)
             except OSError:
                 doomed = plog.dir
-            shutil.rmtree(doomed, ignore_errors=True)
+            if self.defer_dir_removal and doomed != plog.dir:
+                self._doomed_dirs.append(doomed)
+            else:
+                shutil.rmtree(doomed, ignore_errors=True)
         if keys:
             fsync_dir(self.data_dir)
             self.checkpoint()
@@ -180,20 +190,39 @@ class LogManager:
                 except OSError:  # its directory goes anyway
                     pass
 
+    def take_doomed_dirs(self) -> list[Path]:
+        """The ``-delete`` directories left to remove since the last call."""
+        doomed, self._doomed_dirs = self._doomed_dirs, []
+        return doomed
+
     def update_config(self, topic: str, config: LogConfig) -> None:
         for (t, _), plog in self._logs.items():
             if t == topic:
                 plog.update_config(config)
 
     # -- housekeeping --------------------------------------------------------------------------
-    def apply_retention(self, now_ms: int | None = None) -> int:
-        """Runs retention on every partition; returns the number of segments deleted."""
+    def apply_retention(
+        self, now_ms: int | None = None, *, retired: list[LogSegment] | None = None
+    ) -> int:
+        """Runs retention on every partition; returns the number of segments deleted. With
+        ``retired``, the deleted segments leave their logs, their files are renamed to
+        ``.deleted`` (Kafka's asyncDeleteSegment; a start removes such leftovers) and they are
+        appended there for the caller to ``delete()`` off the request loop."""
         now = self.clock() if now_ms is None else now_ms
         deleted = 0
         self._batching = True
         try:
-            for plog in list(self._logs.values()):
-                deleted += plog.apply_retention(now)
+            for key, plog in list(self._logs.items()):
+                if key in self.cleaner.in_progress:
+                    continue  # Kafka's retention skips a log while it is being cleaned
+                plog.retired_segments = retired
+                try:
+                    deleted += plog.apply_retention(now)
+                finally:
+                    plog.retired_segments = None
+            for seg in retired or ():
+                if seg.file_suffix != DELETED_SUFFIX:
+                    seg.change_file_suffix(DELETED_SUFFIX)
         finally:
             self._batching = False
             if self._log_start_dirty:

@@ -69,6 +69,9 @@ class PartitionLog:
         self._txn_indexes = TransactionIndexes(dir)
         #: called (with this log) whenever the log start offset moves; the manager persists it
         self.on_log_start_offset_change: Callable[[PartitionLog], None] | None = None
+        #: where retention's deleted segments go (None: their files are unlinked at once); the
+        #: broker's housekeeping collects them to unlink off the request loop
+        self.retired_segments: list[LogSegment] | None = None
 
     # -- opening -------------------------------------------------------------------------------
     @classmethod
@@ -423,7 +426,10 @@ class PartitionLog:
         del self._segments[:n]
         del self._bases[:n]
         for seg in deletable:
-            seg.delete()
+            if self.retired_segments is None:
+                seg.delete()
+            else:
+                self.retired_segments.append(seg)
             self._txn_indexes.discard(seg.base_offset)
         self.producer_state.delete_snapshots_below(self._log_start_offset)
         return n

@@ -539,7 +539,7 @@ def test_a_log_that_fails_to_clean_is_skipped(open_log, clock, monkeypatch):
     def broken(*args, **kwargs):
         raise OSError("disk on fire")
 
-    monkeypatch.setattr("pykafkad.log.cleaner._clean_into", broken)
+    monkeypatch.setattr("pykafkad.log.cleaner_job._clean_into", broken)
     assert cleaner.clean_all({KEY: log}, clock.now) == {}
     assert KEY in cleaner.uncleanable
     assert read_records(log) == appended

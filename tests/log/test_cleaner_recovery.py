@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from pykafkad.log import cleaner, cleaner_swap
+from pykafkad.log import cleaner_job, cleaner_swap
 from pykafkad.log.cleaner import LogCleaner
 from pykafkad.log.config import LogConfig
 from pykafkad.log.partition import PartitionLog
@@ -155,14 +155,14 @@ def test_crash_while_writing_the_cleaned_segment(tmp_path, clock, monkeypatch):
     log, appended = _build(tmp_path / "t-0", clock)
     before = read_records(log)
     image = tmp_path / "image" / "t-0"
-    real = cleaner.seal_cleaned_segment
+    real = cleaner_job.seal_cleaned_segment
 
     def crashing(cleaned, last):
         real(cleaned, last)
         shutil.copytree(log.dir, image)
         raise Crash("crash before the swap")
 
-    monkeypatch.setattr(cleaner, "seal_cleaned_segment", crashing)
+    monkeypatch.setattr(cleaner_job, "seal_cleaned_segment", crashing)
     with pytest.raises(Crash):
         LogCleaner(None).clean(KEY, log, clock.now)
     monkeypatch.undo()

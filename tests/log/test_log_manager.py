@@ -158,6 +158,27 @@ def test_retention_and_config_update(manager, clock):
     assert all(m.get("t", p).log_start_offset == 15 for p in range(2))
 
 
+def test_retention_can_leave_the_unlinking_to_the_caller(manager, clock, tmp_path):
+    """The broker unlinks retention's segments off the request loop: the pass only renames
+    them to .deleted (which a restart removes) and hands them over."""
+    m = manager()
+    log = m.create("t", 0, LogConfig(segment_bytes=400, retention_ms=1000))
+    for _ in range(5):
+        log.append(make_batch(3, pad=20, timestamp=clock.now), 0)
+    clock.advance(10_000)
+    retired = []
+    deleted = m.apply_retention(retired=retired)
+    assert deleted == len(retired) > 0
+    assert log.log_start_offset == 15
+    names = sorted(p.name for p in (tmp_path / "data" / "t-0").iterdir())
+    doomed = [n for n in names if n.endswith(".deleted")]
+    assert {n.split(".")[0] for n in doomed} == {f"{s.base_offset:020d}" for s in retired}
+    assert all(s not in log.segments for s in retired)
+    for seg in retired:
+        seg.delete()
+    assert not any(p.name.endswith(".deleted") for p in (tmp_path / "data" / "t-0").iterdir())
+
+
 def test_flush_all_moves_recovery_points(manager, tmp_path):
     m = manager()
     log = m.create("t", 0, CONFIG)

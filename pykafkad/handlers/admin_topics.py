@@ -39,7 +39,7 @@ def check_assignments(node_id: int, assignments: list[list[int]]) -> None:
             raise replication_error(len(broker_ids))
 
 
-@handles(19, 0, 7)
+@handles(19, 2, 7)
 async def handle_create_topics(ctx: RequestContext, req) -> CreateTopicsResponse:
     """Versions 0-7.  -1 partitions / replication factor take the broker defaults (v4+).
     A replication factor above 1 is INVALID_REPLICATION_FACTOR, as on a one-broker Kafka.
@@ -102,7 +102,7 @@ async def handle_create_topics(ctx: RequestContext, req) -> CreateTopicsResponse
     return CreateTopicsResponse(throttle_time_ms=0, topics=results)
 
 
-@handles(20, 0, 6)
+@handles(20, 1, 6)
 async def handle_delete_topics(ctx: RequestContext, req) -> DeleteTopicsResponse:
     """Versions 0-6 (v6 names topics by name or id)."""
     broker = ctx.broker

@@ -15,9 +15,10 @@ GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
 
 
-@handles(60, 0, 1)
+@handles(60, 0, 2)
 async def handle_describe_cluster(ctx: RequestContext, req) -> DescribeClusterResponse:
-    """Versions 0-1 (v1 adds endpoint_type: only brokers, 1, are described)."""
+    """Versions 0-2 (v1 adds endpoint_type: only brokers, 1, are described; v2 adds
+    ``include_fenced_brokers`` and ``is_fenced``: this node is never fenced)."""
     ep = ctx.broker.endpoint
     if ctx.version >= 1 and req.endpoint_type != 1:
         return DescribeClusterResponse(

@@ -41,9 +41,10 @@ def topic_metadata(broker, topic, node_id: int) -> MetadataResponseTopic:
     )
 
 
-@handles(API_KEY, 0, 12)
+@handles(API_KEY, 0, 13)
 async def handle_metadata(ctx: RequestContext, req) -> MetadataResponse:
-    """Versions 0-12.  A null topic list (v1+) or an empty one at v0 means all topics.
+    """Versions 0-13 (v13 adds a top-level ``error_code``, only ever set by Kafka to ask a
+    client to rebootstrap).  A null topic list (v1+) or an empty one at v0 means all topics.
     Unknown topics are auto-created when the request allows it (v4+; always before) and
     ``auto.create.topics.enable`` is on; Kafka then answers LEADER_NOT_AVAILABLE once, but a
     single node has the leader at once, so the topic is returned ready.  v10+ may name

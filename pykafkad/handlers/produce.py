@@ -17,6 +17,8 @@ from wire.records.batch import decode_records, validate_produce_records
 API_KEY = 0
 #: zstd is accepted from Produce v7 on (KIP-110)
 ZSTD_MIN_VERSION = 7
+#: v13 names topics by id only (KIP-516)
+TOPIC_IDS_VERSION = 13
 
 
 def _error(index: int, code: int, message: str | None = None) -> PartitionProduceResponse:
@@ -56,21 +58,29 @@ def _verify_transactional(broker, topic: str, partition: int, plog, header) -> N
                                   "transaction of this producer")
 
 
-@handles(API_KEY, 0, 11)
+@handles(API_KEY, 3, 13, advertised_min_version=0)
 async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
-    """Versions 0-11.  Only magic-2 batches are stored (v0-2 carry older message formats,
-    answered UNSUPPORTED_FOR_MESSAGE_FORMAT as Kafka 4 does).  acks=0 gets no response.
-    Every requested partition is answered, in request order.  Idempotent batches: a retry of
-    one of the producer's last five batches is answered NONE with its original offsets;
-    OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH and INVALID_TXN_STATE as Kafka."""
+    """Versions 3-13; 0-2 are advertised, as Kafka 4 does (KAFKA-18659: librdkafka needs the
+    0), and refused like Kafka refuses them: the connection is closed.  v13 names topics by id
+    (UNKNOWN_TOPIC_ID when unknown).  acks=0 gets no response.  Every requested partition is
+    answered, in request order.  Idempotent batches: a retry of one of the producer's last five
+    batches is answered NONE with its original offsets; OUT_OF_ORDER_SEQUENCE_NUMBER,
+    INVALID_PRODUCER_EPOCH and INVALID_TXN_STATE as Kafka."""
     broker = ctx.broker
     v = ctx.version
+    uses_ids = v >= TOPIC_IDS_VERSION
     acks = req.acks
     responses = []
     appended = False
     fault = broker.produce_fault
     for td in req.topic_data:
-        topic = broker.topics.get(td.name)
+        if uses_ids:
+            topic = broker.topics.by_id.get(td.topic_id)
+            unknown = ErrorCode.UNKNOWN_TOPIC_ID
+        else:
+            topic = broker.topics.get(td.name)
+            unknown = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        name = topic.name if topic is not None else td.name
         topic_config = broker.topic_config(topic) if topic else None
         max_bytes = topic_config["max.message.bytes"] if topic else None
         compacted = topic is not None and "compact" in topic_config["cleanup.policy"]
@@ -79,15 +89,15 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
             if acks not in (-1, 0, 1):
                 parts.append(_error(pd.index, ErrorCode.INVALID_REQUIRED_ACKS))
                 continue
-            if topic is None or not 0 <= pd.index < topic.num_partitions:
+            if topic is None:
+                parts.append(_error(pd.index, unknown))
+                continue
+            if not 0 <= pd.index < topic.num_partitions:
                 parts.append(_error(pd.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
             if topic.is_internal:  # only the coordinators write there, as in Kafka
                 parts.append(_error(pd.index, ErrorCode.INVALID_TOPIC_EXCEPTION,
-                                    f"Cannot append to internal topic {td.name}"))
-                continue
-            if v < 3:
-                parts.append(_error(pd.index, ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT))
+                                    f"Cannot append to internal topic {name}"))
                 continue
             try:
                 records = pd.records
@@ -97,15 +107,15 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
                     records, max_size=max_bytes, allow_zstd=v >= ZSTD_MIN_VERSION
                 )
                 if compacted:
-                    _check_keys(records, td.name, pd.index)
-                plog = broker.partition(td.name, pd.index)
+                    _check_keys(records, name, pd.index)
+                plog = broker.partition(name, pd.index)
                 if fault is not None:
-                    fault("before_append", td.name, pd.index, header)
+                    fault("before_append", name, pd.index, header)
                 if header.producer_id >= 0:
-                    _verify_transactional(broker, td.name, pd.index, plog, header)
+                    _verify_transactional(broker, name, pd.index, plog, header)
                 info = plog.append_produced(records, header, LEADER_EPOCH, now_ms=broker.clock())
                 if fault is not None:
-                    fault("after_append", td.name, pd.index, header)
+                    fault("after_append", name, pd.index, header)
             except KafkaError as e:
                 part = _error(pd.index, e.code, e.message)
                 part.record_errors = getattr(e, "record_errors", [])
@@ -116,7 +126,11 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
                 index=pd.index, error_code=0, base_offset=info.base_offset,
                 log_append_time_ms=info.log_append_time, log_start_offset=info.log_start_offset,
                 record_errors=[], error_message=None))
-        responses.append(TopicProduceResponse(name=td.name, partition_responses=parts))
+        responses.append(
+            TopicProduceResponse(topic_id=td.topic_id, partition_responses=parts)
+            if uses_ids
+            else TopicProduceResponse(name=td.name, partition_responses=parts)
+        )
     if appended:
         broker.notify_append()
     if acks == 0:

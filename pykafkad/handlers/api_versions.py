@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pykafkad.dispatch import HANDLERS, RequestContext, handles
 from pykafkad.features import FEATURES, FINALIZED_FEATURES_EPOCH, finalized
 from wire.errors import ErrorCode
@@ -18,6 +20,9 @@ API_KEY = 18
 ZERO_MIN_FEATURES_VERSION = 4
 #: v5 lets a client name the cluster and node it means to reach (KIP-1242)
 CLUSTER_CHECK_VERSION = 5
+#: v3+ name the client software (KIP-511); Kafka refuses names and versions not of this form
+SOFTWARE_NAME_VERSION = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+SOFTWARE_VERSION = 3
 
 
 def _error(code: int) -> ApiVersionsResponse:
@@ -30,7 +35,9 @@ async def handle_api_versions(ctx: RequestContext, request) -> ApiVersionsRespon
     """Versions 0-5.  ``request`` is None when the client asked for a version we lack: the
     answer is then a v0 body with UNSUPPORTED_VERSION and only our range for key 18, as
     Kafka's, from which every client picks its retry version.  v3+ carry the features (see
-    pykafkad.features).  v5: a client that names the cluster id and node id it expects gets
+    pykafkad.features) and a client software name and version, INVALID_REQUEST unless both
+    are of Kafka's form (letters, digits, '-' and '.', starting and ending with a letter or
+    digit).  v5: a client that names the cluster id and node id it expects gets
     REBOOTSTRAP_REQUIRED when either is not ours, INVALID_REQUEST when it names only one."""
     if request is None:
         h = HANDLERS[API_KEY]
@@ -38,6 +45,11 @@ async def handle_api_versions(ctx: RequestContext, request) -> ApiVersionsRespon
             error_code=ErrorCode.UNSUPPORTED_VERSION,
             api_keys=[ApiVersion(API_KEY, h.advertised_min_version, h.max_version)])
     v = ctx.version
+    if v >= SOFTWARE_VERSION and not (
+        SOFTWARE_NAME_VERSION.fullmatch(request.client_software_name or "")
+        and SOFTWARE_NAME_VERSION.fullmatch(request.client_software_version or "")
+    ):
+        return _error(ErrorCode.INVALID_REQUEST)
     if v >= CLUSTER_CHECK_VERSION:
         named_cluster, named_node = request.cluster_id is not None, request.node_id != -1
         if named_cluster != named_node:

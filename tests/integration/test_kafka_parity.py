@@ -133,9 +133,9 @@ def raw_exchange(bootstrap: str, api_key: int, version: int, body: bytes = bytes
 
 
 def api_versions(bootstrap: str, version: int = 4, **fields):
+    fields = {"client_software_name": "codec-parity", "client_software_version": "1", **fields}
     with WireClient(bootstrap) as c:
-        return c.request(18, version, ApiVersionsRequest(
-            client_software_name="codec-parity", client_software_version="1", **fields))
+        return c.request(18, version, ApiVersionsRequest(**fields))
 
 
 # ------------------------------------------------------------------------------ ApiVersions
@@ -195,6 +195,26 @@ def test_api_versions_v5_cluster_and_node_check(both):
                                         ErrorCode.REBOOTSTRAP_REQUIRED,
                                         ErrorCode.INVALID_REQUEST,
                                         ErrorCode.REBOOTSTRAP_REQUIRED, 0]
+
+
+def test_api_versions_checks_the_client_software_name_like_kafka(both):
+    names = ["a", "a-", "a.b-c9", "A_b", "\u00fc", "a b", "1", "x..y", ".a", ""]
+
+    def codes(bootstrap: str) -> list:
+        out = []
+        for name in names:
+            for version in (3, 5):
+                r = api_versions(bootstrap, version, client_software_name=name)
+                out.append((r.error_code, len(r.api_keys) > 0))
+            r = api_versions(bootstrap, 3, client_software_name="ok", client_software_version=name)
+            out.append((r.error_code, len(r.api_keys) > 0))
+        # the name is checked before the v5 cluster check
+        r = api_versions(bootstrap, 5, client_software_name="bad name", cluster_id="wrong",
+                         node_id=1)
+        out.append((r.error_code, len(r.api_keys) > 0))
+        return out
+
+    assert codes(both["pykafkad"]) == codes(both["kafka"])
 
 
 @pytest.mark.parametrize("version", [3, 4, 5])

@@ -32,6 +32,7 @@ from wire.messages.list_offsets_request import (
 )
 from wire.messages.list_transactions_request import ListTransactionsRequest
 from wire.messages.metadata_request import MetadataRequest, MetadataRequestTopic
+from wire.messages.metadata_request import MetadataRequestTopic as T
 from wire.messages.offset_commit_request import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
@@ -326,6 +327,40 @@ def test_new_versions_answer_like_kafka(both):
     ours, kafka = answers("pykafkad"), answers("kafka")
     assert ours == kafka
     assert kafka["produce v13 unknown id"][1] == ErrorCode.UNKNOWN_TOPIC_ID
+
+
+def test_metadata_by_topic_id_and_name_like_kafka(both):
+    """Topic ids are refused at v10-11 and served from v12 (names then ignored); each topic is
+    answered once; illegal names are INVALID_TOPIC_EXCEPTION even without auto-creation."""
+    topic, missing = unique("md"), unique("md-none")
+    ids = _topic_on_both(both, topic)
+    other = b"\x07" * 16
+
+    def answers(side: str) -> dict:
+        tid = ids[side]
+        cases = {
+            "name and a wrong id": [T(name=topic, topic_id=other)],
+            "another name and the id": [T(name=missing, topic_id=tid)],
+            "an id and a name": [T(topic_id=tid, name=None), T(name=topic)],
+            "two ids": [T(topic_id=other, name=None), T(topic_id=tid, name=None)],
+            "the same id twice": [T(topic_id=tid, name=None), T(topic_id=tid, name=None)],
+            "the same name twice": [T(name=topic), T(name=topic)],
+            "a null name": [T(name=None)],
+            "illegal names": [T(name="bad name!"), T(name=".."), T(name="a" * 250)],
+        }
+        out = {}
+        with WireClient(both[side]) as c:
+            for case, topics in cases.items():
+                for v in (10, 11, 12, 13):
+                    r = c.request(3, v, MetadataRequest(topics=topics,
+                                                        allow_auto_topic_creation=False))
+                    out[(case, v)] = sorted(
+                        (t.error_code, t.name, "known" if t.topic_id == tid else t.topic_id.hex(),
+                         len(t.partitions)) for t in r.topics)
+        return out
+
+    ours, kafka = answers("pykafkad"), answers("kafka")
+    assert {k: a for k, a in ours.items() if a != kafka[k]} == {}
 
 
 # ---------------------------------------------------------------------------- ListOffsets

@@ -371,7 +371,7 @@ SPECIAL_TIMESTAMPS = (-1, -2, -3, -4, -5, -6, -7, -8, -100)
 
 
 def test_list_offsets_special_timestamps_answer_like_kafka(both):
-    topic = unique("lo")
+    topic, missing = unique("lo"), unique("lo-none")
     base = (int(time.time() * 1000) // 1000 - 60) * 1000
     records = [{"value": f"v{i}".encode(), "timestamp": base + 10 * i} for i in range(3)]
     _topic_on_both(both, topic, records=records)
@@ -388,6 +388,16 @@ def test_list_offsets_special_timestamps_answer_like_kafka(both):
                         timeout_ms=5000))
                     p = r.topics[0].partitions[0]
                     out[(v, ts)] = (p.error_code, p.timestamp, p.offset, p.leader_epoch)
+            # unknown topics and partitions; the current leader epoch check (v4+)
+            for v, name, partition, epoch in (
+                    (1, missing, 0, -1), (11, missing, 0, -1), (11, topic, 3, -1),
+                    (4, topic, 0, 0), (4, topic, 0, 1), (11, topic, 0, 0), (11, topic, 0, 1)):
+                r = c.request(2, v, ListOffsetsRequest(replica_id=-1, topics=[
+                    ListOffsetsTopic(name=name, partitions=[ListOffsetsPartition(
+                        partition_index=partition, current_leader_epoch=epoch, timestamp=-1)])],
+                    timeout_ms=5000))
+                p = r.topics[0].partitions[0]
+                out[(v, name == topic, partition, epoch)] = (p.error_code, p.offset)
         return out
 
     ours, kafka = answers(both["pykafkad"]), answers(both["kafka"])

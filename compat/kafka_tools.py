@@ -15,6 +15,7 @@ or from a shell: ``python -m compat.kafka_tools kafka-topics --bootstrap-server 
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -83,8 +84,19 @@ def tool_command(tool: str, args: Sequence[str] = (), *, version: str = TOOLS_VE
     java = shutil.which("java")
     if java is None:
         raise RuntimeError("java is not installed (Kafka's tools need Java 17+)")
-    cp = maven.classpath(tools_dir(version))
-    return [java, *JAVA_OPTS, *LOGGING_OPTS, "-cp", cp, main_class, *args]
+    return [java, *JAVA_OPTS, *LOGGING_OPTS, "-cp", classpath(version), main_class, *args]
+
+
+def classpath(version: str = TOOLS_VERSION) -> str:
+    """The newest kafka-clients (compat.kafka_specs.SPECS_VERSION, the Java scenarios' set)
+    first, so the tools speak the newest protocol versions; the tools' own, older clients after
+    it only supply the classes the newer one dropped (kafka-clients 4.4 no longer ships
+    org.apache.kafka.common.utils.Exit, which the 4.3 tools call to exit)."""
+    from compat.clients import java
+    from compat.kafka_specs import SPECS_VERSION
+
+    clients = [j for j in maven.jars(java.jars_dir(SPECS_VERSION)) if "slf4j" not in j.name]
+    return os.pathsep.join(str(j) for j in [*clients, *maven.jars(tools_dir(version))])
 
 
 def run_tool(

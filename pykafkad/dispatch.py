@@ -37,6 +37,9 @@ class Handler:
     min_version: int
     max_version: int
     fn: HandlerFn
+    #: the lowest version ApiVersions advertises; below ``min_version`` only for Produce, which
+    #: Kafka advertises from 0 but refuses below 3 (KAFKA-18659: librdkafka needs the 0)
+    advertised_min_version: int
 
     @property
     def request_type(self) -> type:
@@ -50,13 +53,17 @@ class Handler:
 HANDLERS: dict[int, Handler] = {}
 
 
-def handles(api_key: int, min_version: int, max_version: int) -> Callable[[HandlerFn], HandlerFn]:
+def handles(
+    api_key: int, min_version: int, max_version: int, *, advertised_min_version: int | None = None
+) -> Callable[[HandlerFn], HandlerFn]:
     """Registers an ``async def handle_x(ctx, request) -> response | None``."""
     spec = API_KEYS[api_key]
     assert spec.lowest_version <= min_version <= max_version <= spec.highest_version
+    advertised = min_version if advertised_min_version is None else advertised_min_version
+    assert advertised <= min_version
 
     def register(fn: HandlerFn) -> HandlerFn:
-        HANDLERS[api_key] = Handler(api_key, min_version, max_version, fn)
+        HANDLERS[api_key] = Handler(api_key, min_version, max_version, fn, advertised)
         return fn
 
     return register

@@ -23,7 +23,11 @@ def table() -> str:
 
     rows = ["| API | key | versions |", "|---|---:|---|"]
     for key, h in sorted(load_handlers().items()):
-        rows.append(f"| {API_KEYS[key].name} | {key} | {h.min_version}–{h.max_version} |")
+        versions = f"{h.advertised_min_version}–{h.max_version}"
+        if h.advertised_min_version < h.min_version:
+            refused = f"{h.advertised_min_version}–{h.min_version - 1}"
+            versions += f" ({refused} advertised but refused, as Kafka does)"
+        rows.append(f"| {API_KEYS[key].name} | {key} | {versions} |")
     return "\n".join(rows)
 
 

@@ -16,7 +16,6 @@ from wire.messages import API_KEYS
 from wire.primitives import Reader, Writer
 
 API_VERSIONS_KEY = 18
-CONTROLLED_SHUTDOWN_KEY = 7
 _SIZE = struct.Struct(">i")
 _HDR = struct.Struct(">hhi")
 
@@ -45,8 +44,6 @@ def request_header_version(api_key: int, api_version: int) -> int:
         return 1
     if spec.flexible_version is not None and api_version >= spec.flexible_version:
         return 2
-    if api_key == CONTROLLED_SHUTDOWN_KEY and api_version == 0:
-        return 0
     return 1
 
 

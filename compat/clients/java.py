@@ -48,11 +48,14 @@ def unavailable() -> str | None:
     return None
 
 
-def run_java(bootstrap: str, scenarios: list[str]) -> tuple[dict[str, Result], str]:
-    """Runs the scenarios in one JVM: ({scenario: result}, the JVM's stderr)."""
-    cp = maven.classpath(jars_dir())
+def run_java(bootstrap: str, scenarios: list[str], *, version: str | None = None,
+             jvm_options: tuple[str, ...] = ()) -> tuple[dict[str, Result], str]:
+    """Runs the scenarios in one JVM: ({scenario: result}, the JVM's stderr).  ``version``:
+    the kafka-clients release (default CLIENTS_VERSION); ``jvm_options``: extra -D flags, such
+    as a client logger's level."""
+    cp = maven.classpath(jars_dir(version or CLIENTS_VERSION))
     cmd = ["java", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-           "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+           "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", *jvm_options,
            "-Dorg.slf4j.simpleLogger.logFile=System.err",
            "-cp", cp, str(SOURCE), bootstrap, *scenarios]
     timeout = BASE_TIMEOUT_S + PER_SCENARIO_S * len(scenarios)

@@ -6,6 +6,7 @@ from pykafkad.handlers import (  # noqa: F401
     admin_topics,
     api_versions,
     cluster,
+    config_resources,
     describe_topic_partitions,
     fetch,
     groups,

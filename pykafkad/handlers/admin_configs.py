@@ -93,12 +93,13 @@ def _topic(broker, name: str):
     return topic
 
 
-@handles(32, 0, 4)
+@handles(32, 1, 4)
 async def handle_describe_configs(ctx: RequestContext, req) -> DescribeConfigsResponse:
-    """Versions 0-4 (v1+: sources and synonyms; v3+: types and documentation)."""
+    """Versions 1-4 (Kafka 4 closes the connection on v0; sources and synonyms; v3+: types
+    and documentation)."""
     broker = ctx.broker
     v = ctx.version
-    synonyms = v >= 1 and req.include_synonyms
+    synonyms = req.include_synonyms
     docs = v >= 3 and req.include_documentation
     if any(res.resource_type not in RESOURCE_TYPES for res in req.resources):
         return DescribeConfigsResponse(throttle_time_ms=0, results=[
@@ -142,7 +143,7 @@ async def handle_describe_configs(ctx: RequestContext, req) -> DescribeConfigsRe
             continue
         out.configs = [
             DescribeConfigsResourceResult(
-                name=e.name, value=e.value, read_only=e.read_only, is_default=e.is_default,
+                name=e.name, value=e.value, read_only=e.read_only,
                 config_source=e.source, is_sensitive=e.is_sensitive,
                 synonyms=[DescribeConfigsSynonym(n, val, src) for n, val, src in e.synonyms]
                 if synonyms else [],

@@ -101,7 +101,7 @@ def _plan_topic(broker, t, duplicated: bool) -> tuple[int, int, dict[str, str]]:
     return num_partitions, rf, configs
 
 
-@handles(19, 0, 7)
+@handles(19, 2, 7)
 async def handle_create_topics(ctx: RequestContext, req) -> CreateTopicsResponse:
     """Versions 0-7.  -1 partitions / replication factor take the broker defaults (v4+).
     A replication factor above 1 is INVALID_REPLICATION_FACTOR, as on a one-broker Kafka.
@@ -152,7 +152,7 @@ async def handle_create_topics(ctx: RequestContext, req) -> CreateTopicsResponse
     return response
 
 
-@handles(20, 0, 6)
+@handles(20, 1, 6)
 async def handle_delete_topics(ctx: RequestContext, req) -> DeleteTopicsResponse:
     """Versions 0-6 (v6 names topics by name or id).  A topic whose removal cannot be recorded
     (disk full) answers KAFKA_STORAGE_ERROR and stays as it was."""

@@ -20,9 +20,10 @@ INVALID_REQUEST_MESSAGE = (
     "the message was sent to an incompatible broker. See the broker logs for more details.")
 
 
-@handles(60, 0, 1)
+@handles(60, 0, 2)
 async def handle_describe_cluster(ctx: RequestContext, req) -> DescribeClusterResponse:
-    """Versions 0-1 (v1 adds endpoint_type: only brokers, 1, are described)."""
+    """Versions 0-2 (v1 adds endpoint_type: only brokers, 1, are described; v2 adds
+    ``include_fenced_brokers`` and ``is_fenced``: this node is never fenced)."""
     ep = ctx.broker.endpoint
     if ctx.version >= 1 and req.endpoint_type != 1:
         return DescribeClusterResponse(

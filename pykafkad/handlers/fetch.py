@@ -98,9 +98,10 @@ def read_partitions(
     return out, total, any_error
 
 
-@handles(API_KEY, 0, 17)
+@handles(API_KEY, 4, 18)
 async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
-    """Versions 0-17.  v13+ names topics by id (UNKNOWN_TOPIC_ID when unknown).  Records are
+    """Versions 4-18 (Kafka 4 closes the connection on 0-3; v18 only adds a follower's high
+    watermark, a tagged field consumers never send).  v13+ names topics by id (UNKNOWN_TOPIC_ID when unknown).  Records are
     empty bytes, never null.  read_committed stops at the last stable offset and carries the
     aborted transactions of the range read (from the .txnindex files).  The wait ends when ``min_bytes`` are there, on an
     error, at ``max_wait_ms``, or at shutdown; a fetch of no partitions at all (a session
@@ -129,8 +130,8 @@ async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
     else:
         sctx = SessionContext(requested, None, incremental=False)
     # as Kafka: the request's bound, never above fetch.max.bytes
-    max_bytes = min(req.max_bytes if v >= 3 else 0x7FFFFFFF, broker.config["fetch.max.bytes"])
-    read_committed = v >= 4 and req.isolation_level == READ_COMMITTED
+    max_bytes = min(req.max_bytes, broker.config["fetch.max.bytes"])
+    read_committed = req.isolation_level == READ_COMMITTED
     deadline = trio.current_time() + max(req.max_wait_ms, 0) / 1000
     while True:
         reads, total, any_error = read_partitions(

@@ -24,6 +24,9 @@ from wire.messages.leave_group_response import LeaveGroupResponse, MemberRespons
 from wire.messages.list_groups_response import ListedGroup, ListGroupsResponse
 from wire.messages.sync_group_response import SyncGroupResponse
 
+#: DescribeGroups answers an unknown group GROUP_ID_NOT_FOUND from v6 on (KIP-1043)
+GROUP_ID_NOT_FOUND_VERSION = 6
+
 
 def client_host(peer: str) -> str:
     """Kafka reports a member's address as Java's InetAddress.toString(): "/127.0.0.1"."""
@@ -123,23 +126,27 @@ async def handle_leave_group(ctx: RequestContext, req) -> LeaveGroupResponse:
                  for m, i, e in results])
 
 
-@handles(15, 0, 5)
+@handles(15, 0, 6)
 async def handle_describe_groups(ctx: RequestContext, req) -> DescribeGroupsResponse:
-    """Versions 0-5.  An unknown group is described as state "Dead" without an error (as Kafka
-    before DescribeGroups v6); members carry metadata and assignment only when Stable."""
+    """Versions 0-6.  An unknown group is described as state "Dead", without an error before
+    v6 and with GROUP_ID_NOT_FOUND and Kafka's message from v6 on (KIP-1043); members carry
+    metadata and assignment only when Stable."""
     groups = ctx.broker.groups
     include_ops = ctx.version >= 3 and req.include_authorized_operations
     out = []
     for g in groups.call(groups.coordinator.describe_groups, req.groups):
+        error, message = g.error, None
+        if ctx.version >= GROUP_ID_NOT_FOUND_VERSION and not error and g.state == "Dead":
+            error, message = ErrorCode.GROUP_ID_NOT_FOUND, f"Group {g.group_id} not found."
         out.append(DescribedGroup(
-            error_code=g.error, group_id=g.group_id, group_state=g.state,
+            error_code=error, error_message=message, group_id=g.group_id, group_state=g.state,
             protocol_type=g.protocol_type, protocol_data=g.protocol_data,
             members=[DescribedGroupMember(
                 member_id=m.member_id, group_instance_id=m.group_instance_id,
                 client_id=m.client_id, client_host=m.client_host, member_metadata=m.metadata,
                 member_assignment=m.assignment) for m in g.members],
             authorized_operations=authorized_operations.GROUP
-            if include_ops and not g.error else authorized_operations.OMITTED))
+            if include_ops and not error else authorized_operations.OMITTED))
     return DescribeGroupsResponse(throttle_time_ms=0, groups=out)
 
 
@@ -156,9 +163,10 @@ async def handle_list_groups(ctx: RequestContext, req) -> ListGroupsResponse:
                             group_state=g.state, group_type=g.group_type) for g in listed])
 
 
-@handles(42, 0, 2)
+@handles(42, 0, 3)
 async def handle_delete_groups(ctx: RequestContext, req) -> DeleteGroupsResponse:
-    """Versions 0-2.  Only Empty groups are deleted (NON_EMPTY_GROUP otherwise), with their
+    """Versions 0-3 (v3 adds a per-group ``error_message``, which Kafka leaves null for the
+    errors a classic group can have).  Only Empty groups are deleted (NON_EMPTY_GROUP otherwise), with their
     committed offsets: tombstones in __consumer_offsets."""
     groups = ctx.broker.groups
     names = list(dict.fromkeys(req.groups_names))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pykafkad.broker import LEADER_EPOCH
+from pykafkad.cluster import validate_topic_name
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers import authorized_operations
 from wire.errors import ErrorCode, KafkaError
@@ -40,50 +41,83 @@ def topic_metadata(broker, topic, node_id: int, topic_ops: int) -> MetadataRespo
     )
 
 
-@handles(API_KEY, 0, 12)
+#: topic ids in requests are served from v12 on; v10-11 carry the field but Kafka refuses it
+TOPIC_IDS_VERSION = 12
+FIRST_TOPIC_ID_FIELD_VERSION = 10
+
+
+def _error_topic(code: int, name: str | None, ops: int,
+                 topic_id: bytes = ZERO_UUID) -> MetadataResponseTopic:
+    return MetadataResponseTopic(error_code=code, name=name, topic_id=topic_id,
+                                 topic_authorized_operations=ops)
+
+
+def _topics_by_id(broker, req, node_id: int, ops: int) -> list[MetadataResponseTopic]:
+    """v12+ with any topic id: names are ignored, each id is answered once, unknown ids first
+    (UNKNOWN_TOPIC_ID, null name), as Kafka does."""
+    ids = list(dict.fromkeys(t.topic_id for t in req.topics if t.topic_id != ZERO_UUID))
+    known = [broker.topics.by_id.get(i) for i in ids]
+    return [_error_topic(ErrorCode.UNKNOWN_TOPIC_ID, None, ops, i)
+            for i, t in zip(ids, known, strict=True) if t is None] + [
+        topic_metadata(broker, t, node_id, ops) for t in known if t is not None]
+
+
+def _topics_by_name(broker, req, node_id: int, allow_auto: bool, ops: int) -> list[MetadataResponseTopic]:
+    """Each name answered once: existing topics first, then the others (auto-created, or an
+    error: INVALID_TOPIC_EXCEPTION for an illegal name even without auto-creation), as Kafka
+    does.  A null name at v12+ fails as it fails in Kafka (-1)."""
+    found, rest = [], []
+    for name in dict.fromkeys(t.name for t in req.topics):
+        if name is None:
+            rest.append(_error_topic(ErrorCode.UNKNOWN_SERVER_ERROR, "", ops))
+            continue
+        topic = broker.topics.get(name)
+        if topic is not None:
+            found.append(topic_metadata(broker, topic, node_id, ops))
+            continue
+        err = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        try:
+            validate_topic_name(name)  # an illegal name: INVALID_TOPIC_EXCEPTION, as Kafka
+            if allow_auto:
+                topic = broker.auto_create_topic(name)
+        except KafkaError as e:
+            err = e.code
+        rest.append(topic_metadata(broker, topic, node_id, ops) if topic is not None
+                    else _error_topic(err, name, ops))
+    return found + rest
+
+
+@handles(API_KEY, 0, 13)
 async def handle_metadata(ctx: RequestContext, req) -> MetadataResponse:
-    """Versions 0-12.  A null topic list (v1+) or an empty one at v0 means all topics.
+    """Versions 0-13 (v13 adds a top-level ``error_code``, only ever set by Kafka to ask a
+    client to rebootstrap).  A null topic list (v1+) or an empty one at v0 means all topics.
     Unknown topics are auto-created when the request allows it (v4+; always before) and
     ``auto.create.topics.enable`` is on; Kafka then answers LEADER_NOT_AVAILABLE once, but a
-    single node has the leader at once, so the topic is returned ready.  v10+ may name
-    topics by id only.  v8+ fill in the authorized operations when asked (every topic's, even
-    an unknown one's; the cluster's up to v10), as Kafka does without an authorizer."""
+    single node has the leader at once, so the topic is returned ready.  Topic ids: v10-11
+    have the field but Kafka answers INVALID_REQUEST for every topic when one is set (or a
+    name is null); from v12 a request with any id is answered by id only.  v8+ fill in the
+    authorized operations when asked (every topic's, even an unknown one's; the cluster's up
+    to v10), as Kafka does without an authorizer."""
     broker = ctx.broker
     ep = broker.endpoint
     v = ctx.version
     all_topics = req.topics is None or (v == 0 and not req.topics)
-    topic_ops = (authorized_operations.TOPIC if v >= 8 and req.include_topic_authorized_operations
-                 else authorized_operations.OMITTED)
-    out = []
+    ops = (authorized_operations.TOPIC if v >= 8 and req.include_topic_authorized_operations
+           else authorized_operations.OMITTED)
     if all_topics:
-        for topic in broker.topics.topics.values():
-            out.append(topic_metadata(broker, topic, ep.node_id, topic_ops))
+        out = [topic_metadata(broker, topic, ep.node_id, ops)
+               for topic in broker.topics.topics.values()]
+    elif v >= FIRST_TOPIC_ID_FIELD_VERSION and any(
+            t.topic_id != ZERO_UUID or (v < TOPIC_IDS_VERSION and t.name is None)
+            for t in req.topics):
+        if v < TOPIC_IDS_VERSION:
+            out = [_error_topic(ErrorCode.INVALID_REQUEST, t.name or "", ops, t.topic_id)
+                   for t in req.topics]
+        else:
+            out = _topics_by_id(broker, req, ep.node_id, ops)
     else:
         allow_auto = req.allow_auto_topic_creation if v >= 4 else True
-        for t in req.topics:
-            name = t.name
-            if name is None and t.topic_id != ZERO_UUID:
-                topic = broker.topics.by_id.get(t.topic_id)
-                if topic is None:
-                    out.append(MetadataResponseTopic(
-                        error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None, topic_id=t.topic_id,
-                        topic_authorized_operations=topic_ops))
-                    continue
-            else:
-                topic = broker.topics.get(name)
-            if topic is None:
-                err = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                if allow_auto:
-                    try:
-                        topic = broker.auto_create_topic(name)
-                    except KafkaError as e:
-                        err = e.code
-                if topic is None:
-                    out.append(MetadataResponseTopic(
-                        error_code=err, name=name, topic_id=ZERO_UUID,
-                        topic_authorized_operations=topic_ops))
-                    continue
-            out.append(topic_metadata(broker, topic, ep.node_id, topic_ops))
+        out = _topics_by_name(broker, req, ep.node_id, allow_auto, ops)
     return MetadataResponse(
         throttle_time_ms=0,
         brokers=[MetadataResponseBroker(ep.node_id, ep.host, ep.port, broker.config["broker.rack"])],

@@ -28,8 +28,16 @@ from wire.messages.offset_fetch_response import (
     OffsetFetchResponseTopic,
     OffsetFetchResponseTopics,
 )
+from wire.primitives import ZERO_UUID
 
 UNKNOWN = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+#: OffsetCommit and OffsetFetch v10 name topics by id only (KIP-848)
+TOPIC_IDS_VERSION = 10
+
+
+def _topic_name(broker, topic_id: bytes) -> str | None:
+    t = broker.topics.by_id.get(topic_id)
+    return None if t is None else t.name
 
 
 def _partition_known(broker, topic: str, partition: int) -> bool:
@@ -37,31 +45,37 @@ def _partition_known(broker, topic: str, partition: int) -> bool:
     return t is not None and 0 <= partition < t.num_partitions
 
 
-@handles(8, 0, 9)
+@handles(8, 2, 10)
 async def handle_offset_commit(ctx: RequestContext, req) -> OffsetCommitResponse:
-    """Versions 0-9.  v1+ generation and member id (generation -1: a commit outside group
-    management, accepted while the group is Empty); v1 only: per-partition commit timestamp;
+    """Versions 2-10 (Kafka 4 closes the connection on 0-1).  Generation and member id
+    (generation -1: a commit outside group management, accepted while the group is Empty);
     v2-4: retention_time_ms (an explicit expiry); v6+: committed leader epoch; v7+: group
-    instance id; v9: GROUP_ID_NOT_FOUND instead of ILLEGAL_GENERATION for a missing group."""
+    instance id; v9: GROUP_ID_NOT_FOUND instead of ILLEGAL_GENERATION for a missing group;
+    v10: topics by id, UNKNOWN_TOPIC_ID for an unknown one."""
     broker = ctx.broker
     v = ctx.version
+    uses_ids = v >= TOPIC_IDS_VERSION
     errors: dict[tuple[str, int], int] = {}
     wanted: list[CommitPartition] = []
+    names = []
     for t in req.topics:
+        name = _topic_name(broker, t.topic_id) if uses_ids else t.name
+        names.append(name)
         for p in t.partitions:
-            if not _partition_known(broker, t.name, p.partition_index):
-                errors[(t.name, p.partition_index)] = UNKNOWN
+            if name is None:
+                continue
+            if not _partition_known(broker, name, p.partition_index):
+                errors[(name, p.partition_index)] = UNKNOWN
                 continue
             wanted.append(CommitPartition(
-                topic=t.name, partition=p.partition_index, offset=p.committed_offset,
+                topic=name, partition=p.partition_index, offset=p.committed_offset,
                 leader_epoch=p.committed_leader_epoch if v >= 6 else -1,
-                metadata=p.committed_metadata,
-                commit_timestamp=p.commit_timestamp if v == 1 else -1))
+                metadata=p.committed_metadata, commit_timestamp=-1))
     if wanted:
         commit = CommitRequest(
             group_id=req.group_id, partitions=wanted,
-            generation_id=req.generation_id_or_member_epoch if v >= 1 else -1,
-            member_id=req.member_id if v >= 1 else "",
+            generation_id=req.generation_id_or_member_epoch,
+            member_id=req.member_id,
             group_instance_id=req.group_instance_id if v >= 7 else None,
             retention_time_ms=req.retention_time_ms if 2 <= v <= 4 else -1,
             api_version=v)
@@ -73,23 +87,32 @@ async def handle_offset_commit(ctx: RequestContext, req) -> OffsetCommitResponse
             for p in wanted:
                 errors[(p.topic, p.partition)] = e.code
     return OffsetCommitResponse(throttle_time_ms=0, topics=[
-        OffsetCommitResponseTopic(name=t.name, partitions=[
+        OffsetCommitResponseTopic(
+            name="" if uses_ids else t.name,
+            topic_id=t.topic_id if uses_ids else ZERO_UUID,
+            partitions=[
             OffsetCommitResponsePartition(
                 partition_index=p.partition_index,
-                error_code=errors[(t.name, p.partition_index)])
+                error_code=ErrorCode.UNKNOWN_TOPIC_ID if name is None
+                else errors[(name, p.partition_index)])
             for p in t.partitions])
-        for t in req.topics])
+        for t, name in zip(req.topics, names, strict=True)])
 
 
-@handles(9, 0, 9)
+@handles(9, 1, 10)
 async def handle_offset_fetch(ctx: RequestContext, req) -> OffsetFetchResponse:
-    """Versions 0-9.  v2+ a null topic list fetches every committed offset of the group; v5+
-    committed leader epochs; v7+ require_stable (UNSTABLE_OFFSET_COMMIT while a transaction's
-    offsets are pending); v8+ several groups per request; v9 member id/epoch, which classic
-    groups do not check.  A group without offsets answers -1 for each partition, no error."""
+    """Versions 1-10 (Kafka 4 closes the connection on v0).  v2+ a null topic list fetches
+    every committed offset of the group; v5+ committed leader epochs; v7+ require_stable
+    (UNSTABLE_OFFSET_COMMIT while a transaction's offsets are pending); v8+ several groups per
+    request; v9 member id/epoch, which classic groups do not check; v10 topics by id (an
+    unknown id: UNKNOWN_TOPIC_ID on each of its partitions).  A group without offsets answers
+    -1 for each partition, no error."""
     v = ctx.version
-    groups = ctx.broker.groups
+    broker = ctx.broker
+    groups = broker.groups
     require_stable = v >= 7 and req.require_stable
+    if v >= TOPIC_IDS_VERSION:
+        return _offset_fetch_by_id(broker, req, require_stable)
     if v >= 8:
         wanted = [(g.group_id, None if g.topics is None else
                    [(t.name, list(t.partition_indexes)) for t in g.topics]) for g in req.groups]
@@ -119,6 +142,43 @@ async def handle_offset_fetch(ctx: RequestContext, req) -> OffsetFetchResponse:
                 committed_leader_epoch=f.leader_epoch, metadata=f.metadata, error_code=f.error)
             for f in fetched])
         for topic, fetched in result])
+
+
+def _offset_fetch_by_id(broker, req, require_stable: bool) -> OffsetFetchResponse:
+    """OffsetFetch v10: the coordinator keeps offsets by topic name, so ids are resolved
+    here; offsets of topics that no longer exist are not listed when all are asked for."""
+    groups = broker.groups
+    out = []
+    for g in req.groups:
+        unknown: list = []
+        topics = None
+        if g.topics is not None:
+            topics = []
+            for t in g.topics:
+                name = _topic_name(broker, t.topic_id)
+                if name is None:
+                    unknown.append(t)
+                else:
+                    topics.append((name, list(t.partition_indexes)))
+        result = groups.call(groups.coordinator.fetch_offsets, g.group_id, topics, require_stable)
+        answered = []
+        for name, fetched in result:
+            topic = broker.topics.get(name)
+            if topic is None:
+                continue
+            answered.append(OffsetFetchResponseTopics(topic_id=topic.topic_id, partitions=[
+                OffsetFetchResponsePartitions(
+                    partition_index=f.partition, committed_offset=f.offset,
+                    committed_leader_epoch=f.leader_epoch, metadata=f.metadata,
+                    error_code=f.error)
+                for f in fetched]))
+        answered += [OffsetFetchResponseTopics(topic_id=t.topic_id, partitions=[
+            OffsetFetchResponsePartitions(
+                partition_index=p, committed_offset=-1, committed_leader_epoch=-1, metadata="",
+                error_code=ErrorCode.UNKNOWN_TOPIC_ID)
+            for p in t.partition_indexes]) for t in unknown]
+        out.append(OffsetFetchResponseGroup(group_id=g.group_id, error_code=0, topics=answered))
+    return OffsetFetchResponse(throttle_time_ms=0, groups=out)
 
 
 @handles(47, 0, 0)

@@ -8,6 +8,8 @@ AddPartitionsToTxn, AddOffsetsToTxn and EndTxn).
 
 from __future__ import annotations
 
+import re
+
 from pykafkad.coordinator.coordinator import CommitPartition, CommitRequest
 from pykafkad.coordinator.rebalance import append_error
 from pykafkad.dispatch import RequestContext, handles
@@ -177,7 +179,7 @@ async def handle_txn_offset_commit(ctx: RequestContext, req) -> TxnOffsetCommitR
     elif partitions:
         commit = CommitRequest(
             req.group_id, partitions,
-            generation_id=req.generation_id if v >= 3 else -1,
+            generation_id=req.generation_id_or_member_epoch if v >= 3 else -1,
             member_id=req.member_id if v >= 3 else "",
             group_instance_id=req.group_instance_id if v >= 3 else None,
             api_version=v)
@@ -253,12 +255,25 @@ async def handle_describe_transactions(ctx: RequestContext, req) -> DescribeTran
     return DescribeTransactionsResponse(throttle_time_ms=0, transaction_states=states)
 
 
-@handles(66, 0, 1)
+@handles(66, 0, 2)
 async def handle_list_transactions(ctx: RequestContext, req) -> ListTransactionsResponse:
-    """Versions 0-1 (v1: ``duration_filter``, transactions running longer than it)."""
+    """Versions 0-2 (v1: ``duration_filter``, transactions running longer than it; v2:
+    ``transactional_id_pattern``, a regular expression the whole id must match, null or empty
+    for all; one that does not compile is INVALID_REGULAR_EXPRESSION, as Kafka answers)."""
     duration = req.duration_filter if ctx.version >= 1 else -1
+    pattern = req.transactional_id_pattern if ctx.version >= 2 else None
+    matcher = None
+    if pattern:
+        try:
+            matcher = re.compile(pattern)
+        except re.error:
+            return ListTransactionsResponse(
+                throttle_time_ms=0, error_code=ErrorCode.INVALID_REGULAR_EXPRESSION,
+                unknown_state_filters=[], transaction_states=[])
     unknown, txns = ctx.broker.txn_coordinator.list(
         req.state_filters, req.producer_id_filters, duration)
+    if matcher is not None:
+        txns = [t for t in txns if matcher.fullmatch(t.transactional_id)]
     return ListTransactionsResponse(
         throttle_time_ms=0, error_code=0, unknown_state_filters=unknown,
         transaction_states=[

@@ -1,0 +1,45 @@
+"""The feature levels ApiVersions reports (KIP-584): what this broker supports and finalizes.
+
+Kafka 4.4 finalizes metadata.version=33, group.version=1 (KIP-848 consumer groups),
+streams.version=1, share.version=2, transaction.version=2 (KIP-890 part 2) and
+eligible.leader.replicas.version=1.  Clients act on the finalized levels: a Java 4.x
+transactional producer switches to transaction version 2 when it sees transaction.version>=2,
+which this broker does not serve yet (CLIENTS.md).  So the group, streams, share and transaction
+features are supported and finalized only at level 0 (not listed as finalized, as Kafka omits a
+level-0 feature); the cluster-level features are reported as Kafka reports them.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Feature(NamedTuple):
+    name: str
+    min_version: int
+    max_version: int
+    #: the finalized level; 0 is never listed among the finalized features
+    finalized: int
+
+
+#: in the order Kafka 4.4 lists its supported features
+FEATURES: tuple[Feature, ...] = (
+    Feature("group.version", 0, 0, 0),
+    Feature("kraft.version", 0, 1, 0),
+    Feature("metadata.version", 7, 33, 33),
+    Feature("share.version", 0, 0, 0),
+    Feature("streams.version", 0, 0, 0),
+    Feature("transaction.version", 0, 0, 0),
+    Feature("eligible.leader.replicas.version", 0, 1, 1),
+)
+#: the order of Kafka 4.4's finalized features
+FINALIZED_ORDER = ("group.version", "streams.version", "transaction.version",
+                   "eligible.leader.replicas.version", "share.version", "metadata.version")
+#: finalized levels never change here, so their epoch never moves (Kafka's is the offset of
+#: the last metadata record)
+FINALIZED_FEATURES_EPOCH = 0
+
+
+def finalized() -> list[Feature]:
+    rank = {name: i for i, name in enumerate(FINALIZED_ORDER)}
+    return sorted((f for f in FEATURES if f.finalized > 0), key=lambda f: rank.get(f.name, 99))

@@ -141,6 +141,10 @@ def test_broker_defaults_are_kafkas(name, value):
         ("compression.gzip.level", -1),
         ("compression.lz4.level", 9),
         ("compression.zstd.level", 3),
+        ("errors.deadletterqueue.group.enable", False),
+        ("max.decompressed.message.bytes", 2147483639),
+        ("remote.copy.lag.bytes", -1),
+        ("remote.copy.lag.ms", 0),
     ],
 )
 def test_topic_defaults_are_kafkas(name, value):
@@ -148,18 +152,21 @@ def test_topic_defaults_are_kafkas(name, value):
     assert resolve_topic_config(BrokerConfig(), {})[name] == value
 
 
-def test_topic_configs_are_exactly_kafka_41s():
+def test_topic_configs_are_exactly_kafka_44s():
     public = {name for name, d in TOPIC_CONFIGS.items() if not d.internal}
     assert public == {
         "cleanup.policy", "compression.gzip.level", "compression.lz4.level", "compression.type",
-        "compression.zstd.level", "delete.retention.ms", "file.delete.delay.ms",
+        "compression.zstd.level", "delete.retention.ms", "errors.deadletterqueue.group.enable",
+        "file.delete.delay.ms",
         "flush.messages", "flush.ms", "follower.replication.throttled.replicas",
         "index.interval.bytes", "leader.replication.throttled.replicas", "local.retention.bytes",
-        "local.retention.ms", "max.compaction.lag.ms", "max.message.bytes",
+        "local.retention.ms", "max.compaction.lag.ms", "max.decompressed.message.bytes",
+        "max.message.bytes",
         "message.timestamp.after.max.ms", "message.timestamp.before.max.ms",
         "message.timestamp.type", "min.cleanable.dirty.ratio", "min.compaction.lag.ms",
         "min.insync.replicas", "preallocate", "remote.log.copy.disable",
-        "remote.log.delete.on.disable", "remote.storage.enable", "retention.bytes",
+        "remote.copy.lag.bytes", "remote.copy.lag.ms", "remote.log.delete.on.disable",
+        "remote.storage.enable", "retention.bytes",
         "retention.ms", "segment.bytes", "segment.index.bytes", "segment.jitter.ms",
         "segment.ms", "unclean.leader.election.enable",
     }  # fmt: skip

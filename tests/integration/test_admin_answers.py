@@ -183,6 +183,15 @@ def wait_for_group_coordinator(c: WireClient, key_type: int = 0) -> None:
     raise AssertionError(f"no coordinator of key type {key_type}")
 
 
+def _entries(result) -> tuple:
+    """A DescribeConfigs result as compared: everything but the documentation's wording and
+    the order (Kafka's follows a Java hash map)."""
+    return result.error_code, result.error_message, sorted(
+        (e.name, e.value, e.config_source, e.read_only, e.is_sensitive, e.config_type,
+         [(y.name, y.value, y.source) for y in e.synonyms], bool(e.documentation))
+        for e in result.configs)
+
+
 def _answers(bootstrap: str) -> list:
     """Error codes, messages and authorized operations of a fixed set of admin requests, for
     fields no client shows as sent (null versus "")."""
@@ -261,6 +270,10 @@ def _answers(bootstrap: str) -> list:
                     name="retention.ms", value=None)])], validate_only=True))
             out.append((f"AlterConfigs null {resource_type}",
                         [(x.error_code, x.error_message) for x in r.responses]))
+        _wait_for_topic(c, topic)
+        r = c.request(32, 4, _request(32, resources=[DescribeConfigsResource(2, topic, None)],
+                                      include_synonyms=True, include_documentation=True))
+        out.append(("DescribeConfigs topic, every config", _entries(r.results[0])))
         for resource in ("", "1"):
             r = c.request(32, 4, _request(32, resources=[DescribeConfigsResource(
                 4, resource, ["min.insync.replicas"])], include_synonyms=True,

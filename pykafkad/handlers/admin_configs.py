@@ -1,4 +1,4 @@
-"""DescribeConfigs, AlterConfigs and IncrementalAlterConfigs for topics, the broker and groups."""
+"""DescribeConfigs, AlterConfigs and IncrementalAlterConfigs for topics, the broker, its loggers and groups."""
 
 from __future__ import annotations
 
@@ -16,6 +16,12 @@ from pykafkad.config import (
 )
 from pykafkad.config.broker import ClusterConfigError
 from pykafkad.config.broker_dynamic import UNUSED_DYNAMIC_CONFIGS
+from pykafkad.config.broker_logger import (
+    LoggerRequestError,
+    alter_broker_loggers,
+    describe_broker_loggers,
+    validate_logger_operations,
+)
 from pykafkad.config.group import describe_group_configs, validate_group_configs
 from pykafkad.config.incremental import DELETE, OP_NAMES, SET, apply_operations
 from pykafkad.dispatch import RequestContext, handles
@@ -127,7 +133,7 @@ async def handle_describe_configs(ctx: RequestContext, req) -> DescribeConfigsRe
                     per_broker=res.resource_name != "")
             elif res.resource_type == BROKER_LOGGER:
                 _broker_logger_resource(broker, res.resource_name)
-                entries = []
+                entries = describe_broker_loggers(res.configuration_keys)
             elif res.resource_type == GROUP:
                 if not res.resource_name:
                     raise KafkaError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
@@ -146,7 +152,7 @@ async def handle_describe_configs(ctx: RequestContext, req) -> DescribeConfigsRe
                 config_source=e.source, is_sensitive=e.is_sensitive,
                 synonyms=[DescribeConfigsSynonym(n, val, src) for n, val, src in e.synonyms]
                 if synonyms else [],
-                config_type=e.config_type, documentation=e.documentation if docs else None)
+                config_type=e.config_type, documentation=e.documentation)
             for e in entries
         ]
     return DescribeConfigsResponse(throttle_time_ms=0, results=results)
@@ -219,6 +225,8 @@ def _operations(res) -> list[tuple[str, int, str | None]]:
     if len({name for name, _, _ in ops}) != len(ops):
         raise _invalid("Error due to duplicate config keys")
     _refuse_nulls((name, value) for name, op, value in ops if op != DELETE)
+    if res.resource_type == BROKER_LOGGER:
+        return ops  # the logger checks word an unknown operation themselves
     if any(op not in OPERATIONS for _, op, _ in ops):
         # Kafka fails on an unknown operation id without a message
         raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, None)
@@ -281,6 +289,19 @@ def _incremental_group(broker, name: str, ops, validate_only: bool) -> None:
     _apply_group(broker, name, new, validate_only)
 
 
+def _incremental_broker_logger(broker, name: str, ops, validate_only: bool) -> None:
+    """Log levels change at once, for this process only (Kafka does not persist them either)."""
+    _broker_logger_resource(broker, name, alter=True)
+    try:
+        validate_logger_operations(ops)
+    except ConfigError as e:
+        raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
+    except LoggerRequestError as e:
+        raise _invalid(str(e)) from None
+    if not validate_only:
+        alter_broker_loggers(ops)
+
+
 @handles(44, 0, 1)
 async def handle_incremental_alter_configs(ctx: RequestContext, req) -> IncrementalAlterConfigsResponse:
     """Versions 0-1: SET, DELETE, APPEND and SUBTRACT (the last two on list configs)."""
@@ -298,7 +319,7 @@ async def handle_incremental_alter_configs(ctx: RequestContext, req) -> Incremen
             elif res.resource_type == BROKER:
                 _incremental_broker(broker, res.resource_name, ops, req.validate_only)
             elif res.resource_type == BROKER_LOGGER:
-                _broker_logger_resource(broker, res.resource_name, alter=True)
+                _incremental_broker_logger(broker, res.resource_name, ops, req.validate_only)
             elif res.resource_type == GROUP:
                 _incremental_group(broker, res.resource_name, ops, req.validate_only)
             else:

@@ -153,6 +153,15 @@ BROKER_ALTERATIONS = [
 ]
 
 
+#: broker-logger alterations (validate only): Kafka's refusals; "root" exists on both brokers
+LOGGER_ALTERATIONS = [
+    [("root", 0, "INFO")], [("root", 0, "info")], [("root", 0, "")], [("root", 1, None)],
+    [("admin-answers.nope", 0, "INFO")], [("admin-answers.nope", 1, None)],
+    [("root", 2, "INFO")], [("root", 3, "INFO")], [("admin-answers.nope", 5, "INFO")],
+    [("root", 0, "WARN"), ("admin-answers.nope", 1, None)],
+    [("root", 0, "TRACE"), ("root", 1, None)],
+]
+
 #: broker and broker-logger resource names (node id 1 on both brokers), and an unknown type
 RESOURCE_NAMES = [(4, "x"), (4, "2"), (4, "+1"), (8, ""), (8, "x"), (8, "2"), (99, "x")]
 
@@ -259,6 +268,21 @@ def _answers(bootstrap: str) -> list:
                 validate_only=True))
             out.append((f"AlterConfigs {resource_type} {name!r}",
                         [(x.error_code, x.error_message) for x in r.responses]))
+        for ops in LOGGER_ALTERATIONS:
+            r = c.request(44, 1, _request(44, resources=[iac.AlterConfigsResource(
+                resource_type=8, resource_name="1", configs=[iac.AlterableConfig(
+                    name=n, config_operation=op, value=value) for n, op, value in ops])],
+                validate_only=True))
+            out.append((f"IncrementalAlterConfigs broker logger {ops}",
+                        [(x.error_code, x.error_message) for x in r.responses]))
+        r = c.request(32, 4, _request(32, resources=[DescribeConfigsResource(
+            8, "1", ["root", "admin-answers.nope"])], include_synonyms=True,
+            include_documentation=True))
+        # the root logger's level is each broker's own
+        out.append(("DescribeConfigs broker logger root", [
+            (name, source, read_only, sensitive, config_type, syn, doc)
+            for name, _, source, read_only, sensitive, config_type, syn, doc
+            in _entries(r.results[0])[2]]))
         for resource_type, name in ((2, "admin-answers-nonexistent"), (4, "1"), (32, "g")):
             r = c.request(44, 1, _request(44, resources=[iac.AlterConfigsResource(
                 resource_type=resource_type, resource_name=name, configs=[iac.AlterableConfig(

@@ -137,7 +137,7 @@ def _group_answers(bootstrap: str) -> list:
             out.append((op, alter(group, [op])))
         out.append(("empty name", alter("", [ALTERATIONS[0]]), describe("")[:2]))
         out.append(("defaults", describe(group)))
-        out.append(("set", alter(group, [(0, "consumer.session.timeout.ms", "50000"),
+        out.append(("set", alter(group, [(0, "consumer.session.timeout.ms", " +50000 "),
                                          (0, "share.isolation.level", "read_committed")],
                                  validate_only=False)))
         out.append(("overridden", settled(group, "consumer.session.timeout.ms")))

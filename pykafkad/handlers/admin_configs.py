@@ -1,4 +1,5 @@
-"""DescribeConfigs, AlterConfigs and IncrementalAlterConfigs for topics, the broker, its loggers and groups."""
+"""DescribeConfigs, AlterConfigs and IncrementalAlterConfigs for topics, the broker, its
+loggers, client-metrics subscriptions and groups."""
 
 from __future__ import annotations
 
@@ -21,6 +22,11 @@ from pykafkad.config.broker_logger import (
     alter_broker_loggers,
     describe_broker_loggers,
     validate_logger_operations,
+)
+from pykafkad.config.client_metrics import (
+    ClientMetricsRequestError,
+    describe_client_metrics,
+    validate_client_metrics,
 )
 from pykafkad.config.group import describe_group_configs, validate_group_configs
 from pykafkad.config.incremental import DELETE, OP_NAMES, SET, apply_operations
@@ -134,6 +140,12 @@ async def handle_describe_configs(ctx: RequestContext, req) -> DescribeConfigsRe
             elif res.resource_type == BROKER_LOGGER:
                 _broker_logger_resource(broker, res.resource_name)
                 entries = describe_broker_loggers(res.configuration_keys)
+            elif res.resource_type == CLIENT_METRICS:
+                if not res.resource_name:
+                    raise _invalid("Client metrics subscription name must not be empty")
+                entries = describe_client_metrics(
+                    broker.client_metrics.get(res.resource_name), res.configuration_keys,
+                    synonyms, docs)
             elif res.resource_type == GROUP:
                 if not res.resource_name:
                     raise KafkaError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
@@ -206,6 +218,8 @@ async def handle_alter_configs(ctx: RequestContext, req) -> AlterConfigsResponse
                 _apply_broker(broker, res.resource_name, new, req.validate_only, True)
             elif res.resource_type == GROUP:
                 _apply_group(broker, res.resource_name, new, req.validate_only)
+            elif res.resource_type == CLIENT_METRICS:
+                _apply_client_metrics(broker, res.resource_name, new, req.validate_only)
             else:  # BROKER_LOGGER too: only IncrementalAlterConfigs changes loggers
                 raise _invalid(f"Unknown resource type {res.resource_type}")
         except KafkaError as e:
@@ -289,6 +303,29 @@ def _incremental_group(broker, name: str, ops, validate_only: bool) -> None:
     _apply_group(broker, name, new, validate_only)
 
 
+def _apply_client_metrics(broker, name: str, new: dict[str, str], validate_only: bool) -> None:
+    """Like group configs, subscriptions are the controller's: any non-empty name."""
+    try:
+        validate_client_metrics(name, new)
+    except ClientMetricsRequestError as e:
+        raise _invalid(str(e)) from None
+    except ConfigError as e:
+        raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
+    if not validate_only:
+        broker.client_metrics.set(name, new)
+
+
+def _incremental_client_metrics(broker, name: str, ops, validate_only: bool) -> None:
+    if not name:
+        raise _invalid("Subscription name can't be empty")
+    try:
+        # as for groups, Kafka's controller treats no client-metrics config as a list
+        new = apply_operations(broker.client_metrics.get(name), ops, {})
+    except ConfigError as e:
+        raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
+    _apply_client_metrics(broker, name, new, validate_only)
+
+
 def _incremental_broker_logger(broker, name: str, ops, validate_only: bool) -> None:
     """Log levels change at once, for this process only (Kafka does not persist them either)."""
     _broker_logger_resource(broker, name, alter=True)
@@ -322,6 +359,8 @@ async def handle_incremental_alter_configs(ctx: RequestContext, req) -> Incremen
                 _incremental_broker_logger(broker, res.resource_name, ops, req.validate_only)
             elif res.resource_type == GROUP:
                 _incremental_group(broker, res.resource_name, ops, req.validate_only)
+            elif res.resource_type == CLIENT_METRICS:
+                _incremental_client_metrics(broker, res.resource_name, ops, req.validate_only)
             else:
                 raise _invalid(f"Unknown resource type {res.resource_type}")
         except KafkaError as e:

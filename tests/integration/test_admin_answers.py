@@ -201,6 +201,65 @@ def _entries(result) -> tuple:
         for e in result.configs)
 
 
+#: client-metrics alterations (validate only): (name, [(config, operation, value)])
+CLIENT_METRICS_ALTERATIONS = [
+    ("s", [("interval.ms", 0, "50")]), ("s", [("interval.ms", 0, "x")]),
+    ("s", [("interval.ms", 0, " +200 ")]), ("s", [("nope", 0, "1"), ("interval.ms", 0, "x")]),
+    ("s", [("nope", 1, None)]), ("s", [("metrics", 2, "a")]), ("s", [("metrics", 5, "a")]),
+    ("s", [("metrics", 0, "a,,b")]), ("s", [("metrics", 0, "*")]),
+    ("s", [("match", 0, "client_id=a=b")]), ("s", [("match", 0, "client_id=")]),
+    ("s", [("match", 0, " client_id = a.* , client_software_name=java")]),
+    ("s", [("match", 0, "client_rack=a")]), ("s", [("match", 0, "client_id=a{2")]),
+    ("s", [("match", 0, "client_id={2}")]), ("s", [("match", 0, "client_id=(?<n>a)")]),
+    ("s", [("match", 0, "client_id=\\p{Alpha}+")]), ("s", [("match", 0, "client_id=[")]),
+    ("s", [("match", 0, "bad"), ("interval.ms", 0, "5")]), ("", [("interval.ms", 0, "200")]),
+]
+
+
+def _client_metrics_answers(c: WireClient, name: str) -> list:
+    out: list = []
+
+    def describe(resource: str) -> tuple:
+        r = c.request(32, 4, _request(32, resources=[DescribeConfigsResource(
+            16, resource, None)], include_synonyms=True, include_documentation=True))
+        return _entries(r.results[0])
+
+    def settled(expected: dict[str, str]) -> tuple:
+        """Kafka's broker learns of a change from its controller a moment later."""
+        deadline = time.monotonic() + WAIT_S
+        while True:
+            d = describe(name)
+            if {e[0]: e[1] for e in d[2] if e[2] == 7} == expected \
+                    or time.monotonic() > deadline:
+                return d
+
+    for resource, ops in CLIENT_METRICS_ALTERATIONS:
+        r = c.request(44, 1, _request(44, resources=[iac.AlterConfigsResource(
+            resource_type=16, resource_name=resource and name, configs=[iac.AlterableConfig(
+                name=n, config_operation=op, value=value) for n, op, value in ops])],
+            validate_only=True))
+        out.append((f"IncrementalAlterConfigs client metrics {resource!r} {ops}",
+                    [(x.error_code, x.error_message) for x in r.responses]))
+    out.append(("DescribeConfigs client metrics ''", describe("")))
+    out.append(("DescribeConfigs client metrics, defaults", describe(name)))
+    r = c.request(44, 1, _request(44, resources=[iac.AlterConfigsResource(
+        resource_type=16, resource_name=name, configs=[
+            iac.AlterableConfig(name="interval.ms", config_operation=0, value=" +1000 "),
+            iac.AlterableConfig(name="metrics", config_operation=0, value=" a , b "),
+            iac.AlterableConfig(name="match", config_operation=0, value="client_id=x")])],
+        validate_only=False))
+    out.append(("IncrementalAlterConfigs client metrics",
+                [(x.error_code, x.error_message) for x in r.responses],
+                settled({"interval.ms": "1000", "metrics": "a,b", "match": "client_id=x"})))
+    r = c.request(33, 2, _request(33, resources=[ac.AlterConfigsResource(
+        resource_type=16, resource_name=name, configs=[
+            ac.AlterableConfig(name="metrics", value="")])], validate_only=False))
+    out.append(("AlterConfigs client metrics",
+                [(x.error_code, x.error_message) for x in r.responses],
+                settled({"metrics": ""})))
+    return out
+
+
 def _answers(bootstrap: str) -> list:
     """Error codes, messages and authorized operations of a fixed set of admin requests, for
     fields no client shows as sent (null versus "")."""
@@ -283,6 +342,7 @@ def _answers(bootstrap: str) -> list:
             (name, source, read_only, sensitive, config_type, syn, doc)
             for name, _, source, read_only, sensitive, config_type, syn, doc
             in _entries(r.results[0])[2]]))
+        out += _client_metrics_answers(c, f"{topic}-metrics")
         for resource_type, name in ((2, "admin-answers-nonexistent"), (4, "1"), (32, "g")):
             r = c.request(44, 1, _request(44, resources=[iac.AlterConfigsResource(
                 resource_type=resource_type, resource_name=name, configs=[iac.AlterableConfig(

@@ -8,6 +8,7 @@ One deliberate difference: Kafka requires ``node.id`` (and ``process.roles``); p
 
 from __future__ import annotations
 
+from pykafkad.config.broker_unused import UNUSED_BROKER_CONFIGS
 from pykafkad.config.topic_defs import (
     CLEANUP_POLICIES,
     COMPRESSION_TYPES,
@@ -385,4 +386,5 @@ IGNORED_BROKER_CONFIG_PREFIXES: tuple[str, ...] = (
 
 
 def is_ignored_broker_config(name: str) -> bool:
-    return name in IGNORED_BROKER_CONFIGS or name.startswith(IGNORED_BROKER_CONFIG_PREFIXES)
+    return (name in IGNORED_BROKER_CONFIGS or name in UNUSED_BROKER_CONFIGS
+            or name.startswith(IGNORED_BROKER_CONFIG_PREFIXES))

@@ -23,6 +23,7 @@ from pykafkad.config.broker_logger import (
     describe_broker_loggers,
     validate_logger_operations,
 )
+from pykafkad.config.broker_unused import UNUSED_LIST_CONFIGS
 from pykafkad.config.client_metrics import (
     ClientMetricsRequestError,
     describe_client_metrics,
@@ -256,6 +257,10 @@ def _incremental_topic(broker, name: str, ops, validate_only: bool) -> None:
     _apply_topic(broker, name, new, validate_only)
 
 
+#: what APPEND and SUBTRACT on a broker config know of its type
+_BROKER_DEFS = {**UNUSED_LIST_CONFIGS, **BROKER_CONFIGS}
+
+
 def _known_broker_config(name: str) -> bool:
     return (name in BROKER_CONFIGS or name in UNUSED_DYNAMIC_CONFIGS
             or is_ignored_broker_config(name))
@@ -273,7 +278,7 @@ def _incremental_broker(broker, name: str, ops, validate_only: bool) -> None:
         if op != SET and not _known_broker_config(key):
             raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown config name: {key}")
         try:
-            new = apply_operations(level, [(key, op, value)], BROKER_CONFIGS, broker=True)
+            new = apply_operations(level, [(key, op, value)], _BROKER_DEFS, broker=True)
         except ConfigError as e:
             raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
         changes[key] = new[key]

@@ -358,6 +358,12 @@ def _answers(bootstrap: str) -> list:
         r = c.request(32, 4, _request(32, resources=[DescribeConfigsResource(2, topic, None)],
                                       include_synonyms=True, include_documentation=True))
         out.append(("DescribeConfigs topic, every config", _entries(r.results[0])))
+        r = c.request(32, 4, _request(32, resources=[DescribeConfigsResource(4, "1", None)],
+                                      include_synonyms=False, include_documentation=True))
+        # values and sources depend on each broker's own server.properties
+        out.append(("DescribeConfigs broker, every config", r.results[0].error_code, sorted(
+            (e.name, e.read_only, e.is_sensitive, e.config_type, bool(e.documentation))
+            for e in r.results[0].configs)))
         for resource in ("", "1"):
             r = c.request(32, 4, _request(32, resources=[DescribeConfigsResource(
                 4, resource, ["min.insync.replicas"])], include_synonyms=True,

@@ -669,7 +669,7 @@ def test_describe_broker_lists_kafkas_configs_pykafkad_does_not_use():
           ("sasl.enabled.mechanisms", "GSSAPI", S.DEFAULT_CONFIG)]),
         ("sasl.kerberos.min.time.before.relogin", "58000", S.DYNAMIC_BROKER_CONFIG, False,
          ConfigType.LONG,
-         [("sasl.kerberos.min.time.before.relogin", "58000", S.DYNAMIC_BROKER_CONFIG),
+         [("sasl.kerberos.min.time.before.relogin", "+58000", S.DYNAMIC_BROKER_CONFIG),
           ("sasl.kerberos.min.time.before.relogin", "60000", S.DEFAULT_CONFIG)]),
         ("ssl.protocol", "TLSv1.3", S.DEFAULT_CONFIG, False, ConfigType.STRING,
          [("ssl.protocol", "TLSv1.3", S.DEFAULT_CONFIG)]),

@@ -166,14 +166,17 @@ def _unused_entries(
     for name in _selected(sorted(UNUSED_BROKER_CONFIGS), names):
         type_, default = UNUSED_BROKER_CONFIGS[name]
         sensitive = type_ is ConfigType.PASSWORD
-        synonyms = [ConfigSynonym(name, None if sensitive else _typed_string(name, lv[name], type_),
-                                  source) for lv, source in levels if name in lv]
+        # as in Kafka, synonyms show a value as it was given, the entry as it is typed
+        synonyms = [ConfigSynonym(name, None if sensitive else str(lv[name]), source)
+                    for lv, source in levels if name in lv]
         if per_broker and default is not None:
             synonyms.append(ConfigSynonym(name, default, ConfigSource.DEFAULT_CONFIG))
         if not per_broker and not synonyms:
             continue
+        value = synonyms[0].value if synonyms else None
         entries.append(ConfigEntry(
-            name=name, value=synonyms[0].value if synonyms else None,
+            name=name, value=value if sensitive or value is None
+            else _typed_string(name, value, type_),
             read_only=name not in UNUSED_DYNAMIC_CONFIGS,
             source=synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG,
             is_sensitive=sensitive, synonyms=tuple(synonyms) if include_synonyms else (),

@@ -26,6 +26,7 @@ from pykafkad.cluster import (
     write_partition_metadata,
 )
 from pykafkad.config import BrokerConfig, ConfigError, resolve_topic_config, validate_topic_configs
+from pykafkad.config.client_metrics import ClientMetricsStore
 from pykafkad.coordinator.group_configs import GroupConfigStore
 from pykafkad.coordinator.runtime import GroupCoordinatorService
 from pykafkad.coordinator.transaction_coordinator import TransactionCoordinator
@@ -103,6 +104,7 @@ class Broker:
         self.cluster_id = read_or_create_meta(data_dir, self.node_id)
         self.topics = TopicRegistry(data_dir)
         self.group_configs = GroupConfigStore(data_dir)
+        self.client_metrics = ClientMetricsStore(data_dir)
         self.logs = LogManager(data_dir, clock)
         self.logs.load_all(self._log_config_for_partition)
         for topic in self.topics.topics.values():

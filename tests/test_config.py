@@ -17,11 +17,14 @@ from pykafkad.config import (
     Endpoint,
     describe_broker_configs,
     describe_topic_configs,
+    is_ignored_broker_config,
     parse_properties,
     resolve_topic_config,
     validate_topic_configs,
 )
 from pykafkad.config.broker import ClusterConfigError
+from pykafkad.config.broker_dynamic import UNUSED_DYNAMIC_CONFIGS
+from pykafkad.config.broker_unused import UNUSED_BROKER_CONFIGS
 from pykafkad.config.types import Password, java_double_str, parse_type
 
 #: the cluster-level config Kafka 4.x's controller writes when a cluster is formatted
@@ -141,6 +144,10 @@ def test_broker_defaults_are_kafkas(name, value):
         ("compression.gzip.level", -1),
         ("compression.lz4.level", 9),
         ("compression.zstd.level", 3),
+        ("errors.deadletterqueue.group.enable", False),
+        ("max.decompressed.message.bytes", 2147483639),
+        ("remote.copy.lag.bytes", -1),
+        ("remote.copy.lag.ms", 0),
     ],
 )
 def test_topic_defaults_are_kafkas(name, value):
@@ -148,18 +155,21 @@ def test_topic_defaults_are_kafkas(name, value):
     assert resolve_topic_config(BrokerConfig(), {})[name] == value
 
 
-def test_topic_configs_are_exactly_kafka_41s():
+def test_topic_configs_are_exactly_kafka_44s():
     public = {name for name, d in TOPIC_CONFIGS.items() if not d.internal}
     assert public == {
         "cleanup.policy", "compression.gzip.level", "compression.lz4.level", "compression.type",
-        "compression.zstd.level", "delete.retention.ms", "file.delete.delay.ms",
+        "compression.zstd.level", "delete.retention.ms", "errors.deadletterqueue.group.enable",
+        "file.delete.delay.ms",
         "flush.messages", "flush.ms", "follower.replication.throttled.replicas",
         "index.interval.bytes", "leader.replication.throttled.replicas", "local.retention.bytes",
-        "local.retention.ms", "max.compaction.lag.ms", "max.message.bytes",
+        "local.retention.ms", "max.compaction.lag.ms", "max.decompressed.message.bytes",
+        "max.message.bytes",
         "message.timestamp.after.max.ms", "message.timestamp.before.max.ms",
         "message.timestamp.type", "min.cleanable.dirty.ratio", "min.compaction.lag.ms",
         "min.insync.replicas", "preallocate", "remote.log.copy.disable",
-        "remote.log.delete.on.disable", "remote.storage.enable", "retention.bytes",
+        "remote.copy.lag.bytes", "remote.copy.lag.ms", "remote.log.delete.on.disable",
+        "remote.storage.enable", "retention.bytes",
         "retention.ms", "segment.bytes", "segment.index.bytes", "segment.jitter.ms",
         "segment.ms", "unclean.leader.election.enable",
     }  # fmt: skip
@@ -612,7 +622,8 @@ def test_describe_topic_filters_names_and_omits_extras():
 def test_describe_broker_sources_read_only_and_synonyms():
     broker = BrokerConfig({"log.retention.hours": "24", "num.partitions": "3"})
     entries = describe_broker_configs(broker, None, True)
-    assert {e.name for e in entries} == {n for n, d in BROKER_CONFIGS.items() if not d.internal}
+    assert {e.name for e in entries} == {
+        n for n, d in BROKER_CONFIGS.items() if not d.internal} | set(UNUSED_BROKER_CONFIGS)
     partitions = entry(entries, "num.partitions")
     assert (partitions.value, partitions.source, partitions.read_only) == (
         "3", S.STATIC_BROKER_CONFIG, True,
@@ -631,8 +642,38 @@ def test_describe_broker_sources_read_only_and_synonyms():
     policy = entry(entries, "log.cleanup.policy")
     assert (policy.value, policy.config_type) == ("delete", ConfigType.LIST)
     assert entry(entries, "offsets.topic.replication.factor").config_type is ConfigType.SHORT
-    assert not any(e.is_sensitive for e in entries)
+    # only Kafka's passwords, which pykafkad accepts but does not use, and never their values
+    sensitive = [e for e in entries if e.is_sensitive]
+    assert "ssl.keystore.password" in {e.name for e in sensitive}
+    assert all(e.config_type is ConfigType.PASSWORD and e.value is None for e in sensitive)
     assert all(e.documentation is None for e in entries)
+
+
+def test_describe_broker_lists_kafkas_configs_pykafkad_does_not_use():
+    broker = BrokerConfig({"process.roles": "broker,controller",
+                           "sasl.enabled.mechanisms": "PLAIN"})
+    broker.set_dynamic("sasl.kerberos.min.time.before.relogin", "+58000", per_broker=True)
+    entries = describe_broker_configs(broker, ["process.roles", "sasl.enabled.mechanisms",
+                                               "sasl.kerberos.min.time.before.relogin",
+                                               "ssl.protocol", "listeners", "node.id"], True)
+    assert [(e.name, e.value, e.source, e.read_only, e.config_type, synonyms(e))
+            for e in entries] == [
+        ("listeners", "PLAINTEXT://:9092", S.DEFAULT_CONFIG, False, ConfigType.LIST,
+         [("listeners", "PLAINTEXT://:9092", S.DEFAULT_CONFIG)]),
+        ("node.id", "1", S.STATIC_BROKER_CONFIG, True, ConfigType.INT,
+         [("node.id", "1", S.STATIC_BROKER_CONFIG)]),
+        ("process.roles", "broker,controller", S.STATIC_BROKER_CONFIG, True, ConfigType.LIST,
+         [("process.roles", "broker,controller", S.STATIC_BROKER_CONFIG)]),
+        ("sasl.enabled.mechanisms", "PLAIN", S.STATIC_BROKER_CONFIG, False, ConfigType.LIST,
+         [("sasl.enabled.mechanisms", "PLAIN", S.STATIC_BROKER_CONFIG),
+          ("sasl.enabled.mechanisms", "GSSAPI", S.DEFAULT_CONFIG)]),
+        ("sasl.kerberos.min.time.before.relogin", "58000", S.DYNAMIC_BROKER_CONFIG, False,
+         ConfigType.LONG,
+         [("sasl.kerberos.min.time.before.relogin", "+58000", S.DYNAMIC_BROKER_CONFIG),
+          ("sasl.kerberos.min.time.before.relogin", "60000", S.DEFAULT_CONFIG)]),
+        ("ssl.protocol", "TLSv1.3", S.DEFAULT_CONFIG, False, ConfigType.STRING,
+         [("ssl.protocol", "TLSv1.3", S.DEFAULT_CONFIG)]),
+    ]  # fmt: skip
 
 
 def test_describe_broker_default_resource_lists_only_dynamic_defaults():
@@ -764,3 +805,12 @@ def test_alter_dynamic_is_all_or_nothing_and_can_validate_or_replace():
     assert broker.log_retention_ms == 168 * 3600000 and broker["log.segment.bytes"] == 2097152
     broker.set_dynamic("num.io.threads", "16")
     assert broker["num.io.threads"] == 16
+
+
+def test_kafkas_unused_broker_configs_are_described_with_their_dynamic_types():
+    assert not set(UNUSED_BROKER_CONFIGS) & set(BROKER_CONFIGS)
+    # the others are internal or dynamic-only (leader.replication.throttled.rate), which Kafka
+    # does not describe either
+    for name, type_ in UNUSED_DYNAMIC_CONFIGS.items():
+        assert UNUSED_BROKER_CONFIGS.get(name, (type_,))[0] is type_, name
+    assert all(is_ignored_broker_config(name) for name in UNUSED_BROKER_CONFIGS)

@@ -1,4 +1,4 @@
-"""Broker and topic configs with Kafka's exact names, types, defaults and validation (Kafka 4.1).
+"""Broker and topic configs with Kafka's exact names, types, defaults and validation (Kafka 4.4).
 
 Users switch between pykafkad and Kafka by changing an address, so a server.properties, a
 ``--set`` override, a CreateTopics config or an AlterConfigs request means here what it means

@@ -8,9 +8,11 @@ One deliberate difference: Kafka requires ``node.id`` (and ``process.roles``); p
 
 from __future__ import annotations
 
+from pykafkad.config.broker_unused import UNUSED_BROKER_CONFIGS
 from pykafkad.config.topic_defs import (
     CLEANUP_POLICIES,
     COMPRESSION_TYPES,
+    MAX_DECOMPRESSED,
     TIMESTAMP_TYPES,
     TOPIC_BROKER_SYNONYMS,
 )
@@ -190,6 +192,16 @@ _DEFS = [
     define("log.local.retention.bytes", LONG, -2, at_least(-2), MEDIUM,
            "Local retention size with tiered storage; -2 means log.retention.bytes.",
            topic_name="local.retention.bytes"),
+    define("log.remote.copy.lag.ms", LONG, 0, at_least(-1), MEDIUM,
+           "Default remote.copy.lag.ms of topics (tiered storage).",
+           topic_name="remote.copy.lag.ms"),
+    define("log.remote.copy.lag.bytes", LONG, -1, at_least(-1), MEDIUM,
+           "Default remote.copy.lag.bytes of topics (tiered storage).",
+           topic_name="remote.copy.lag.bytes"),
+    define("max.decompressed.message.bytes", INT, MAX_DECOMPRESSED,
+           between(1, MAX_DECOMPRESSED), MEDIUM,
+           "Default max.decompressed.message.bytes of topics.",
+           topic_name="max.decompressed.message.bytes"),
     define("log.cleaner.enable", BOOLEAN, True, None, MEDIUM,
            "Run the log cleaner (needed for compacted topics)."),
     define("log.cleaner.threads", INT, 1, at_least(0), MEDIUM, "Log cleaner threads."),
@@ -374,7 +386,9 @@ IGNORED_BROKER_CONFIG_PREFIXES: tuple[str, ...] = (
 
 
 def is_ignored_broker_config(name: str) -> bool:
-    return name in IGNORED_BROKER_CONFIGS or name.startswith(IGNORED_BROKER_CONFIG_PREFIXES)
+    return (name in IGNORED_BROKER_CONFIGS or name in UNUSED_BROKER_CONFIGS
+            or name.startswith(IGNORED_BROKER_CONFIG_PREFIXES))
+
 
 _ONE_THREAD = "one trio thread serves everything"
 _ONE_REPLICA = "a single node: every partition has one replica"
@@ -409,7 +423,7 @@ NOT_APPLIED_BROKER_CONFIGS: dict[str, str] = {
     "log.preallocate": "segment files are never preallocated",
     "log.local.retention.ms": "no tiered storage",
     "log.local.retention.bytes": "no tiered storage",
-    "log.cleaner.threads": "the cleaner runs on the broker's thread",
+    "log.cleaner.threads": "one cleaner process cleans one log at a time",
     "log.cleaner.dedupe.buffer.size": "the cleaner's offset map is not bounded",
     "log.cleaner.io.buffer.size": "the cleaner sizes its own reads",
     "log.cleaner.io.buffer.load.factor": "the cleaner's offset map is not bounded",

@@ -9,6 +9,7 @@ an override lists no synonyms when only ``log.retention.hours`` has a value.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -16,9 +17,15 @@ from typing import Any, NamedTuple
 
 from pykafkad.config.broker import BrokerConfig
 from pykafkad.config.broker_defs import BROKER_CONFIGS
+from pykafkad.config.broker_dynamic import UNUSED_DYNAMIC_CONFIGS
+from pykafkad.config.broker_unused import UNUSED_BROKER_CONFIGS
 from pykafkad.config.topic import resolve_topic_config
 from pykafkad.config.topic_defs import BROKER_SYNONYM_GROUPS, TOPIC_BROKER_SYNONYMS, TOPIC_CONFIGS
-from pykafkad.config.types import ConfigDef, ConfigType, convert_to_string
+from pykafkad.config.types import ConfigDef, ConfigError, ConfigType, convert_to_string, parse_type
+
+#: Kafka's LIST configs that pykafkad parses as comma-separated strings itself
+DESCRIBED_AS_LIST = frozenset(
+    {"listeners", "advertised.listeners", "controller.listener.names", "log.dirs", "log.dir"})
 
 
 class ConfigSource(enum.IntEnum):
@@ -116,10 +123,77 @@ def describe_broker_configs(
             for s in _config_synonyms(levels, name, sensitive)
             if per_broker or s.source is ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
         ]
-        entries.append(
-            _entry(d, value, d.read_only, synonyms, include_synonyms, include_documentation)
-        )
+        entry = _entry(d, value, d.read_only, synonyms, include_synonyms, include_documentation)
+        if name in DESCRIBED_AS_LIST:
+            entry = dataclasses.replace(entry, config_type=ConfigType.LIST)
+        if name in _IDENTITY_DEFAULTS:
+            entry = _as_given_at_start(entry, include_synonyms)
+        entries.append(entry)
+    entries += _unused_entries(broker, names, include_synonyms, include_documentation,
+                               per_broker)
+    return sorted(entries, key=lambda e: e.name)
+
+
+#: Kafka requires node.id (no default) and copies it into broker.id (default -1); pykafkad's
+#: default node.id stands for one given at start, so both are described as given
+_IDENTITY_DEFAULTS: dict[str, str | None] = {"node.id": None, "broker.id": "-1"}
+
+
+def _as_given_at_start(entry: ConfigEntry, include_synonyms: bool) -> ConfigEntry:
+    name = entry.name
+    synonyms = [ConfigSynonym(name, entry.value, ConfigSource.STATIC_BROKER_CONFIG)]
+    if _IDENTITY_DEFAULTS[name] is not None:
+        synonyms.append(ConfigSynonym(name, _IDENTITY_DEFAULTS[name], ConfigSource.DEFAULT_CONFIG))
+    return dataclasses.replace(entry, source=ConfigSource.STATIC_BROKER_CONFIG,
+                               synonyms=tuple(synonyms) if include_synonyms else ())
+
+
+def _unused_entries(
+    broker: BrokerConfig,
+    names: Sequence[str] | None,
+    include_synonyms: bool,
+    include_documentation: bool,
+    per_broker: bool,
+) -> list[ConfigEntry]:
+    """Kafka's broker configs pykafkad does not use: the value set dynamically or at start,
+    else Kafka's default."""
+    levels: list[tuple[Mapping[str, Any], ConfigSource]] = [
+        (broker.dynamic_default_configs, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)]
+    if per_broker:
+        levels = [(broker.dynamic_broker_configs, ConfigSource.DYNAMIC_BROKER_CONFIG), *levels,
+                  (broker.ignored, ConfigSource.STATIC_BROKER_CONFIG)]
+    entries = []
+    for name in _selected(sorted(UNUSED_BROKER_CONFIGS), names):
+        type_, default = UNUSED_BROKER_CONFIGS[name]
+        sensitive = type_ is ConfigType.PASSWORD
+        # as in Kafka, synonyms show a value as it was given, the entry as it is typed
+        synonyms = [ConfigSynonym(name, None if sensitive else str(lv[name]), source)
+                    for lv, source in levels if name in lv]
+        if per_broker and default is not None:
+            synonyms.append(ConfigSynonym(name, default, ConfigSource.DEFAULT_CONFIG))
+        if not per_broker and not synonyms:
+            continue
+        value = synonyms[0].value if synonyms else None
+        entries.append(ConfigEntry(
+            name=name, value=value if sensitive or value is None
+            else _typed_string(name, value, type_),
+            read_only=name not in UNUSED_DYNAMIC_CONFIGS,
+            source=synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG,
+            is_sensitive=sensitive, synonyms=tuple(synonyms) if include_synonyms else (),
+            config_type=type_,
+            documentation=_UNUSED_DOC if include_documentation else None))
     return entries
+
+
+_UNUSED_DOC = "A Kafka broker config that pykafkad accepts and shows but does not use."
+
+
+def _typed_string(name: str, raw: Any, type_: ConfigType) -> str | None:
+    """As Kafka shows a value: typed, so " +5 " is "5"; a value that does not parse as is."""
+    try:
+        return convert_to_string(parse_type(name, raw, type_), type_)
+    except ConfigError:
+        return raw if isinstance(raw, str) else str(raw)
 
 
 def _selected(available: Iterable[str], names: Sequence[str] | None) -> list[str]:

@@ -284,7 +284,9 @@ def describe_group_configs(
             continue
         synonyms: list[ConfigSynonym] = []
         if name in overrides:
-            synonyms.append(ConfigSynonym(name, overrides[name], ConfigSource.DYNAMIC_GROUP_CONFIG))
+            # Kafka shows the typed value: " +50000 " is described as "50000"
+            synonyms.append(ConfigSynonym(name, d.to_string(d.parse(overrides[name])),
+                                          ConfigSource.DYNAMIC_GROUP_CONFIG))
         broker_name = BROKER_SYNONYMS.get(name)
         if broker_name is None:
             synonyms.append(ConfigSynonym(name, d.default_string, ConfigSource.DEFAULT_CONFIG))

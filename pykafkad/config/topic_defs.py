@@ -1,4 +1,4 @@
-"""Every topic-level config of Kafka 4.1 (LogConfig), and its broker-level synonyms.
+"""Every topic-level config of Kafka 4.4 (LogConfig), and its broker-level synonyms.
 
 Removed in Kafka 4.0 and therefore unknown here, as there: ``message.format.version``,
 ``message.timestamp.difference.max.ms`` and ``message.downconversion.enable`` (the last is kept
@@ -31,6 +31,9 @@ BOOLEAN, STRING, INT, LONG, DOUBLE, LIST = (
 )
 MEDIUM = Importance.MEDIUM
 LONG_MAX = 2**63 - 1
+#: Kafka's largest array size (Integer.MAX_VALUE - 8), the default and cap of
+#: max.decompressed.message.bytes
+MAX_DECOMPRESSED = 2**31 - 1 - 8
 
 #: BrokerCompressionType names, in Kafka's order.
 COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
@@ -75,6 +78,9 @@ TOPIC_BROKER_SYNONYMS: dict[str, tuple[tuple[str, int], ...]] = {
     "message.timestamp.after.max.ms": (("log.message.timestamp.after.max.ms", 1),),
     "local.retention.ms": (("log.local.retention.ms", 1),),
     "local.retention.bytes": (("log.local.retention.bytes", 1),),
+    "remote.copy.lag.ms": (("log.remote.copy.lag.ms", 1),),
+    "remote.copy.lag.bytes": (("log.remote.copy.lag.bytes", 1),),
+    "max.decompressed.message.bytes": (("max.decompressed.message.bytes", 1),),
 }
 
 #: Kafka's broker-side synonym groups (DynamicBrokerConfig.brokerConfigSynonyms): describing any
@@ -154,6 +160,17 @@ TOPIC_CONFIGS: dict[str, ConfigDef] = names_of(
                "Makes tiered data read-only: no more uploads."),
         define("remote.log.delete.on.disable", BOOLEAN, False, None, MEDIUM,
                "Deletes tiered data when tiered storage is disabled on the topic."),
+        define("remote.copy.lag.ms", LONG, 0, at_least(-1), MEDIUM,
+               "How long a segment waits before it is copied to tiered storage; -1 means "
+               "until local retention would delete it."),
+        define("remote.copy.lag.bytes", LONG, -1, at_least(-1), MEDIUM,
+               "How many bytes may wait locally before segments are copied to tiered storage; "
+               "-1 means until local retention would delete them."),
+        define("max.decompressed.message.bytes", INT, MAX_DECOMPRESSED, between(1, MAX_DECOMPRESSED),
+               MEDIUM, "Largest decompressed size of a record in a compressed batch (declared; "
+               "pykafkad's produce path does not apply it yet)."),
+        define("errors.deadletterqueue.group.enable", BOOLEAN, False, None, MEDIUM,
+               "Whether share groups may use this topic as their dead-letter queue."),
         define("internal.segment.bytes", INT, None, None, MEDIUM,
                "Segment size overriding segment.bytes, for tests only (no minimum).",
                internal=True),

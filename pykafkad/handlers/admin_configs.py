@@ -1,4 +1,5 @@
-"""DescribeConfigs, AlterConfigs and IncrementalAlterConfigs for topics, the broker and groups."""
+"""DescribeConfigs, AlterConfigs and IncrementalAlterConfigs for topics, the broker, its
+loggers, client-metrics subscriptions and groups."""
 
 from __future__ import annotations
 
@@ -16,6 +17,18 @@ from pykafkad.config import (
 )
 from pykafkad.config.broker import ClusterConfigError
 from pykafkad.config.broker_dynamic import UNUSED_DYNAMIC_CONFIGS
+from pykafkad.config.broker_logger import (
+    LoggerRequestError,
+    alter_broker_loggers,
+    describe_broker_loggers,
+    validate_logger_operations,
+)
+from pykafkad.config.broker_unused import UNUSED_LIST_CONFIGS
+from pykafkad.config.client_metrics import (
+    ClientMetricsRequestError,
+    describe_client_metrics,
+    validate_client_metrics,
+)
 from pykafkad.config.group import describe_group_configs, validate_group_configs
 from pykafkad.config.incremental import DELETE, OP_NAMES, SET, apply_operations
 from pykafkad.dispatch import RequestContext, handles
@@ -128,7 +141,13 @@ async def handle_describe_configs(ctx: RequestContext, req) -> DescribeConfigsRe
                     per_broker=res.resource_name != "")
             elif res.resource_type == BROKER_LOGGER:
                 _broker_logger_resource(broker, res.resource_name)
-                entries = []
+                entries = describe_broker_loggers(res.configuration_keys)
+            elif res.resource_type == CLIENT_METRICS:
+                if not res.resource_name:
+                    raise _invalid("Client metrics subscription name must not be empty")
+                entries = describe_client_metrics(
+                    broker.client_metrics.get(res.resource_name), res.configuration_keys,
+                    synonyms, docs)
             elif res.resource_type == GROUP:
                 if not res.resource_name:
                     raise KafkaError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
@@ -147,7 +166,7 @@ async def handle_describe_configs(ctx: RequestContext, req) -> DescribeConfigsRe
                 config_source=e.source, is_sensitive=e.is_sensitive,
                 synonyms=[DescribeConfigsSynonym(n, val, src) for n, val, src in e.synonyms]
                 if synonyms else [],
-                config_type=e.config_type, documentation=e.documentation if docs else None)
+                config_type=e.config_type, documentation=e.documentation)
             for e in entries
         ]
     return DescribeConfigsResponse(throttle_time_ms=0, results=results)
@@ -201,6 +220,8 @@ async def handle_alter_configs(ctx: RequestContext, req) -> AlterConfigsResponse
                 _apply_broker(broker, res.resource_name, new, req.validate_only, True)
             elif res.resource_type == GROUP:
                 _apply_group(broker, res.resource_name, new, req.validate_only)
+            elif res.resource_type == CLIENT_METRICS:
+                _apply_client_metrics(broker, res.resource_name, new, req.validate_only)
             else:  # BROKER_LOGGER too: only IncrementalAlterConfigs changes loggers
                 raise _invalid(f"Unknown resource type {res.resource_type}")
         except KafkaError as e:
@@ -220,6 +241,8 @@ def _operations(res) -> list[tuple[str, int, str | None]]:
     if len({name for name, _, _ in ops}) != len(ops):
         raise _invalid("Error due to duplicate config keys")
     _refuse_nulls((name, value) for name, op, value in ops if op != DELETE)
+    if res.resource_type == BROKER_LOGGER:
+        return ops  # the logger checks word an unknown operation themselves
     if any(op not in OPERATIONS for _, op, _ in ops):
         # Kafka fails on an unknown operation id without a message
         raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, None)
@@ -233,6 +256,10 @@ def _incremental_topic(broker, name: str, ops, validate_only: bool) -> None:
     except ConfigError as e:
         raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
     _apply_topic(broker, name, new, validate_only)
+
+
+#: what APPEND and SUBTRACT on a broker config know of its type
+_BROKER_DEFS = {**UNUSED_LIST_CONFIGS, **BROKER_CONFIGS}
 
 
 def _known_broker_config(name: str) -> bool:
@@ -252,7 +279,7 @@ def _incremental_broker(broker, name: str, ops, validate_only: bool) -> None:
         if op != SET and not _known_broker_config(key):
             raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown config name: {key}")
         try:
-            new = apply_operations(level, [(key, op, value)], BROKER_CONFIGS, broker=True)
+            new = apply_operations(level, [(key, op, value)], _BROKER_DEFS, broker=True)
         except ConfigError as e:
             raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
         changes[key] = new[key]
@@ -282,6 +309,42 @@ def _incremental_group(broker, name: str, ops, validate_only: bool) -> None:
     _apply_group(broker, name, new, validate_only)
 
 
+def _apply_client_metrics(broker, name: str, new: dict[str, str], validate_only: bool) -> None:
+    """Like group configs, subscriptions are the controller's: any non-empty name."""
+    try:
+        validate_client_metrics(name, new)
+    except ClientMetricsRequestError as e:
+        raise _invalid(str(e)) from None
+    except ConfigError as e:
+        raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
+    if not validate_only:
+        broker.client_metrics.set(name, new)
+
+
+def _incremental_client_metrics(broker, name: str, ops, validate_only: bool) -> None:
+    if not name:
+        raise _invalid("Subscription name can't be empty")
+    try:
+        # as for groups, Kafka's controller treats no client-metrics config as a list
+        new = apply_operations(broker.client_metrics.get(name), ops, {})
+    except ConfigError as e:
+        raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
+    _apply_client_metrics(broker, name, new, validate_only)
+
+
+def _incremental_broker_logger(broker, name: str, ops, validate_only: bool) -> None:
+    """Log levels change at once, for this process only (Kafka does not persist them either)."""
+    _broker_logger_resource(broker, name, alter=True)
+    try:
+        validate_logger_operations(ops)
+    except ConfigError as e:
+        raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
+    except LoggerRequestError as e:
+        raise _invalid(str(e)) from None
+    if not validate_only:
+        alter_broker_loggers(ops)
+
+
 @handles(44, 0, 1)
 async def handle_incremental_alter_configs(ctx: RequestContext, req) -> IncrementalAlterConfigsResponse:
     """Versions 0-1: SET, DELETE, APPEND and SUBTRACT (the last two on list configs)."""
@@ -299,9 +362,11 @@ async def handle_incremental_alter_configs(ctx: RequestContext, req) -> Incremen
             elif res.resource_type == BROKER:
                 _incremental_broker(broker, res.resource_name, ops, req.validate_only)
             elif res.resource_type == BROKER_LOGGER:
-                _broker_logger_resource(broker, res.resource_name, alter=True)
+                _incremental_broker_logger(broker, res.resource_name, ops, req.validate_only)
             elif res.resource_type == GROUP:
                 _incremental_group(broker, res.resource_name, ops, req.validate_only)
+            elif res.resource_type == CLIENT_METRICS:
+                _incremental_client_metrics(broker, res.resource_name, ops, req.validate_only)
             else:
                 raise _invalid(f"Unknown resource type {res.resource_type}")
         except KafkaError as e:

@@ -71,6 +71,28 @@ def test_confluent_admin_topics_and_configs(broker, topic_name):
     assert topic_name not in admin.list_topics(timeout=WAIT_S).topics
 
 
+def test_kafka_44_topic_configs_at_creation(broker, topic_name):
+    """Kafka 4.4's newer topic configs: taken by CreateTopics, described, validated (declared
+    only: the produce path does not apply max.decompressed.message.bytes yet)."""
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    given = {"errors.deadletterqueue.group.enable": "true",
+             "max.decompressed.message.bytes": "1048576", "remote.copy.lag.ms": "-1"}
+    admin.create_topics([NewTopic(topic_name, 1, 1, config=given)])[topic_name].result(WAIT_S)
+    res = ConfigResource("topic", topic_name)
+    configs = admin.describe_configs([res])[res].result(WAIT_S)
+    assert {n: (configs[n].value, configs[n].source) for n in (*given, "remote.copy.lag.bytes")} \
+        == {**{n: (v, ConfigSource.DYNAMIC_TOPIC_CONFIG.value) for n, v in given.items()},
+            "remote.copy.lag.bytes": ("-1", ConfigSource.DEFAULT_CONFIG.value)}
+    bad = f"{topic_name}-bad"
+    with pytest.raises(KafkaException) as info:
+        admin.create_topics([NewTopic(bad, 1, 1, config={
+            "max.decompressed.message.bytes": "0"})])[bad].result(WAIT_S)
+    err = info.value.args[0]
+    assert (err.name(), err.str()) == (
+        "INVALID_CONFIG", "Invalid value 0 for configuration max.decompressed.message.bytes: "
+        "Value must be at least 1")
+
+
 def test_confluent_replication_factor_above_one_is_refused(broker, topic_name):
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     with pytest.raises(KafkaException) as info:

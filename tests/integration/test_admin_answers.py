@@ -153,6 +153,15 @@ BROKER_ALTERATIONS = [
 ]
 
 
+#: broker-logger alterations (validate only): Kafka's refusals; "root" exists on both brokers
+LOGGER_ALTERATIONS = [
+    [("root", 0, "INFO")], [("root", 0, "info")], [("root", 0, "")], [("root", 1, None)],
+    [("admin-answers.nope", 0, "INFO")], [("admin-answers.nope", 1, None)],
+    [("root", 2, "INFO")], [("root", 3, "INFO")], [("admin-answers.nope", 5, "INFO")],
+    [("root", 0, "WARN"), ("admin-answers.nope", 1, None)],
+    [("root", 0, "TRACE"), ("root", 1, None)],
+]
+
 #: broker and broker-logger resource names (node id 1 on both brokers), and an unknown type
 RESOURCE_NAMES = [(4, "x"), (4, "2"), (4, "+1"), (8, ""), (8, "x"), (8, "2"), (99, "x")]
 
@@ -181,6 +190,74 @@ def wait_for_group_coordinator(c: WireClient, key_type: int = 0) -> None:
         if r.error_code == 0:
             return
     raise AssertionError(f"no coordinator of key type {key_type}")
+
+
+def _entries(result) -> tuple:
+    """A DescribeConfigs result as compared: everything but the documentation's wording and
+    the order (Kafka's follows a Java hash map)."""
+    return result.error_code, result.error_message, sorted(
+        (e.name, e.value, e.config_source, e.read_only, e.is_sensitive, e.config_type,
+         [(y.name, y.value, y.source) for y in e.synonyms], bool(e.documentation))
+        for e in result.configs)
+
+
+#: client-metrics alterations (validate only): (name, [(config, operation, value)])
+CLIENT_METRICS_ALTERATIONS = [
+    ("s", [("interval.ms", 0, "50")]), ("s", [("interval.ms", 0, "x")]),
+    ("s", [("interval.ms", 0, " +200 ")]), ("s", [("nope", 0, "1"), ("interval.ms", 0, "x")]),
+    ("s", [("nope", 1, None)]), ("s", [("metrics", 2, "a")]), ("s", [("metrics", 5, "a")]),
+    ("s", [("metrics", 0, "a,,b")]), ("s", [("metrics", 0, "*")]),
+    ("s", [("match", 0, "client_id=a=b")]), ("s", [("match", 0, "client_id=")]),
+    ("s", [("match", 0, " client_id = a.* , client_software_name=java")]),
+    ("s", [("match", 0, "client_rack=a")]), ("s", [("match", 0, "client_id=a{2")]),
+    ("s", [("match", 0, "client_id={2}")]), ("s", [("match", 0, "client_id=(?<n>a)")]),
+    ("s", [("match", 0, "client_id=\\p{Alpha}+")]), ("s", [("match", 0, "client_id=[")]),
+    ("s", [("match", 0, "bad"), ("interval.ms", 0, "5")]), ("", [("interval.ms", 0, "200")]),
+]
+
+
+def _client_metrics_answers(c: WireClient, name: str) -> list:
+    out: list = []
+
+    def describe(resource: str) -> tuple:
+        r = c.request(32, 4, _request(32, resources=[DescribeConfigsResource(
+            16, resource, None)], include_synonyms=True, include_documentation=True))
+        return _entries(r.results[0])
+
+    def settled(expected: dict[str, str]) -> tuple:
+        """Kafka's broker learns of a change from its controller a moment later."""
+        deadline = time.monotonic() + WAIT_S
+        while True:
+            d = describe(name)
+            if {e[0]: e[1] for e in d[2] if e[2] == 7} == expected \
+                    or time.monotonic() > deadline:
+                return d
+
+    for resource, ops in CLIENT_METRICS_ALTERATIONS:
+        r = c.request(44, 1, _request(44, resources=[iac.AlterConfigsResource(
+            resource_type=16, resource_name=resource and name, configs=[iac.AlterableConfig(
+                name=n, config_operation=op, value=value) for n, op, value in ops])],
+            validate_only=True))
+        out.append((f"IncrementalAlterConfigs client metrics {resource!r} {ops}",
+                    [(x.error_code, x.error_message) for x in r.responses]))
+    out.append(("DescribeConfigs client metrics ''", describe("")))
+    out.append(("DescribeConfigs client metrics, defaults", describe(name)))
+    r = c.request(44, 1, _request(44, resources=[iac.AlterConfigsResource(
+        resource_type=16, resource_name=name, configs=[
+            iac.AlterableConfig(name="interval.ms", config_operation=0, value=" +1000 "),
+            iac.AlterableConfig(name="metrics", config_operation=0, value=" a , b "),
+            iac.AlterableConfig(name="match", config_operation=0, value="client_id=x")])],
+        validate_only=False))
+    out.append(("IncrementalAlterConfigs client metrics",
+                [(x.error_code, x.error_message) for x in r.responses],
+                settled({"interval.ms": "1000", "metrics": "a,b", "match": "client_id=x"})))
+    r = c.request(33, 2, _request(33, resources=[ac.AlterConfigsResource(
+        resource_type=16, resource_name=name, configs=[
+            ac.AlterableConfig(name="metrics", value="")])], validate_only=False))
+    out.append(("AlterConfigs client metrics",
+                [(x.error_code, x.error_message) for x in r.responses],
+                settled({"metrics": ""})))
+    return out
 
 
 def _answers(bootstrap: str) -> list:
@@ -250,6 +327,22 @@ def _answers(bootstrap: str) -> list:
                 validate_only=True))
             out.append((f"AlterConfigs {resource_type} {name!r}",
                         [(x.error_code, x.error_message) for x in r.responses]))
+        for ops in LOGGER_ALTERATIONS:
+            r = c.request(44, 1, _request(44, resources=[iac.AlterConfigsResource(
+                resource_type=8, resource_name="1", configs=[iac.AlterableConfig(
+                    name=n, config_operation=op, value=value) for n, op, value in ops])],
+                validate_only=True))
+            out.append((f"IncrementalAlterConfigs broker logger {ops}",
+                        [(x.error_code, x.error_message) for x in r.responses]))
+        r = c.request(32, 4, _request(32, resources=[DescribeConfigsResource(
+            8, "1", ["root", "admin-answers.nope"])], include_synonyms=True,
+            include_documentation=True))
+        # the root logger's level is each broker's own
+        out.append(("DescribeConfigs broker logger root", [
+            (name, source, read_only, sensitive, config_type, syn, doc)
+            for name, _, source, read_only, sensitive, config_type, syn, doc
+            in _entries(r.results[0])[2]]))
+        out += _client_metrics_answers(c, f"{topic}-metrics")
         for resource_type, name in ((2, "admin-answers-nonexistent"), (4, "1"), (32, "g")):
             r = c.request(44, 1, _request(44, resources=[iac.AlterConfigsResource(
                 resource_type=resource_type, resource_name=name, configs=[iac.AlterableConfig(
@@ -261,6 +354,16 @@ def _answers(bootstrap: str) -> list:
                     name="retention.ms", value=None)])], validate_only=True))
             out.append((f"AlterConfigs null {resource_type}",
                         [(x.error_code, x.error_message) for x in r.responses]))
+        _wait_for_topic(c, topic)
+        r = c.request(32, 4, _request(32, resources=[DescribeConfigsResource(2, topic, None)],
+                                      include_synonyms=True, include_documentation=True))
+        out.append(("DescribeConfigs topic, every config", _entries(r.results[0])))
+        r = c.request(32, 4, _request(32, resources=[DescribeConfigsResource(4, "1", None)],
+                                      include_synonyms=False, include_documentation=True))
+        # values and sources depend on each broker's own server.properties
+        out.append(("DescribeConfigs broker, every config", r.results[0].error_code, sorted(
+            (e.name, e.read_only, e.is_sensitive, e.config_type, bool(e.documentation))
+            for e in r.results[0].configs)))
         for resource in ("", "1"):
             r = c.request(32, 4, _request(32, resources=[DescribeConfigsResource(
                 4, resource, ["min.insync.replicas"])], include_synonyms=True,

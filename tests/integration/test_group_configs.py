@@ -3,6 +3,7 @@ and kept across a restart."""
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -123,20 +124,29 @@ def _group_answers(bootstrap: str) -> list:
                 (e.name, e.value, e.config_source, e.read_only, e.is_sensitive, e.config_type,
                  [(y.name, y.value, y.source) for y in e.synonyms]) for e in x.configs)
 
+        def settled(name: str, config: str):
+            """Kafka's broker learns of an override from its controller a moment later."""
+            deadline = time.monotonic() + WAIT_S
+            while True:
+                d = describe(name)
+                if any(e[0] == config and e[2] == 8 for e in d[2]) or \
+                        time.monotonic() > deadline:
+                    return d
+
         for op in ALTERATIONS:
             out.append((op, alter(group, [op])))
         out.append(("empty name", alter("", [ALTERATIONS[0]]), describe("")[:2]))
         out.append(("defaults", describe(group)))
-        out.append(("set", alter(group, [(0, "consumer.session.timeout.ms", "50000"),
+        out.append(("set", alter(group, [(0, "consumer.session.timeout.ms", " +50000 "),
                                          (0, "share.isolation.level", "read_committed")],
                                  validate_only=False)))
-        out.append(("overridden", describe(group)))
+        out.append(("overridden", settled(group, "consumer.session.timeout.ms")))
         r = c.request(33, 2, _request(33, resources=[ac.AlterConfigsResource(
             resource_type=GROUP, resource_name=group,
             configs=[ac.AlterableConfig(name="share.delivery.count.limit", value="3")])],
             validate_only=False))
         out.append(("replaced", [(x.error_code, x.error_message) for x in r.responses],
-                    describe(group)))
+                    settled(group, "share.delivery.count.limit")))
     return out
 
 

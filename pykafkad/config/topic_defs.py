@@ -197,4 +197,8 @@ NOT_APPLIED_TOPIC_CONFIGS: dict[str, str] = {
     "local.retention.bytes": _NO_TIERED,
     "remote.log.copy.disable": _NO_TIERED,
     "remote.log.delete.on.disable": _NO_TIERED,
+    "remote.copy.lag.ms": _NO_TIERED,
+    "remote.copy.lag.bytes": _NO_TIERED,
+    "max.decompressed.message.bytes": "the size of a decompressed batch is not limited",
+    "errors.deadletterqueue.group.enable": "share and streams groups are not served",
 }

@@ -22,19 +22,24 @@ LISTED_TYPES = frozenset({TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP})
 async def handle_list_config_resources(ctx: RequestContext, req) -> ListConfigResourcesResponse:
     """Versions 0-1.  v0 lists client-metrics subscriptions only; v1 the types asked for, all
     when none is named.  As Kafka: every topic (internal ones too), this node as a broker and
-    as a broker logger, and the groups and client-metrics subscriptions that have configs,
-    which on pykafkad are none (neither can be configured here).  Kafka answers an unknown
-    resource type with UNSUPPORTED_VERSION and no resources."""
+    as a broker logger, and the groups and client-metrics subscriptions that have configs.
+    Kafka answers an unknown resource type with UNSUPPORTED_VERSION and no resources."""
     broker = ctx.broker
+    metrics = [ConfigResource(name, CLIENT_METRICS) for name in broker.client_metrics.names()]
     if ctx.version == 0:
-        return ListConfigResourcesResponse(throttle_time_ms=0, error_code=0, config_resources=[])
+        return ListConfigResourcesResponse(throttle_time_ms=0, error_code=0,
+                                           config_resources=metrics)
     wanted = set(req.resource_types) or LISTED_TYPES
     if not wanted <= LISTED_TYPES:
         return ListConfigResourcesResponse(
             throttle_time_ms=0, error_code=ErrorCode.UNSUPPORTED_VERSION, config_resources=[])
     node = str(broker.node_id)
     out = []
-    # in the order Kafka 4.4 lists them: groups, broker loggers, brokers, topics
+    # in the order Kafka 4.4 lists them: groups, client metrics, broker loggers, brokers, topics
+    if GROUP in wanted:
+        out += [ConfigResource(g, GROUP) for g in broker.group_configs.group_ids()]
+    if CLIENT_METRICS in wanted:
+        out += metrics
     if BROKER_LOGGER in wanted:
         out.append(ConfigResource(node, BROKER_LOGGER))
     if BROKER in wanted:

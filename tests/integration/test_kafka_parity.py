@@ -444,6 +444,9 @@ def test_list_config_resources_with_the_java_admin(both, tmp_path):
     for bootstrap in both.values():
         create_topic(bootstrap, topic)
         topic_ready(bootstrap, topic)
+    group, subscription = unique("lcr-group"), unique("lcr-metrics")
+    for bootstrap in both.values():
+        _configure_group_and_client_metrics(bootstrap, group, subscription)
     source = java.SOURCE.with_name("ConfigResourcesProbe.java")
     queries = ["ALL", "TOPIC", "BROKER,BROKER_LOGGER", "GROUP", "CLIENT_METRICS", "UNKNOWN",
                "TOPIC,GROUP"]
@@ -468,11 +471,33 @@ def test_list_config_resources_with_the_java_admin(both, tmp_path):
     topic_set = {f"TOPIC:{topic}"}
     assert topic_set <= ours["TOPIC"][1] and topic_set <= kafka["TOPIC"][1]
     assert ours["BROKER,BROKER_LOGGER"] == kafka["BROKER,BROKER_LOGGER"]
-    assert ours["CLIENT_METRICS"] == kafka["CLIENT_METRICS"] == ("OK", set())
+    # groups and client-metrics subscriptions are listed once they have configs
+    assert {f"GROUP:{group}"} <= ours["GROUP"][1] and {f"GROUP:{group}"} <= kafka["GROUP"][1]
+    metrics = {f"CLIENT_METRICS:{subscription}"}
+    assert metrics <= ours["CLIENT_METRICS"][1] and metrics <= kafka["CLIENT_METRICS"][1]
     assert kafka["UNKNOWN"] == ours["UNKNOWN"] == ("ERROR", {"UnsupportedVersionException"})
     with WireClient(both["pykafkad"]) as c:
         md = c.request(3, 12, MetadataRequest(topics=None, allow_auto_topic_creation=False))
     listed_topics = {f"TOPIC:{t.name}" for t in md.topics}
     assert ours["TOPIC"] == ("OK", listed_topics)
-    assert ours["ALL"] == ("OK", listed_topics | {"BROKER:1", "BROKER_LOGGER:1"})
-    assert ours["GROUP"] == ("OK", set())  # no group can have configs on pykafkad
+    assert ours["ALL"] == ("OK", listed_topics | {"BROKER:1", "BROKER_LOGGER:1"}
+                           | ours["GROUP"][1] | ours["CLIENT_METRICS"][1])
+
+
+def _configure_group_and_client_metrics(bootstrap: str, group: str, subscription: str) -> None:
+    """One group config and one client-metrics subscription (raw IncrementalAlterConfigs: the
+    Python clients cannot name these resource types)."""
+    from wire.messages.incremental_alter_configs_request import (
+        AlterableConfig,
+        AlterConfigsResource,
+        IncrementalAlterConfigsRequest,
+    )
+
+    with WireClient(bootstrap) as c:
+        r = c.request(44, 1, IncrementalAlterConfigsRequest(validate_only=False, resources=[
+            AlterConfigsResource(resource_type=32, resource_name=group, configs=[
+                AlterableConfig("consumer.session.timeout.ms", 0, "50000")]),
+            AlterConfigsResource(resource_type=16, resource_name=subscription, configs=[
+                AlterableConfig("interval.ms", 0, "60000")]),
+        ]))
+    assert [x.error_code for x in r.responses] == [0, 0]

@@ -69,6 +69,7 @@ def check_data_dir(path: Path) -> None:
 
 def build(args: argparse.Namespace):
     from pykafkad.broker import Broker
+    from pykafkad.cluster import TopicsFileError
     from pykafkad.config import BrokerConfig, ConfigError
     from pykafkad.server import Server
 
@@ -103,7 +104,10 @@ def build(args: argparse.Namespace):
         data_dir = config["log.dir"]
     data_path = Path(data_dir or DEFAULT_DATA_DIR)
     check_data_dir(data_path)
-    broker = Broker(config, data_path)
+    try:
+        broker = Broker(config, data_path)
+    except TopicsFileError as e:
+        raise UsageError(str(e)) from None
     return Server(broker, host, port, args.advertised_host), data_path
 
 

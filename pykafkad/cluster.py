@@ -74,6 +74,43 @@ def topic_id_base64(topic_id: bytes) -> str:
     return base64.urlsafe_b64encode(topic_id).decode().rstrip("=")
 
 
+class TopicsFileError(Exception):
+    """``pykafkad-topics.json`` does not parse or has fields of the wrong type: the broker
+    cannot know its topics, so it refuses to start (naming the file and the problem)."""
+
+
+def _parse_topics_file(path: Path) -> list[Topic]:
+    try:
+        raw = json.loads(path.read_bytes())
+    except (ValueError, UnicodeDecodeError) as e:
+        raise TopicsFileError(f"{path} is not valid JSON: {e}") from None
+    except OSError as e:
+        raise TopicsFileError(f"{path} cannot be read: {e.strerror or e}") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("topics", {}), dict):
+        raise TopicsFileError(f"{path}: expected an object with a \"topics\" object")
+    topics = []
+    for name, t in raw.get("topics", {}).items():
+        where = f"{path}: topic {name!r}"
+        if not isinstance(t, dict):
+            raise TopicsFileError(f"{where}: expected an object, got {type(t).__name__}")
+        tid, partitions, configs = t.get("topic_id"), t.get("partitions"), t.get("configs", {})
+        try:
+            topic_id = uuid.UUID(tid).bytes if isinstance(tid, str) else None
+        except ValueError:
+            topic_id = None
+        if topic_id is None:
+            raise TopicsFileError(f"{where}: \"topic_id\" must be a UUID string, got {tid!r}")
+        if type(partitions) is not int or partitions <= 0:
+            raise TopicsFileError(
+                f"{where}: \"partitions\" must be a positive integer, got {partitions!r}")
+        if not isinstance(configs, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in configs.items()
+        ):
+            raise TopicsFileError(f"{where}: \"configs\" must map strings to strings")
+        topics.append(Topic(name, topic_id, partitions, dict(configs)))
+    return topics
+
+
 class TopicRegistry:
     """The topics this broker hosts; every change is written through to disk atomically."""
 
@@ -82,12 +119,8 @@ class TopicRegistry:
         self.topics: dict[str, Topic] = {}
         self.by_id: dict[bytes, Topic] = {}
         if self.path.exists():
-            raw = json.loads(self.path.read_text())
-            for name, t in raw.get("topics", {}).items():
-                topic = Topic(
-                    name, uuid.UUID(t["topic_id"]).bytes, int(t["partitions"]), dict(t["configs"])
-                )
-                self.topics[name] = topic
+            for topic in _parse_topics_file(self.path):
+                self.topics[topic.name] = topic
                 self.by_id[topic.topic_id] = topic
 
     def save(self) -> None:

@@ -21,7 +21,9 @@ from array import array
 from bisect import bisect_right
 from pathlib import Path
 
-from pykafkad.log.region import write_all
+from pykafkad.log.region import LazyFile, write_all
+
+_APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT
 
 _LITTLE = sys.byteorder == "little"
 _TIME_ENTRY = struct.Struct(">qi")
@@ -41,7 +43,9 @@ class _IndexFile:
         self.max_entries = max_entries
         self._loaded = not exists
         self._pending = bytearray()
-        self._fd = -1
+        #: appends go through a descriptor held only while recently used (see region.OPEN_FILES)
+        self._file = LazyFile(path, _APPEND_FLAGS)
+        self._unsynced = False
         if not exists:
             path.write_bytes(b"")
 
@@ -60,22 +64,23 @@ class _IndexFile:
     def write_pending(self) -> None:
         if not self._pending:
             return
-        if self._fd < 0:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        if self._file.path != os.fspath(self.path):
+            self._file.release(close=True)
+            self._file = LazyFile(self.path, _APPEND_FLAGS)
         data = bytes(self._pending)
         self._pending.clear()
-        write_all(self._fd, data)
+        write_all(self._file.get().fd, data)
+        self._unsynced = True
 
     def flush(self) -> None:
         self.write_pending()
-        if self._fd >= 0:
-            os.fsync(self._fd)
+        if self._unsynced:
+            os.fsync(self._file.get().fd)
+            self._unsynced = False
 
     def close(self) -> None:
         self.write_pending()
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        self._file.release(close=True)
 
     def _rewrite(self, data: bytes) -> None:
         self.close()

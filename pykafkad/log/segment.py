@@ -24,7 +24,7 @@ from pykafkad.log.config import LogConfig
 from pykafkad.log.epoch import LeaderEpochCache
 from pykafkad.log.index import CorruptIndexError, OffsetIndex, TimeIndex
 from pykafkad.log.records import find_record
-from pykafkad.log.region import SegmentFile, write_all
+from pykafkad.log.region import LazyFile, SegmentFile, write_all
 from wire.records.header import ATTRIBUTES_OFFSET, HEADER_SIZE, LOG_OVERHEAD
 
 LOG_SUFFIX = ".log"
@@ -99,9 +99,15 @@ class LogSegment:
         self.log_path = dir / segment_file_name(base_offset, LOG_SUFFIX + file_suffix)
         self.index_path = dir / segment_file_name(base_offset, INDEX_SUFFIX + file_suffix)
         self.time_index_path = dir / segment_file_name(base_offset, TIME_INDEX_SUFFIX + file_suffix)
-        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if new else 0)
-        self.file = SegmentFile(self.log_path, flags)
-        self.size = 0 if new else os.fstat(self.file.fd).st_size
+        flags = os.O_RDWR | os.O_APPEND
+        if new:
+            created = SegmentFile(self.log_path, flags | os.O_CREAT | os.O_TRUNC)
+            self._log_file: LazyFile | None = LazyFile(self.log_path, flags, created)
+            self.size = 0
+        else:
+            # opened on first read (a sealed segment may never be read in this run)
+            self._log_file = LazyFile(self.log_path, flags)
+            self.size = os.stat(self.log_path).st_size
         #: whether the index files had to be created (then they must be rebuilt from the log)
         self.indexes_missing = not new and not (
             self.index_path.exists() and self.time_index_path.exists()
@@ -126,6 +132,12 @@ class LogSegment:
         self.bytes_since_last_index_entry = 0
         jitter = config.segment_jitter_ms
         self.roll_jitter_ms = random.randrange(min(jitter, config.segment_ms)) if jitter > 0 else 0
+
+    @property
+    def file(self) -> SegmentFile:
+        """The open ``.log`` file (opened again if it was let go); hold it only for one use."""
+        lazy = self._log_file
+        return lazy.get() if lazy is not None else _CLOSED  # type: ignore[return-value]
 
     # -- reading headers -----------------------------------------------------------------------
     def iter_headers(
@@ -246,11 +258,11 @@ class LogSegment:
         position = self.size
         if position == 0:
             self.rolling_based_timestamp = largest_ts
-        fd = self.file.fd
+        file = self.file
         try:
-            write_all(fd, data)
+            write_all(file.fd, data)
         except BaseException:
-            os.ftruncate(fd, position)
+            os.ftruncate(file.fd, position)
             raise
         self.size = position + len(data)
         interval = self.config.index_interval_bytes
@@ -302,8 +314,9 @@ class LogSegment:
         Returns the number of bytes truncated (with ``truncate=False``: that would have been).
         """
         interval = self.config.index_interval_bytes
-        size = os.fstat(self.file.fd).st_size
-        pread = self.file.pread
+        file = self.file
+        size = os.fstat(file.fd).st_size
+        pread = file.pread
         index_entries: list[tuple[int, int]] = []
         time_entries: list[tuple[int, int]] = []
         last_time_entry = -1
@@ -357,7 +370,7 @@ class LogSegment:
             expected = last_offset + 1
         truncated = size - valid
         if truncated and truncate:
-            os.ftruncate(self.file.fd, valid)
+            os.ftruncate(file.fd, valid)
             size = valid
         self.size = size
         if max_ts > last_time_entry:
@@ -434,7 +447,7 @@ class LogSegment:
         self.time_index.close()
 
     def flush(self) -> None:
-        os.fsync(self.file.fd)
+        os.fsync(self.file.fd)  # reopened if let go: fsync covers writes through any descriptor
         self.offset_index.flush()
         self.time_index.flush()
 
@@ -446,7 +459,12 @@ class LogSegment:
         self.offset_index.close()
         self.time_index.close()
         # The descriptor closes when the last FileRegion that uses it is gone.
-        self.file = _CLOSED
+        self._release_log_file()
+
+    def _release_log_file(self) -> None:
+        if self._log_file is not None:
+            self._log_file.release()
+            self._log_file = None
 
     def delete(self) -> None:
         """Unlinks the segment's files; outstanding FileRegions keep reading the old data."""
@@ -458,7 +476,7 @@ class LogSegment:
                 os.unlink(self.dir / segment_file_name(self.base_offset, suffix + self.file_suffix))
             except FileNotFoundError:
                 pass
-        self.file = _CLOSED
+        self._release_log_file()
 
     def change_file_suffix(
         self, new_suffix: str, rename: Callable[[Path, Path], None] = os.replace
@@ -482,8 +500,8 @@ class LogSegment:
         )
         self.offset_index.path = self.index_path
         self.time_index.path = self.time_index_path
-        if self.file is not _CLOSED:
-            self.file.path = os.fspath(self.log_path)
+        if self._log_file is not None:
+            self._log_file.rename(self.log_path)
 
     def __repr__(self) -> str:
         return f"LogSegment(base_offset={self.base_offset}, size={self.size})"

@@ -20,6 +20,7 @@ from pykafkad.cluster import (
     Topic,
     TopicRegistry,
     new_topic_id,
+    read_partition_metadata,
     validate_topic_name,
     write_partition_metadata,
 )
@@ -28,7 +29,7 @@ from pykafkad.coordinator.runtime import GroupCoordinatorService
 from pykafkad.coordinator.transaction_coordinator import TransactionCoordinator
 from pykafkad.fetch_sessions import FetchSessionCache
 from pykafkad.log.config import LogConfig
-from pykafkad.log.manager import LogManager
+from pykafkad.log.manager import ADOPT, DELETE, STRAY, LogManager
 from pykafkad.log.partition import PartitionLog
 from pykafkad.producer_ids import ProducerIdManager
 from wire.errors import ErrorCode, KafkaError
@@ -95,14 +96,15 @@ class Broker:
         self.cluster_id = read_or_create_meta(data_dir, self.node_id)
         self.topics = TopicRegistry(data_dir)
         self.logs = LogManager(data_dir, clock)
-        self.logs.load_all(self._log_config_for_partition)
+        self.logs.on_open = self._on_log_open
+        # Lists the partition directories only: each log loads on first use or in the
+        # background (open_logs_in_background), so start-up does not grow with the data.
+        self.logs.load_all(self._log_config_for_partition, self._classify_partition_dir)
+        self.topics.deleted()  # every directory of a deleted topic is gone now
         for topic in self.topics.topics.values():
             for p in range(topic.num_partitions):
-                plog = self.logs.get(topic.name, p)
-                if plog is None:
+                if not self.logs.has(topic.name, p):
                     self._create_partition(topic, p)
-                elif plog.latest_epoch is None:
-                    plog.assign_epoch(LEADER_EPOCH)
         self.fetch_sessions = FetchSessionCache(clock=clock)
         self.producer_ids = ProducerIdManager(data_dir)
         self._appended = trio.Event()
@@ -123,6 +125,16 @@ class Broker:
 
     def close(self) -> None:
         self.logs.close()
+
+    async def open_logs_in_background(self) -> None:
+        """Opens the logs start-up left unopened, ~10 ms of work at a time between requests,
+        so that housekeeping (retention, producer expiry, the cleaner) soon covers them all."""
+        logs = self.logs
+        while logs.unopened and not self.shutting_down:
+            until = time.monotonic() + 0.01
+            while logs.unopened and time.monotonic() < until:
+                logs.open_some(1)
+            await trio.sleep(0)
 
     # -- appends and waiting -----------------------------------------------------------------
     def notify_append(self) -> None:
@@ -152,11 +164,28 @@ class Broker:
             return None
         return log_config_from(self.topic_config(topic))
 
+    def _on_log_open(self, plog: PartitionLog) -> None:
+        if plog.latest_epoch is None:
+            plog.assign_epoch(LEADER_EPOCH)  # as a new leader does: epoch 0 from the log end
+
+    def _classify_partition_dir(self, topic_name: str, partition: int, dir: Path) -> str:
+        """Kafka's stray detection by topic id: a directory whose ``partition.metadata`` names
+        another topic id than the topic's (or a topic that does not exist) is never adopted.
+        A directory without the file is adopted when its topic exists (pykafkad writes the
+        file right after creating the directory, so such a directory is the topic's)."""
+        dir_id = read_partition_metadata(dir)
+        if dir_id is not None and dir_id in self.topics.deleting:
+            return DELETE
+        topic = self.topics.get(topic_name)
+        if topic is None or partition >= topic.num_partitions:
+            return STRAY
+        if dir_id is not None and dir_id != topic.topic_id:
+            return STRAY
+        return ADOPT
+
     def _create_partition(self, topic: Topic, index: int) -> PartitionLog:
         plog = self.logs.create(topic.name, index, log_config_from(self.topic_config(topic)))
         write_partition_metadata(plog.dir, topic.topic_id)
-        if plog.latest_epoch is None:
-            plog.assign_epoch(LEADER_EPOCH)  # as a new leader does: epoch 0 from the log end
         return plog
 
     def check_new_topic(self, name: str, num_partitions: int, configs: dict[str, str]) -> None:
@@ -204,6 +233,7 @@ class Broker:
             raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED)
         self.topics.remove(name)
         self.logs.delete_topic(name)
+        self.topics.deleted({topic.topic_id})
         self.fetch_sessions.forget_topic(topic.topic_id)
         if name != "__consumer_offsets":
             self.groups.on_topic_deleted(name)  # Kafka drops the topic's committed offsets

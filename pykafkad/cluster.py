@@ -79,7 +79,7 @@ class TopicsFileError(Exception):
     cannot know its topics, so it refuses to start (naming the file and the problem)."""
 
 
-def _parse_topics_file(path: Path) -> list[Topic]:
+def _parse_topics_file(path: Path) -> tuple[list[Topic], set[bytes]]:
     try:
         raw = json.loads(path.read_bytes())
     except (ValueError, UnicodeDecodeError) as e:
@@ -108,7 +108,12 @@ def _parse_topics_file(path: Path) -> list[Topic]:
         ):
             raise TopicsFileError(f"{where}: \"configs\" must map strings to strings")
         topics.append(Topic(name, topic_id, partitions, dict(configs)))
-    return topics
+    deleting = raw.get("deleting", [])
+    try:
+        deleted_ids = {uuid.UUID(i).bytes for i in deleting}
+    except (TypeError, ValueError, AttributeError):
+        raise TopicsFileError(f"{path}: \"deleting\" must be a list of UUID strings") from None
+    return topics, deleted_ids
 
 
 class TopicRegistry:
@@ -118,13 +123,20 @@ class TopicRegistry:
         self.path = data_dir / TOPICS_FILE
         self.topics: dict[str, Topic] = {}
         self.by_id: dict[bytes, Topic] = {}
+        #: ids of deleted topics whose partition directories may still exist (a crash during
+        #: DeleteTopics): their directories are deleted at the next start, never adopted
+        self.deleting: set[bytes] = set()
         if self.path.exists():
-            for topic in _parse_topics_file(self.path):
+            topics, self.deleting = _parse_topics_file(self.path)
+            for topic in topics:
                 self.topics[topic.name] = topic
                 self.by_id[topic.topic_id] = topic
 
     def save(self) -> None:
-        data = {"version": 1, "topics": {n: t.to_json() for n, t in sorted(self.topics.items())}}
+        data: dict = {
+            "version": 1, "topics": {n: t.to_json() for n, t in sorted(self.topics.items())}}
+        if self.deleting:
+            data["deleting"] = sorted(str(uuid.UUID(bytes=i)) for i in self.deleting)
         tmp = self.path.with_suffix(".tmp")
         with open(tmp, "w") as f:
             json.dump(data, f, indent=1)
@@ -141,10 +153,38 @@ class TopicRegistry:
         self.save()
 
     def remove(self, name: str) -> Topic:
+        """Forgets the topic; its id stays in ``deleting`` until ``deleted`` is called."""
         topic = self.topics.pop(name)
         self.by_id.pop(topic.topic_id, None)
+        self.deleting.add(topic.topic_id)
         self.save()
         return topic
+
+    def deleted(self, topic_ids: set[bytes] | None = None) -> None:
+        """The directories of these deleted topics (default: all) are gone."""
+        before = len(self.deleting)
+        self.deleting -= self.deleting if topic_ids is None else topic_ids
+        if len(self.deleting) != before:
+            self.save()
+
+
+def read_partition_metadata(partition_dir: Path) -> bytes | None:
+    """The topic id in a partition directory's ``partition.metadata``; None when the file is
+    missing or unreadable."""
+    try:
+        text = (partition_dir / "partition.metadata").read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "topic_id":
+            value = value.strip()
+            try:
+                topic_id = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+            except ValueError:
+                return None
+            return topic_id if len(topic_id) == 16 else None
+    return None
 
 
 def write_partition_metadata(partition_dir: Path, topic_id: bytes) -> None:

@@ -47,8 +47,12 @@ def test_create_get_and_discover(manager, tmp_path):
     m.close()
     (tmp_path / "data" / "not-a-partition").mkdir()
     m2 = manager(lambda t, p: None if t == "other" else CONFIG)
-    assert sorted(m2.logs()) == [("my-topic.v2", 0), ("my-topic.v2", 1)]
+    assert m2.logs() == {}  # found, not loaded: a log loads on first use
+    assert m2.partitions_of("my-topic.v2") == [0, 1] and not m2.has("other", 0)
     assert m2.get("my-topic.v2", 0).log_end_offset == 3
+    assert sorted(m2.logs()) == [("my-topic.v2", 0)]
+    assert m2.open_some(10) == 0
+    assert sorted(m2.logs()) == [("my-topic.v2", 0), ("my-topic.v2", 1)]
     assert (tmp_path / "data" / "other-0").exists()  # unknown partitions are left alone
 
 

@@ -19,6 +19,7 @@ import struct
 import sys
 from array import array
 from bisect import bisect_right
+from itertools import pairwise
 from pathlib import Path
 
 from pykafkad.log.region import LazyFile, write_all
@@ -28,6 +29,14 @@ _APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT
 _LITTLE = sys.byteorder == "little"
 _TIME_ENTRY = struct.Struct(">qi")
 _INDEX_ENTRY = struct.Struct(">ii")
+
+
+def _increasing(values: array) -> bool:
+    return all(a < b for a, b in pairwise(values))
+
+
+def _non_decreasing(values: array) -> bool:
+    return all(a <= b for a, b in pairwise(values))
 
 
 class CorruptIndexError(Exception):
@@ -121,11 +130,11 @@ class OffsetIndex(_IndexFile):
             arr.byteswap()
         offsets, positions = arr[0::2], arr[1::2]
         if offsets:
-            if offsets[-1] < 0 or offsets[0] < 0:
+            if offsets[0] < 0:
                 raise CorruptIndexError(f"{self.path}: offset before the segment's base offset")
-            if positions[-1] >= log_size or positions[0] < 0:
+            if positions[0] < 0 or positions[-1] >= log_size:
                 raise CorruptIndexError(f"{self.path}: position beyond the end of the log")
-            if offsets[-1] < offsets[0] or positions[-1] < positions[0]:
+            if not (_increasing(offsets) and _increasing(positions)):
                 raise CorruptIndexError(f"{self.path}: entries out of order")
         self._offsets, self._positions = offsets, positions
         self._loaded = True
@@ -148,6 +157,16 @@ class OffsetIndex(_IndexFile):
         """File position of the last indexed batch whose last offset <= ``offset`` (else 0)."""
         i = bisect_right(self._offsets, offset - self.base_offset)
         return self._positions[i - 1] if i else 0
+
+    def entry_for_offset(self, offset: int) -> tuple[int, int] | None:
+        """The last entry whose offset <= ``offset``: (absolute offset, position), else None."""
+        i = bisect_right(self._offsets, offset - self.base_offset)
+        return (self.base_offset + self._offsets[i - 1], self._positions[i - 1]) if i else None
+
+    def entry_for_position(self, position: int) -> tuple[int, int] | None:
+        """The last entry whose position <= ``position``: (absolute offset, position)."""
+        i = bisect_right(self._positions, position)
+        return (self.base_offset + self._offsets[i - 1], self._positions[i - 1]) if i else None
 
     def floor_position(self, position: int) -> int:
         """The largest indexed batch position <= ``position`` (else 0)."""
@@ -182,7 +201,11 @@ class TimeIndex(_IndexFile):
         for ts, rel in _TIME_ENTRY.iter_unpack(self._read_file()):
             timestamps.append(ts)
             offsets.append(rel)
-        if timestamps and (timestamps[-1] < timestamps[0] or offsets[-1] < 0 or offsets[0] < 0):
+        if timestamps and (
+            offsets[0] < 0
+            or not _non_decreasing(timestamps)
+            or not _non_decreasing(offsets)
+        ):
             raise CorruptIndexError(f"{self.path}: time index entries out of order")
         self._timestamps, self._offsets = timestamps, offsets
         self._loaded = True

@@ -10,6 +10,7 @@ Only batch headers are ever parsed here; record contents are left alone.
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import struct
@@ -26,6 +27,8 @@ from pykafkad.log.index import CorruptIndexError, OffsetIndex, TimeIndex
 from pykafkad.log.records import find_record
 from pykafkad.log.region import LazyFile, SegmentFile, write_all
 from wire.records.header import ATTRIBUTES_OFFSET, HEADER_SIZE, LOG_OVERHEAD
+
+log = logging.getLogger("pykafkad.log")
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -198,17 +201,45 @@ class LogSegment:
         try:
             self.offset_index.load(self.size)
             self.time_index.load()
-        except CorruptIndexError:
+        except CorruptIndexError as e:
+            log.warning("Found a corrupted index file corresponding to log file %s due to %s; "
+                        "rebuilding the index files", self.log_path, e)
             self.rebuild_indexes()
 
     def rebuild_indexes(self) -> None:
         """Rebuilds both indexes from the batches' framing (no CRC check, no truncation)."""
         self.recover(validate=False, truncate=False)
 
+    def _checked(self, entry: tuple[int, int] | None) -> int | None:
+        """The entry's position when the batch there ends at the entry's offset (as every entry
+        written says), else None: the index is corrupt, and has been rebuilt."""
+        if entry is None:
+            return 0
+        offset, position = entry
+        head = self.file.pread(_HDR.size, position)
+        if len(head) == _HDR.size:
+            base, length, _, magic, _, _, lod, _, _ = _HDR.unpack(head)
+            if magic == MAGIC_V2 and length >= MIN_BATCH_LENGTH and base + lod == offset:
+                return position
+        log.warning(
+            "Found a corrupted index file %s: its entry for offset %d points at position %d, "
+            "where no batch ends at that offset; rebuilding the index files",
+            self.index_path, offset, position)
+        self.rebuild_indexes()
+        return None
+
+    def index_lookup(self, offset: int) -> int:
+        """File position of a batch boundary at or below ``offset`` (from the offset index,
+        checked against the log: a corrupt index is rebuilt, never followed)."""
+        self.ensure_indexes()
+        position = self._checked(self.offset_index.entry_for_offset(offset))
+        if position is None:
+            position = self.offset_index.lookup(offset)
+        return position
+
     def translate_offset(self, offset: int) -> BatchInfo | None:
         """The first batch whose last offset is >= ``offset``, or None past the segment's end."""
-        self.ensure_indexes()
-        for batch in self.iter_batches(self.offset_index.lookup(offset)):
+        for batch in self.iter_batches(self.index_lookup(offset)):
             if batch.base_offset + batch.last_offset_delta >= offset:
                 return batch
         return None
@@ -216,7 +247,10 @@ class LogSegment:
     def boundary_at_or_below(self, start: int, limit: int) -> int:
         """The largest batch boundary in ``[start, limit]``, ``start`` being a batch boundary."""
         self.ensure_indexes()
-        pos = max(start, self.offset_index.floor_position(limit))
+        floor = self._checked(self.offset_index.entry_for_position(limit))
+        if floor is None:
+            floor = self.offset_index.floor_position(limit)
+        pos = max(start, floor)
         for batch in self.iter_batches(pos):
             if batch.position + batch.size > limit:
                 return batch.position
@@ -402,7 +436,7 @@ class LogSegment:
         offset >= ``starting_offset`` (Kafka's findOffsetByTimestamp)."""
         self.ensure_indexes()
         _, indexed_offset = self.time_index.lookup(timestamp)
-        position = self.offset_index.lookup(max(indexed_offset, starting_offset))
+        position = self.index_lookup(max(indexed_offset, starting_offset))
         for batch in self.iter_batches(position):
             if batch.max_timestamp < timestamp or batch.last_offset < starting_offset:
                 continue
@@ -422,7 +456,7 @@ class LogSegment:
         """(offset, timestamp) of the first record carrying the segment's max timestamp."""
         self.ensure_indexes()
         target = self.max_timestamp
-        for batch in self.iter_batches(self.offset_index.lookup(self.offset_of_max_timestamp)):
+        for batch in self.iter_batches(self.index_lookup(self.offset_of_max_timestamp)):
             if batch.max_timestamp != target:
                 continue
             found = find_record(

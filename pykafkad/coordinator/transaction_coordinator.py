@@ -29,7 +29,7 @@ from pykafkad.coordinator.transaction_log import (
     encode_value,
 )
 from wire.errors import ErrorCode, KafkaError
-from wire.records.batch import build_batch, decode_records, iter_batch_headers
+from wire.records.batch import build_batch, compute_crc, decode_records, iter_batch_headers
 from wire.records.control import ABORT, COMMIT, build_control_batch
 
 log = logging.getLogger("pykafkad.txn")
@@ -54,6 +54,8 @@ class TransactionCoordinator:
         self.max_timeout_ms: int = config["transaction.max.timeout.ms"]
         self.id_expiration_ms: int = config["transactional.id.expiration.ms"]
         self.txns: dict[str, TransactionMetadata] = {}
+        #: __transaction_state partitions whose load failed (logged at start)
+        self.failed_partitions: set[int] = set()
         self._by_pid: dict[int, str] = {}
         #: called when markers reach __consumer_offsets partitions (the group coordinator makes
         #: pending transactional offsets visible or drops them)
@@ -104,7 +106,8 @@ class TransactionCoordinator:
         return self._apply(txn)
 
     def load(self) -> None:
-        """Replays __transaction_state, then completes transactions left in prepare."""
+        """Replays __transaction_state, then completes transactions left in prepare. A
+        partition that fails to read (a corrupt batch) is skipped with an error line."""
         topic = self.broker.topics.get(TRANSACTION_STATE_TOPIC)
         if topic is None:
             return
@@ -113,23 +116,20 @@ class TransactionCoordinator:
             plog = self.broker.logs.get(TRANSACTION_STATE_TOPIC, p)
             if plog is None:
                 continue
-            data = plog.read(plog.log_start_offset, 1 << 62).to_bytes()
-            for pos, header in iter_batch_headers(data):
-                if header.is_control:
+            try:
+                records = _read_transaction_log(plog)
+            except Exception as e:  # noqa: BLE001 - one bad partition must not stop the broker
+                self.failed_partitions.add(p)
+                log.error("Failed to load metadata from %s-%d: %s", TRANSACTION_STATE_TOPIC, p, e)
+                continue
+            for txn_id, value in records:
+                if value is None:
+                    txns.pop(txn_id, None)
                     continue
-                for rec in decode_records(data, pos):
-                    if rec.key is None:
-                        continue
-                    txn_id = decode_key(rec.key)
-                    if txn_id is None:
-                        continue
-                    if rec.value is None:
-                        txns.pop(txn_id, None)
-                    else:
-                        try:
-                            txns[txn_id] = decode_value(txn_id, rec.value)
-                        except (ValueError, KafkaError) as e:
-                            log.warning("skipping a bad transaction log record: %s", e)
+                try:
+                    txns[txn_id] = decode_value(txn_id, value)
+                except (ValueError, KafkaError) as e:
+                    log.warning("skipping a bad transaction log record: %s", e)
         self.txns = {}
         self._by_pid = {}
         for txn in txns.values():
@@ -414,3 +414,23 @@ class TransactionCoordinator:
                 continue
             out.append(txn)
         return unknown, out
+
+
+def _read_transaction_log(plog) -> list[tuple[str, bytes | None]]:
+    """(transactional id, value or None for a tombstone) of every record, in offset order;
+    raises on a batch whose CRC does not match (the partition cannot be trusted)."""
+    data = plog.read(plog.log_start_offset, 1 << 62).to_bytes()
+    out: list[tuple[str, bytes | None]] = []
+    for pos, header in iter_batch_headers(data):
+        if compute_crc(data, pos, header.size) != header.crc:
+            raise ValueError(f"the batch at offset {header.base_offset} of {plog.dir.name} is "
+                             "corrupt (CRC mismatch)")
+        if header.is_control:
+            continue
+        for rec in decode_records(data, pos):
+            if rec.key is None:
+                continue
+            txn_id = decode_key(rec.key)
+            if txn_id is not None:
+                out.append((txn_id, rec.value))
+    return out

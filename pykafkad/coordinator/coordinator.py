@@ -309,10 +309,9 @@ class GroupCoordinator:
         self, group_id: str, topics: list[tuple[str, list[int]]] | None, require_stable: bool
     ) -> list[tuple[str, list[FetchedOffset]]]:
         """``topics`` None: every committed offset of the group.  A group that does not exist
-        has no offsets (no error), as in Kafka."""
-        if self.is_unavailable(group_id):
-            return [(t, [FetchedOffset(p, error=ErrorCode.NOT_COORDINATOR) for p in parts])
-                    for t, parts in topics or ()]
+        has no offsets (no error), as in Kafka. Raises KafkaError(NOT_COORDINATOR) when the
+        group's partition failed to load."""
+        self._check_available(group_id)
         group = self.groups.get(group_id)
         exists = group is not None and not group.is_in(GroupState.DEAD)
         stored = self.offsets.group_offsets(group_id) if exists else {}

@@ -227,14 +227,16 @@ def test_a_wrong_entry_in_the_active_segment_index_is_rebuilt(tmp_path, topic_na
     index = sorted(pdir.glob("*.index"))[-1]
     base = int(index.stem)
     entries = _index_entries(index)
-    assert len(entries) >= 2
-    rel, pos = entries[-1]
-    _write_entry(index, len(entries) - 1, rel, pos ^ 0x7F000000)  # far past the file's end
+    assert len(entries) >= 3
+    i = len(entries) // 2
+    rel, pos = entries[i]
+    _write_entry(index, i, rel, pos - (1 << 31))  # the sign bit flipped: a negative position
 
     proc = BrokerProcess(data).start()
     try:
-        assert _consume_from(proc.bootstrap_servers, topic_name, base, 600) == list(
-            range(base, 600))
+        start = base + rel
+        assert _consume_from(proc.bootstrap_servers, topic_name, start, 600) == list(
+            range(start, 600))
         confluent_produce(proc.bootstrap_servers, topic_name, _values(1))
         assert _consume_from(proc.bootstrap_servers, topic_name, 600, 1) == [600]
     finally:

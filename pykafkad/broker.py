@@ -90,6 +90,8 @@ class Broker:
         self.data_dir = data_dir
         self.clock = clock
         self._topic_configs: dict[str, tuple] = {}
+        #: each topic's LogConfig, for as long as its resolved configs stay the same object
+        self._log_configs: dict[str, tuple] = {}
         self.node_id: int = config["node.id"]
         self.endpoint = Endpoint(self.node_id, "localhost", 9092)
         data_dir.mkdir(parents=True, exist_ok=True)
@@ -162,13 +164,17 @@ class Broker:
         topic = self.topics.get(topic_name)
         if topic is None or partition >= topic.num_partitions:
             return None
-        return log_config_from(self.topic_config(topic))
+        resolved = self.topic_config(topic)
+        cached = self._log_configs.get(topic_name)
+        if cached is None or cached[0] is not resolved:
+            cached = self._log_configs[topic_name] = (resolved, log_config_from(resolved))
+        return cached[1]
 
     def _on_log_open(self, plog: PartitionLog) -> None:
         if plog.latest_epoch is None:
             plog.assign_epoch(LEADER_EPOCH)  # as a new leader does: epoch 0 from the log end
 
-    def _classify_partition_dir(self, topic_name: str, partition: int, dir: Path) -> str:
+    def _classify_partition_dir(self, topic_name: str, partition: int, dir: str) -> str:
         """Kafka's stray detection by topic id: a directory whose ``partition.metadata`` names
         another topic id than the topic's (or a topic that does not exist) is never adopted.
         A directory without the file is adopted when its topic exists (pykafkad writes the

@@ -168,13 +168,19 @@ class TopicRegistry:
             self.save()
 
 
-def read_partition_metadata(partition_dir: Path) -> bytes | None:
+def read_partition_metadata(partition_dir: str | os.PathLike) -> bytes | None:
     """The topic id in a partition directory's ``partition.metadata``; None when the file is
-    missing or unreadable."""
+    missing or unreadable. (Read for every partition at start: plain os calls, no pathlib.)"""
     try:
-        text = (partition_dir / "partition.metadata").read_text()
+        fd = os.open(os.path.join(partition_dir, "partition.metadata"), os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        text = os.read(fd, 4096).decode()
     except (OSError, UnicodeDecodeError):
         return None
+    finally:
+        os.close(fd)
     for line in text.splitlines():
         key, _, value = line.partition(":")
         if key.strip() == "topic_id":

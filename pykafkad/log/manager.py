@@ -81,7 +81,7 @@ class LogManager:
         marker.unlink(missing_ok=True)
         self._logs: dict[tuple[str, int], PartitionLog] = {}
         #: partitions found by load_all whose logs are opened on first use (or by open_some)
-        self._unopened: dict[tuple[str, int], Path] = {}
+        self._unopened: dict[tuple[str, int], str] = {}
         self._configs_for: Callable[[str, int], LogConfig | None] = lambda t, p: None
         #: called with every log opened (loaded or created), before anyone else sees it
         self.on_open: Callable[[PartitionLog], None] | None = None
@@ -98,13 +98,13 @@ class LogManager:
     def load_all(
         self,
         configs_for: Callable[[str, int], LogConfig | None],
-        classify: Callable[[str, int, Path], str] | None = None,
+        classify: Callable[[str, int, str], str] | None = None,
     ) -> None:
         """Finds every ``<topic>-<partition>`` dir; their logs open lazily (``get``,
         ``open_some``), so start-up costs one directory entry per partition, not a log load.
 
         ``configs_for`` returns None for a partition the broker does not know: its directory is
-        left alone. ``classify`` (the broker's topic ids against ``partition.metadata``) says
+        left alone (without ``classify``; with it, such a directory is a stray). ``classify`` (the broker's topic ids against ``partition.metadata``) says
         what to do with a directory: ADOPT it, set it aside as a STRAY (renamed
         ``<dir>.<uuid>-stray``, never loaded, never deleted, as Kafka), or DELETE it (a deletion
         that a crash interrupted). ``-delete`` directories are removed.
@@ -123,21 +123,22 @@ class LogManager:
             parsed = parse_partition_dir(entry.name)
             if parsed is None or parsed in self._logs or parsed in self._unopened:
                 continue
-            action = ADOPT if classify is None else classify(*parsed, Path(entry.path))
+            path = entry.path
+            action = ADOPT if classify is None else classify(*parsed, path)
             if action == DELETE:
-                self._delete_dir(Path(entry.path))
+                self._delete_dir(Path(path))
                 log.info("deleted %s: its topic was deleted before the last shutdown",
                          entry.name)
                 continue
             if action == STRAY:
-                stray = Path(entry.path).with_name(f"{entry.name}.{uuid.uuid4().hex}-stray")
-                os.replace(entry.path, stray)
-                log.warning("Log in %s marked stray and renamed to %s", entry.path, stray)
+                stray = f"{path}.{uuid.uuid4().hex}-stray"
+                os.replace(path, stray)
+                log.warning("Log in %s marked stray and renamed to %s", path, stray)
                 continue
-            if configs_for(*parsed) is None:
+            if classify is None and configs_for(*parsed) is None:
                 log.warning("not loading %s: unknown topic partition", entry.name)
                 continue
-            self._unopened[parsed] = Path(entry.path)
+            self._unopened[parsed] = path
         fsync_dir(self.data_dir)
         self.checkpoint()
 
@@ -156,7 +157,7 @@ class LogManager:
         return plog
 
     def _open_unopened(self, key: tuple[str, int]) -> PartitionLog | None:
-        dir = self._unopened.pop(key)
+        dir = Path(self._unopened.pop(key))
         config = self._configs_for(*key)
         if config is None:
             return None
@@ -226,7 +227,7 @@ class LogManager:
             plog.close()
             self._delete_dir(plog.dir)
         for key in unopened:
-            self._delete_dir(self._unopened.pop(key))
+            self._delete_dir(Path(self._unopened.pop(key)))
         for key in keys + unopened:
             self._recovery_points.pop(key, None)
             self._log_starts.pop(key, None)

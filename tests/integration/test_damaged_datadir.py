@@ -174,10 +174,12 @@ _SMALL_SEGMENTS = {"segment.bytes": str(1 << 20), "index.interval.bytes": "5000"
 
 def _fill_segments(data: Path, topic: str, n: int) -> None:
     proc = BrokerProcess(data).start()
-    create_topic(proc.bootstrap_servers, topic, config=_SMALL_SEGMENTS)
-    confluent_produce(proc.bootstrap_servers, topic,
-                      [{"value": b"v" * 2000} for _ in range(n)], **{"batch.num.messages": 1})
-    _stop(proc)
+    try:
+        create_topic(proc.bootstrap_servers, topic, config=_SMALL_SEGMENTS)
+        confluent_produce(proc.bootstrap_servers, topic,
+                          [{"value": b"v" * 2000} for _ in range(n)], **{"batch.num.messages": 1})
+    finally:
+        _stop(proc)
 
 
 def _index_entries(path: Path) -> list[tuple[int, int]]:

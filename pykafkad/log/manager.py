@@ -103,11 +103,11 @@ class LogManager:
         """Finds every ``<topic>-<partition>`` dir; their logs open lazily (``get``,
         ``open_some``), so start-up costs one directory entry per partition, not a log load.
 
-        ``configs_for`` returns None for a partition the broker does not know: its directory is
-        left alone (without ``classify``; with it, such a directory is a stray). ``classify`` (the broker's topic ids against ``partition.metadata``) says
-        what to do with a directory: ADOPT it, set it aside as a STRAY (renamed
-        ``<dir>.<uuid>-stray``, never loaded, never deleted, as Kafka), or DELETE it (a deletion
-        that a crash interrupted). ``-delete`` directories are removed.
+        ``classify`` (the broker's topic ids against ``partition.metadata``) says what to do
+        with a directory: ADOPT it, set it aside as a STRAY (renamed ``<dir>.<uuid>-stray``,
+        never loaded, never deleted, as Kafka), or DELETE it (a deletion that a crash
+        interrupted). Without it, a directory for which ``configs_for`` returns None (a
+        partition the broker does not know) is left alone. ``-delete`` directories are removed.
         """
         self._configs_for = configs_for
         for entry in sorted(os.scandir(self.data_dir), key=lambda e: e.name):

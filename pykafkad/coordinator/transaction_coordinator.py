@@ -85,6 +85,12 @@ class TransactionCoordinator:
         topic = self.ensure_state_topic()
         return partition_for(transactional_id, topic.num_partitions)
 
+    def is_unavailable(self, transactional_id: str) -> bool:
+        """Whether the id's __transaction_state partition failed to load (its transactions
+        are unknown: the id answers NOT_COORDINATOR rather than start afresh)."""
+        return bool(self.failed_partitions) and (
+            self.partition_for(transactional_id) in self.failed_partitions)
+
     def _write(self, txn: TransactionMetadata, *, tombstone: bool = False) -> None:
         """Appends the record for ``txn``; only then may the caller apply the transition."""
         p = self.partition_for(txn.transactional_id)
@@ -154,6 +160,8 @@ class TransactionCoordinator:
             return ErrorCode.INVALID_REQUEST, -1, -1
         if not 0 < timeout_ms <= self.max_timeout_ms:
             return ErrorCode.INVALID_TRANSACTION_TIMEOUT, -1, -1
+        if self.is_unavailable(transactional_id):
+            return ErrorCode.NOT_COORDINATOR, -1, -1
         now = self.clock()
         txn = self.txns.get(transactional_id)
         if txn is None:
@@ -202,6 +210,8 @@ class TransactionCoordinator:
     ) -> tuple[int, TransactionMetadata | None]:
         if not transactional_id:
             return ErrorCode.INVALID_REQUEST, None
+        if self.is_unavailable(transactional_id):
+            return ErrorCode.NOT_COORDINATOR, None
         txn = self.txns.get(transactional_id)
         if txn is None or txn.producer_id != pid:
             return ErrorCode.INVALID_PRODUCER_ID_MAPPING, None

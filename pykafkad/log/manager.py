@@ -29,6 +29,7 @@ import json
 import logging
 import os
 import shutil
+import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -82,6 +83,7 @@ class LogManager:
         self._logs: dict[tuple[str, int], PartitionLog] = {}
         #: partitions found by load_all whose logs are opened on first use (or by open_some)
         self._unopened: dict[tuple[str, int], str] = {}
+        self._open_lock = threading.RLock()
         self._configs_for: Callable[[str, int], LogConfig | None] = lambda t, p: None
         #: called with every log opened (loaded or created), before anyone else sees it
         self.on_open: Callable[[PartitionLog], None] | None = None
@@ -157,15 +159,21 @@ class LogManager:
         return plog
 
     def _open_unopened(self, key: tuple[str, int]) -> PartitionLog | None:
-        dir = Path(self._unopened.pop(key))
-        config = self._configs_for(*key)
-        if config is None:
-            return None
-        try:
-            return self._open(key, dir, config, True)
-        except Exception:  # a log that cannot load fails alone, never the broker
-            log.exception("cannot load the log in %s; its partition is not served", dir)
-            return None
+        # A lock, although the broker runs on one thread: tests and tools may look at a log
+        # from another thread while the background loader opens it, and must see it once.
+        with self._open_lock:
+            plog = self._logs.get(key)
+            if plog is not None or key not in self._unopened:
+                return plog
+            dir = Path(self._unopened[key])
+            config = self._configs_for(*key)
+            try:
+                return None if config is None else self._open(key, dir, config, True)
+            except Exception:  # a log that cannot load fails alone, never the broker
+                log.exception("cannot load the log in %s; its partition is not served", dir)
+                return None
+            finally:
+                del self._unopened[key]
 
     @property
     def unopened(self) -> int:
@@ -175,7 +183,9 @@ class LogManager:
     def open_some(self, n: int) -> int:
         """Opens up to ``n`` not yet opened partitions (the broker does this in the background
         after start, so housekeeping soon covers every log); returns how many remain."""
-        for key in list(itertools.islice(self._unopened, n)):
+        with self._open_lock:
+            keys = list(itertools.islice(self._unopened, n))
+        for key in keys:
             self._open_unopened(key)
         return len(self._unopened)
 
@@ -197,14 +207,14 @@ class LogManager:
         unclean shutdown: nothing is served from a log before its recovery)."""
         key = (topic, partition)
         plog = self._logs.get(key)
-        if plog is None and key in self._unopened:
-            plog = self._open_unopened(key)
+        if plog is None and (key in self._unopened or key in self._logs):
+            plog = self._open_unopened(key)  # (or opened by another thread meanwhile)
         return plog
 
     def has(self, topic: str, partition: int) -> bool:
         """Whether the partition has a log (opened or not)."""
         key = (topic, partition)
-        return key in self._logs or key in self._unopened
+        return key in self._unopened or key in self._logs  # the order a log moves in
 
     def logs(self) -> dict[tuple[str, int], PartitionLog]:
         """The opened logs (see ``open_some``)."""

@@ -74,3 +74,46 @@ def test_untouched_partitions_after_kill_9(tmp_path, topic_name):
         assert proc.terminate() == 0
         logged = proc.proc.stderr.read()
     assert f"{topic_name}-{last}" in logged and "16 bytes cut" in logged
+
+
+def test_a_log_opens_on_first_use_recovered(tmp_path, topic_name, monkeypatch):
+    """With the background loader held back, the partition is still unopened when the first
+    request for it arrives: ListOffsets, Fetch and Produce open it, after its recovery."""
+    from pykafkad.broker import Broker
+    from pykafkad.testing import run_broker
+
+    data = tmp_path / "data"
+    proc = BrokerProcess(data).start()
+    create_topic(proc.bootstrap_servers, topic_name, partitions=2)
+    producer = Producer({"bootstrap.servers": proc.bootstrap_servers, "linger.ms": 5})
+    for p in range(2):
+        assert _produce(producer, topic_name, p, range(5)) == list(range(5))
+    proc.kill()
+    segment = sorted((data / f"{topic_name}-1").glob("*.log"))[-1]
+    size = segment.stat().st_size
+    with open(segment, "ab") as f:
+        f.write(b"\x00" * 8 + b"\x00\x00\x01\x00torn")
+
+    async def held_back(self):
+        return None
+
+    monkeypatch.setattr(Broker, "open_logs_in_background", held_back)
+    with run_broker(data) as b:
+        logs = b.broker.logs
+        assert b.call(lambda: (topic_name, 1) in logs.logs()) is False
+        assert segment.stat().st_size == size + 16  # nothing recovered yet
+        c = Consumer({"bootstrap.servers": b.bootstrap_servers, "group.id": "lazy-logs",
+                      "enable.auto.commit": False})
+        try:
+            tp = TopicPartition(topic_name, 1)
+            assert c.get_watermark_offsets(tp, timeout=WAIT_S) == (0, 5)
+            assert segment.stat().st_size == size  # recovered before it answered
+            found = c.offsets_for_times(
+                [TopicPartition(topic_name, 1, BASE_TS + 3500)], timeout=WAIT_S)
+            assert found[0].offset == 4
+        finally:
+            c.close()
+        producer = Producer({"bootstrap.servers": b.bootstrap_servers, "linger.ms": 5})
+        assert _produce(producer, topic_name, 1, range(5, 6)) == [5]
+        got = confluent_consume(b.bootstrap_servers, topic_name, 6, partitions=(1,))
+        assert [m.value() for m in got] == [f"v{i}".encode() for i in range(6)]

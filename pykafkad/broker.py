@@ -22,6 +22,7 @@ from pykafkad.cluster import (
     Topic,
     TopicRegistry,
     new_topic_id,
+    read_partition_metadata,
     validate_topic_name,
     write_partition_metadata,
 )
@@ -32,7 +33,7 @@ from pykafkad.coordinator.runtime import GroupCoordinatorService
 from pykafkad.coordinator.transaction_coordinator import TransactionCoordinator
 from pykafkad.fetch_sessions import FetchSessionCache
 from pykafkad.log.config import LogConfig
-from pykafkad.log.manager import LogManager, partition_dir_name
+from pykafkad.log.manager import ADOPT, DELETE, STRAY, LogManager, partition_dir_name
 from pykafkad.log.partition import PartitionLog
 from pykafkad.producer_ids import ProducerIdManager
 from wire.errors import ErrorCode, KafkaError
@@ -98,6 +99,8 @@ class Broker:
         self.data_dir = data_dir
         self.clock = clock
         self._topic_configs: dict[str, tuple] = {}
+        #: each topic's LogConfig, for as long as its resolved configs stay the same object
+        self._log_configs: dict[str, tuple] = {}
         self.node_id: int = config["node.id"]
         self.endpoint = Endpoint(self.node_id, "localhost", 9092)
         data_dir.mkdir(parents=True, exist_ok=True)
@@ -106,14 +109,15 @@ class Broker:
         self.group_configs = GroupConfigStore(data_dir)
         self.client_metrics = ClientMetricsStore(data_dir)
         self.logs = LogManager(data_dir, clock)
-        self.logs.load_all(self._log_config_for_partition)
+        self.logs.on_open = self._on_log_open
+        # Lists the partition directories only: each log loads on first use or in the
+        # background (open_logs_in_background), so start-up does not grow with the data.
+        self.logs.load_all(self._log_config_for_partition, self._classify_partition_dir)
+        self.topics.deleted()  # every directory of a deleted topic is gone now
         for topic in self.topics.topics.values():
             for p in range(topic.num_partitions):
-                plog = self.logs.get(topic.name, p)
-                if plog is None:
+                if not self.logs.has(topic.name, p):
                     self._create_partition(topic, p)
-                elif plog.latest_epoch is None:
-                    plog.assign_epoch(LEADER_EPOCH)
         self.fetch_sessions = FetchSessionCache(
             clock=clock, max_sessions=config["max.incremental.fetch.session.cache.slots"])
         self.producer_ids = ProducerIdManager(data_dir)
@@ -136,6 +140,16 @@ class Broker:
 
     def close(self) -> None:
         self.logs.close()
+
+    async def open_logs_in_background(self) -> None:
+        """Opens the logs start-up left unopened, ~10 ms of work at a time between requests,
+        so that housekeeping (retention, producer expiry, the cleaner) soon covers them all."""
+        logs = self.logs
+        while logs.unopened and not self.shutting_down:
+            until = time.monotonic() + 0.01
+            while logs.unopened and time.monotonic() < until:
+                logs.open_some(1)
+            await trio.sleep(0)
 
     # -- appends and waiting -----------------------------------------------------------------
     def notify_append(self) -> None:
@@ -163,13 +177,34 @@ class Broker:
         topic = self.topics.get(topic_name)
         if topic is None or partition >= topic.num_partitions:
             return None
-        return log_config_from(self.topic_config(topic))
+        resolved = self.topic_config(topic)
+        cached = self._log_configs.get(topic_name)
+        if cached is None or cached[0] is not resolved:
+            cached = self._log_configs[topic_name] = (resolved, log_config_from(resolved))
+        return cached[1]
+
+    def _on_log_open(self, plog: PartitionLog) -> None:
+        if plog.latest_epoch is None:
+            plog.assign_epoch(LEADER_EPOCH)  # as a new leader does: epoch 0 from the log end
+
+    def _classify_partition_dir(self, topic_name: str, partition: int, dir: str) -> str:
+        """Kafka's stray detection by topic id: a directory whose ``partition.metadata`` names
+        another topic id than the topic's (or a topic that does not exist) is never adopted.
+        A directory without the file is adopted when its topic exists (pykafkad writes the
+        file right after creating the directory, so such a directory is the topic's)."""
+        dir_id = read_partition_metadata(dir)
+        if dir_id is not None and dir_id in self.topics.deleting:
+            return DELETE
+        topic = self.topics.get(topic_name)
+        if topic is None or partition >= topic.num_partitions:
+            return STRAY
+        if dir_id is not None and dir_id != topic.topic_id:
+            return STRAY
+        return ADOPT
 
     def _create_partition(self, topic: Topic, index: int) -> PartitionLog:
         plog = self.logs.create(topic.name, index, log_config_from(self.topic_config(topic)))
         write_partition_metadata(plog.dir, topic.topic_id)
-        if plog.latest_epoch is None:
-            plog.assign_epoch(LEADER_EPOCH)  # as a new leader does: epoch 0 from the log end
         return plog
 
     def check_new_topic(self, name: str, num_partitions: int, configs: dict[str, str]) -> None:
@@ -243,6 +278,7 @@ class Broker:
             raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED)
         self.topics.remove(name)
         self.logs.delete_topic(name)
+        self.topics.deleted({topic.topic_id})
         self.fetch_sessions.forget_topic(topic.topic_id)
         if name != "__consumer_offsets":
             self.groups.on_topic_deleted(name)  # Kafka drops the topic's committed offsets

@@ -101,6 +101,7 @@ def too_few_descriptors(data_dir: Path, partitions: int, needed: int) -> str:
 
 def build(args: argparse.Namespace):
     from pykafkad.broker import Broker
+    from pykafkad.cluster import TopicsFileError
     from pykafkad.config import BrokerConfig, ConfigError
     from pykafkad.server import Server
 
@@ -142,6 +143,8 @@ def build(args: argparse.Namespace):
     partitions, needed = descriptors_needed(data_path)
     try:
         broker = Broker(config, data_path)
+    except TopicsFileError as e:
+        raise UsageError(str(e)) from None
     except OSError as e:
         if e.errno not in (errno.EMFILE, errno.ENFILE):
             raise

@@ -74,6 +74,48 @@ def topic_id_base64(topic_id: bytes) -> str:
     return base64.urlsafe_b64encode(topic_id).decode().rstrip("=")
 
 
+class TopicsFileError(Exception):
+    """``pykafkad-topics.json`` does not parse or has fields of the wrong type: the broker
+    cannot know its topics, so it refuses to start (naming the file and the problem)."""
+
+
+def _parse_topics_file(path: Path) -> tuple[list[Topic], set[bytes]]:
+    try:
+        raw = json.loads(path.read_bytes())
+    except (ValueError, UnicodeDecodeError) as e:
+        raise TopicsFileError(f"{path} is not valid JSON: {e}") from None
+    except OSError as e:
+        raise TopicsFileError(f"{path} cannot be read: {e.strerror or e}") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("topics", {}), dict):
+        raise TopicsFileError(f"{path}: expected an object with a \"topics\" object")
+    topics = []
+    for name, t in raw.get("topics", {}).items():
+        where = f"{path}: topic {name!r}"
+        if not isinstance(t, dict):
+            raise TopicsFileError(f"{where}: expected an object, got {type(t).__name__}")
+        tid, partitions, configs = t.get("topic_id"), t.get("partitions"), t.get("configs", {})
+        try:
+            topic_id = uuid.UUID(tid).bytes if isinstance(tid, str) else None
+        except ValueError:
+            topic_id = None
+        if topic_id is None:
+            raise TopicsFileError(f"{where}: \"topic_id\" must be a UUID string, got {tid!r}")
+        if type(partitions) is not int or partitions <= 0:
+            raise TopicsFileError(
+                f"{where}: \"partitions\" must be a positive integer, got {partitions!r}")
+        if not isinstance(configs, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in configs.items()
+        ):
+            raise TopicsFileError(f"{where}: \"configs\" must map strings to strings")
+        topics.append(Topic(name, topic_id, partitions, dict(configs)))
+    deleting = raw.get("deleting", [])
+    try:
+        deleted_ids = {uuid.UUID(i).bytes for i in deleting}
+    except (TypeError, ValueError, AttributeError):
+        raise TopicsFileError(f"{path}: \"deleting\" must be a list of UUID strings") from None
+    return topics, deleted_ids
+
+
 class TopicRegistry:
     """The topics this broker hosts; every change is written through to disk atomically."""
 
@@ -81,17 +123,20 @@ class TopicRegistry:
         self.path = data_dir / TOPICS_FILE
         self.topics: dict[str, Topic] = {}
         self.by_id: dict[bytes, Topic] = {}
+        #: ids of deleted topics whose partition directories may still exist (a crash during
+        #: DeleteTopics): their directories are deleted at the next start, never adopted
+        self.deleting: set[bytes] = set()
         if self.path.exists():
-            raw = json.loads(self.path.read_text())
-            for name, t in raw.get("topics", {}).items():
-                topic = Topic(
-                    name, uuid.UUID(t["topic_id"]).bytes, int(t["partitions"]), dict(t["configs"])
-                )
-                self.topics[name] = topic
+            topics, self.deleting = _parse_topics_file(self.path)
+            for topic in topics:
+                self.topics[topic.name] = topic
                 self.by_id[topic.topic_id] = topic
 
     def save(self) -> None:
-        data = {"version": 1, "topics": {n: t.to_json() for n, t in sorted(self.topics.items())}}
+        data: dict = {
+            "version": 1, "topics": {n: t.to_json() for n, t in sorted(self.topics.items())}}
+        if self.deleting:
+            data["deleting"] = sorted(str(uuid.UUID(bytes=i)) for i in self.deleting)
         tmp = self.path.with_suffix(".tmp")
         try:
             with open(tmp, "w") as f:
@@ -123,16 +168,51 @@ class TopicRegistry:
             self.by_id.pop(topic.topic_id, None)
 
     def remove(self, name: str) -> Topic:
-        """Unregisters ``name``; if that cannot be saved, it stays registered."""
+        """Forgets the topic; its id stays in ``deleting`` until ``deleted`` is called.  If
+        that cannot be saved, the topic stays registered."""
         topic = self.topics.pop(name)
         self.by_id.pop(topic.topic_id, None)
+        self.deleting.add(topic.topic_id)
         try:
             self.save()
         except OSError:
+            self.deleting.discard(topic.topic_id)
             self.topics[name] = topic
             self.by_id[topic.topic_id] = topic
             raise
         return topic
+
+    def deleted(self, topic_ids: set[bytes] | None = None) -> None:
+        """The directories of these deleted topics (default: all) are gone."""
+        before = len(self.deleting)
+        self.deleting -= self.deleting if topic_ids is None else topic_ids
+        if len(self.deleting) != before:
+            self.save()
+
+
+def read_partition_metadata(partition_dir: str | os.PathLike) -> bytes | None:
+    """The topic id in a partition directory's ``partition.metadata``; None when the file is
+    missing or unreadable. (Read for every partition at start: plain os calls, no pathlib.)"""
+    try:
+        fd = os.open(os.path.join(partition_dir, "partition.metadata"), os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        text = os.read(fd, 4096).decode()
+    except (OSError, UnicodeDecodeError):
+        return None
+    finally:
+        os.close(fd)
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "topic_id":
+            value = value.strip()
+            try:
+                topic_id = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+            except ValueError:
+                return None
+            return topic_id if len(topic_id) == 16 else None
+    return None
 
 
 def write_partition_metadata(partition_dir: Path, topic_id: bytes) -> None:

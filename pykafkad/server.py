@@ -181,6 +181,7 @@ class Server:
                         accepting.start_soon(self._accept, lst, connections)
                     self._start_timers(accepting)
                     accepting.start_soon(self.broker.groups.run_timers)
+                    accepting.start_soon(self.broker.open_logs_in_background)
                     task_status.started(self.port)
                     await self._shutdown.wait()
                     self.broker.logs.cleaner.stopping.set()  # a running round gives up

@@ -122,6 +122,9 @@ class GroupCoordinator:
         self.offsets = OffsetStore()
         self.membership = GroupMembership(config, self.timer, self.groups, self._write_group)
         self.loaded = False
+        #: __consumer_offsets partitions whose load failed: their groups answer NOT_COORDINATOR
+        #: (Kafka's failed coordinator shard) instead of looking empty
+        self.failed_partitions: set[int] = set()
 
     # -- storage -------------------------------------------------------------------------------
     def _write_group(self, group_id: str, records: list[Record]) -> None:
@@ -137,12 +140,20 @@ class GroupCoordinator:
     def load(self) -> None:
         """Replays __consumer_offsets (Kafka's partition load), then starts member sessions and
         the offset expiration cycle."""
-        for rec in self.storage.read_all():
+        for partition, reader in self.storage.read_partitions():
             try:
-                self._replay(rec, live=False)
-            except Exception as e:  # noqa: BLE001 - one bad record must not stop the broker
-                log.warning("skipping unreadable __consumer_offsets record at offset %d: %r",
-                            rec.offset, e)
+                records = list(reader)
+            except Exception as e:  # noqa: BLE001 - one bad partition must not stop the broker
+                self.failed_partitions.add(partition)
+                log.error("Failed to load metadata from __consumer_offsets-%d: %s; its groups "
+                          "are unavailable", partition, e)
+                continue
+            for rec in records:
+                try:
+                    self._replay(rec, live=False)
+                except Exception as e:  # noqa: BLE001 - one bad record must not stop the broker
+                    log.warning("skipping unreadable __consumer_offsets record at offset %d: %r",
+                                rec.offset, e)
         self.membership.on_loaded()
         self.timer.schedule(_CLEANUP_KEY, self.config.offsets_retention_check_interval_ms,
                             self._cleanup_cycle)
@@ -200,17 +211,31 @@ class GroupCoordinator:
     def sync_group(self, req: SyncRequest) -> Pending[SyncResult]:
         return self.membership.sync_group(req)
 
+    def is_unavailable(self, group_id: str) -> bool:
+        """Whether the group's __consumer_offsets partition failed to load."""
+        failed = self.failed_partitions
+        return bool(failed) and self.storage.partition_for(group_id) in failed
+
+    def _check_available(self, group_id: str) -> None:
+        if self.is_unavailable(group_id):
+            raise KafkaError(ErrorCode.NOT_COORDINATOR)
+
     def heartbeat(self, group_id: str, member_id: str, instance_id: str | None,
                   generation_id: int) -> int:
+        if self.is_unavailable(group_id):
+            return ErrorCode.NOT_COORDINATOR
         return self.membership.heartbeat(group_id, member_id, instance_id, generation_id)
 
     def leave_group(self, group_id: str, members: list[tuple[str, str | None, str | None]]):
+        if self.is_unavailable(group_id):
+            return ErrorCode.NOT_COORDINATOR, []
         return self.membership.leave_group(group_id, members)
 
     # -- offsets -------------------------------------------------------------------------------
     def commit_offsets(self, req: CommitRequest) -> list[tuple[CommitPartition, int]]:
         """Returns each partition with its error; raises KafkaError when the whole request is
         refused (its code then applies to every partition)."""
+        self._check_available(req.group_id)
         group = self._validate_commit(req, transactional=False)
         if group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE):
             self.membership.reschedule_heartbeat(group, req.member_id)
@@ -226,6 +251,7 @@ class GroupCoordinator:
     ) -> list[tuple[CommitPartition, int]]:
         """TxnOffsetCommit (after the transaction coordinator checked the producer): the offsets
         stay pending until the transaction's marker reaches the group's partition."""
+        self._check_available(req.group_id)
         self._validate_commit(req, transactional=True)
         results, records = self._commit_records(req)
         if not records:
@@ -283,7 +309,9 @@ class GroupCoordinator:
         self, group_id: str, topics: list[tuple[str, list[int]]] | None, require_stable: bool
     ) -> list[tuple[str, list[FetchedOffset]]]:
         """``topics`` None: every committed offset of the group.  A group that does not exist
-        has no offsets (no error), as in Kafka."""
+        has no offsets (no error), as in Kafka. Raises KafkaError(NOT_COORDINATOR) when the
+        group's partition failed to load."""
+        self._check_available(group_id)
         group = self.groups.get(group_id)
         exists = group is not None and not group.is_in(GroupState.DEAD)
         stored = self.offsets.group_offsets(group_id) if exists else {}
@@ -348,6 +376,10 @@ class GroupCoordinator:
     def describe_groups(self, group_ids: Iterable[str]) -> list[DescribedGroup]:
         out = []
         for group_id in group_ids:
+            if self.is_unavailable(group_id):
+                out.append(DescribedGroup(group_id, GroupState.DEAD.value,
+                                          error=ErrorCode.NOT_COORDINATOR))
+                continue
             group = self.groups.get(group_id)
             if group is None:
                 out.append(DescribedGroup(group_id, GroupState.DEAD.value))
@@ -368,6 +400,9 @@ class GroupCoordinator:
     def delete_groups(self, group_ids: Iterable[str]) -> list[tuple[str, int]]:
         out = []
         for group_id in group_ids:
+            if self.is_unavailable(group_id):
+                out.append((group_id, ErrorCode.NOT_COORDINATOR))
+                continue
             group = self.groups.get(group_id)
             if group is None or group.is_in(GroupState.DEAD):
                 out.append((group_id, ErrorCode.GROUP_ID_NOT_FOUND))

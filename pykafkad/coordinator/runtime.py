@@ -103,7 +103,7 @@ class GroupCoordinatorService:
     # -- membership ----------------------------------------------------------------------------
     async def join_group(self, req: JoinRequest) -> JoinResult:
         self.poll()
-        if self.closed:
+        if self.closed or self.coordinator.is_unavailable(req.group_id):
             return JoinResult(ErrorCode.NOT_COORDINATOR, member_id=req.member_id)
         pending = self.coordinator.join_group(req)
         self.poll()
@@ -114,7 +114,7 @@ class GroupCoordinatorService:
 
     async def sync_group(self, req: SyncRequest) -> SyncResult:
         self.poll()
-        if self.closed:
+        if self.closed or self.coordinator.is_unavailable(req.group_id):
             return SyncResult(ErrorCode.NOT_COORDINATOR)
         pending = self.coordinator.sync_group(req)
         self.poll()

@@ -22,10 +22,14 @@ from pykafkad.coordinator.config import GroupCoordinatorConfig
 from pykafkad.coordinator.partitioning import GROUP_METADATA_TOPIC, partition_for
 from pykafkad.coordinator.records import Record
 from wire.errors import ErrorCode, KafkaError
-from wire.records.batch import build_batch, decode_records, iter_batch_headers
+from wire.records.batch import build_batch, compute_crc, decode_records, iter_batch_headers
 from wire.records.control import COMMIT, decode_control_key
 
 log = logging.getLogger("pykafkad.coordinator")
+
+
+class CorruptRecordError(Exception):
+    """A stored batch that fails its CRC: the partition holding it cannot be loaded."""
 
 
 @dataclass
@@ -47,6 +51,12 @@ class CoordinatorStorage(Protocol):
     def read_all(self) -> Iterator[StoredRecord]:
         """Every stored record, in the order it must be replayed."""
 
+    def read_partitions(self) -> Iterator[tuple[int, Iterator[StoredRecord]]]:
+        """Each partition with its records: a partition that fails to read fails alone."""
+
+    def partition_for(self, group_id: str) -> int:
+        """The partition that holds the group's records."""
+
 
 class MemoryStorage:
     """Records in a list: for coordinator tests that need no disk (``fail`` injects errors)."""
@@ -67,6 +77,12 @@ class MemoryStorage:
 
     def read_all(self) -> Iterator[StoredRecord]:
         return iter(list(self.records))
+
+    def read_partitions(self) -> Iterator[tuple[int, Iterator[StoredRecord]]]:
+        yield 0, self.read_all()
+
+    def partition_for(self, group_id: str) -> int:
+        return 0
 
 
 class OffsetsTopicStorage:
@@ -117,13 +133,17 @@ class OffsetsTopicStorage:
         return info.base_offset
 
     def read_all(self) -> Iterator[StoredRecord]:
+        for _, records in self.read_partitions():
+            yield from records
+
+    def read_partitions(self) -> Iterator[tuple[int, Iterator[StoredRecord]]]:
         topic = self.broker.topics.get(GROUP_METADATA_TOPIC)
         if topic is None:
             return
         for p in range(topic.num_partitions):
             plog = self.broker.logs.get(GROUP_METADATA_TOPIC, p)
             if plog is not None:
-                yield from self._read_partition(plog)
+                yield p, self._read_partition(plog)
 
     def _read_partition(self, plog: Any) -> Iterator[StoredRecord]:
         offset = plog.log_start_offset
@@ -136,6 +156,10 @@ class OffsetsTopicStorage:
             for pos, header in iter_batch_headers(data):
                 if header.next_offset <= offset:
                     continue
+                if compute_crc(data, pos, header.size) != header.crc:
+                    raise CorruptRecordError(
+                        f"the batch at offset {header.base_offset} of {plog.dir.name} is "
+                        "corrupt (CRC mismatch)")
                 progressed = True
                 offset = header.next_offset
                 pid = header.producer_id if header.is_transactional else -1

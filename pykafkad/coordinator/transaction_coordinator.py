@@ -29,7 +29,7 @@ from pykafkad.coordinator.transaction_log import (
     encode_value,
 )
 from wire.errors import ErrorCode, KafkaError
-from wire.records.batch import build_batch, decode_records, iter_batch_headers
+from wire.records.batch import build_batch, compute_crc, decode_records, iter_batch_headers
 from wire.records.control import ABORT, COMMIT, build_control_batch
 
 log = logging.getLogger("pykafkad.txn")
@@ -54,6 +54,8 @@ class TransactionCoordinator:
         self.max_timeout_ms: int = config["transaction.max.timeout.ms"]
         self.id_expiration_ms: int = config["transactional.id.expiration.ms"]
         self.txns: dict[str, TransactionMetadata] = {}
+        #: __transaction_state partitions whose load failed (logged at start)
+        self.failed_partitions: set[int] = set()
         self._by_pid: dict[int, str] = {}
         #: called when markers reach __consumer_offsets partitions (the group coordinator makes
         #: pending transactional offsets visible or drops them)
@@ -83,6 +85,12 @@ class TransactionCoordinator:
         topic = self.ensure_state_topic()
         return partition_for(transactional_id, topic.num_partitions)
 
+    def is_unavailable(self, transactional_id: str) -> bool:
+        """Whether the id's __transaction_state partition failed to load (its transactions
+        are unknown: the id answers NOT_COORDINATOR rather than start afresh)."""
+        return bool(self.failed_partitions) and (
+            self.partition_for(transactional_id) in self.failed_partitions)
+
     def _write(self, txn: TransactionMetadata, *, tombstone: bool = False) -> None:
         """Appends the record for ``txn``; only then may the caller apply the transition."""
         p = self.partition_for(txn.transactional_id)
@@ -104,7 +112,8 @@ class TransactionCoordinator:
         return self._apply(txn)
 
     def load(self) -> None:
-        """Replays __transaction_state, then completes transactions left in prepare."""
+        """Replays __transaction_state, then completes transactions left in prepare. A
+        partition that fails to read (a corrupt batch) is skipped with an error line."""
         topic = self.broker.topics.get(TRANSACTION_STATE_TOPIC)
         if topic is None:
             return
@@ -113,23 +122,20 @@ class TransactionCoordinator:
             plog = self.broker.logs.get(TRANSACTION_STATE_TOPIC, p)
             if plog is None:
                 continue
-            data = plog.read(plog.log_start_offset, 1 << 62).to_bytes()
-            for pos, header in iter_batch_headers(data):
-                if header.is_control:
+            try:
+                records = _read_transaction_log(plog)
+            except Exception as e:  # noqa: BLE001 - one bad partition must not stop the broker
+                self.failed_partitions.add(p)
+                log.error("Failed to load metadata from %s-%d: %s", TRANSACTION_STATE_TOPIC, p, e)
+                continue
+            for txn_id, value in records:
+                if value is None:
+                    txns.pop(txn_id, None)
                     continue
-                for rec in decode_records(data, pos):
-                    if rec.key is None:
-                        continue
-                    txn_id = decode_key(rec.key)
-                    if txn_id is None:
-                        continue
-                    if rec.value is None:
-                        txns.pop(txn_id, None)
-                    else:
-                        try:
-                            txns[txn_id] = decode_value(txn_id, rec.value)
-                        except (ValueError, KafkaError) as e:
-                            log.warning("skipping a bad transaction log record: %s", e)
+                try:
+                    txns[txn_id] = decode_value(txn_id, value)
+                except (ValueError, KafkaError) as e:
+                    log.warning("skipping a bad transaction log record: %s", e)
         self.txns = {}
         self._by_pid = {}
         for txn in txns.values():
@@ -154,6 +160,8 @@ class TransactionCoordinator:
             return ErrorCode.INVALID_REQUEST, -1, -1
         if not 0 < timeout_ms <= self.max_timeout_ms:
             return ErrorCode.INVALID_TRANSACTION_TIMEOUT, -1, -1
+        if self.is_unavailable(transactional_id):
+            return ErrorCode.NOT_COORDINATOR, -1, -1
         now = self.clock()
         txn = self.txns.get(transactional_id)
         if txn is None:
@@ -202,6 +210,8 @@ class TransactionCoordinator:
     ) -> tuple[int, TransactionMetadata | None]:
         if not transactional_id:
             return ErrorCode.INVALID_REQUEST, None
+        if self.is_unavailable(transactional_id):
+            return ErrorCode.NOT_COORDINATOR, None
         txn = self.txns.get(transactional_id)
         if txn is None or txn.producer_id != pid:
             return ErrorCode.INVALID_PRODUCER_ID_MAPPING, None
@@ -414,3 +424,23 @@ class TransactionCoordinator:
                 continue
             out.append(txn)
         return unknown, out
+
+
+def _read_transaction_log(plog) -> list[tuple[str, bytes | None]]:
+    """(transactional id, value or None for a tombstone) of every record, in offset order;
+    raises on a batch whose CRC does not match (the partition cannot be trusted)."""
+    data = plog.read(plog.log_start_offset, 1 << 62).to_bytes()
+    out: list[tuple[str, bytes | None]] = []
+    for pos, header in iter_batch_headers(data):
+        if compute_crc(data, pos, header.size) != header.crc:
+            raise ValueError(f"the batch at offset {header.base_offset} of {plog.dir.name} is "
+                             "corrupt (CRC mismatch)")
+        if header.is_control:
+            continue
+        for rec in decode_records(data, pos):
+            if rec.key is None:
+                continue
+            txn_id = decode_key(rec.key)
+            if txn_id is not None:
+                out.append((txn_id, rec.value))
+    return out

@@ -7,7 +7,7 @@ REBALANCE_IN_PROGRESS ...) applies to every partition the coordinator was asked 
 
 from __future__ import annotations
 
-from pykafkad.coordinator.coordinator import CommitPartition, CommitRequest
+from pykafkad.coordinator.coordinator import CommitPartition, CommitRequest, FetchedOffset
 from pykafkad.dispatch import RequestContext, handles
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.offset_commit_response import (
@@ -120,12 +120,19 @@ async def handle_offset_fetch(ctx: RequestContext, req) -> OffsetFetchResponse:
         topics = req.topics
         wanted = [(req.group_id, None if topics is None else
                    [(t.name, list(t.partition_indexes)) for t in topics])]
-    answers = [(group_id, groups.call(groups.coordinator.fetch_offsets, group_id, topics,
-                                      require_stable))
-               for group_id, topics in wanted]
+
+    def fetch(group_id, topics):
+        try:
+            return 0, groups.call(groups.coordinator.fetch_offsets, group_id, topics,
+                                  require_stable)
+        except KafkaError as e:  # the group's coordinator is unavailable
+            return e.code, [(t, [FetchedOffset(p, error=e.code) for p in parts])
+                            for t, parts in topics or ()]
+
+    answers = [(group_id, *fetch(group_id, topics)) for group_id, topics in wanted]
     if v >= 8:
         return OffsetFetchResponse(throttle_time_ms=0, groups=[
-            OffsetFetchResponseGroup(group_id=group_id, error_code=0, topics=[
+            OffsetFetchResponseGroup(group_id=group_id, error_code=error, topics=[
                 OffsetFetchResponseTopics(name=topic, partitions=[
                     OffsetFetchResponsePartitions(
                         partition_index=f.partition, committed_offset=f.offset,
@@ -133,9 +140,9 @@ async def handle_offset_fetch(ctx: RequestContext, req) -> OffsetFetchResponse:
                         error_code=f.error)
                     for f in fetched])
                 for topic, fetched in result])
-            for group_id, result in answers])
-    _, result = answers[0]
-    return OffsetFetchResponse(throttle_time_ms=0, error_code=0, topics=[
+            for group_id, error, result in answers])
+    _, error, result = answers[0]
+    return OffsetFetchResponse(throttle_time_ms=0, error_code=error, topics=[
         OffsetFetchResponseTopic(name=topic, partitions=[
             OffsetFetchResponsePartition(
                 partition_index=f.partition, committed_offset=f.offset,

@@ -19,13 +19,24 @@ import struct
 import sys
 from array import array
 from bisect import bisect_right
+from itertools import pairwise
 from pathlib import Path
 
-from pykafkad.log.region import write_all
+from pykafkad.log.region import LazyFile, write_all
+
+_APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT
 
 _LITTLE = sys.byteorder == "little"
 _TIME_ENTRY = struct.Struct(">qi")
 _INDEX_ENTRY = struct.Struct(">ii")
+
+
+def _increasing(values: array) -> bool:
+    return all(a < b for a, b in pairwise(values))
+
+
+def _non_decreasing(values: array) -> bool:
+    return all(a <= b for a, b in pairwise(values))
 
 
 class CorruptIndexError(Exception):
@@ -41,7 +52,9 @@ class _IndexFile:
         self.max_entries = max_entries
         self._loaded = not exists
         self._pending = bytearray()
-        self._fd = -1
+        #: appends go through a descriptor held only while recently used (see region.OPEN_FILES)
+        self._file = LazyFile(path, _APPEND_FLAGS)
+        self._unsynced = False
         if not exists:
             path.write_bytes(b"")
 
@@ -60,26 +73,28 @@ class _IndexFile:
     def write_pending(self) -> None:
         if not self._pending:
             return
-        if self._fd < 0:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        size = os.fstat(self._fd).st_size
+        if self._file.path != os.fspath(self.path):
+            self._file.release(close=True)
+            self._file = LazyFile(self.path, _APPEND_FLAGS)
+        fd = self._file.get().fd
+        size = os.fstat(fd).st_size
         try:
-            write_all(self._fd, self._pending)
+            write_all(fd, bytes(self._pending))
         except OSError:  # disk full: the file keeps whole entries, the rest stays pending
-            os.ftruncate(self._fd, size)
+            os.ftruncate(fd, size)
             raise
         self._pending.clear()
+        self._unsynced = True
 
     def flush(self) -> None:
         self.write_pending()
-        if self._fd >= 0:
-            os.fsync(self._fd)
+        if self._unsynced:
+            os.fsync(self._file.get().fd)
+            self._unsynced = False
 
     def close(self) -> None:
         self.write_pending()
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        self._file.release(close=True)
 
     def _rewrite(self, data: bytes) -> None:
         self.close()
@@ -120,11 +135,11 @@ class OffsetIndex(_IndexFile):
             arr.byteswap()
         offsets, positions = arr[0::2], arr[1::2]
         if offsets:
-            if offsets[-1] < 0 or offsets[0] < 0:
+            if offsets[0] < 0:
                 raise CorruptIndexError(f"{self.path}: offset before the segment's base offset")
-            if positions[-1] >= log_size or positions[0] < 0:
+            if positions[0] < 0 or positions[-1] >= log_size:
                 raise CorruptIndexError(f"{self.path}: position beyond the end of the log")
-            if offsets[-1] < offsets[0] or positions[-1] < positions[0]:
+            if not (_increasing(offsets) and _increasing(positions)):
                 raise CorruptIndexError(f"{self.path}: entries out of order")
         self._offsets, self._positions = offsets, positions
         self._loaded = True
@@ -147,6 +162,16 @@ class OffsetIndex(_IndexFile):
         """File position of the last indexed batch whose last offset <= ``offset`` (else 0)."""
         i = bisect_right(self._offsets, offset - self.base_offset)
         return self._positions[i - 1] if i else 0
+
+    def entry_for_offset(self, offset: int) -> tuple[int, int] | None:
+        """The last entry whose offset <= ``offset``: (absolute offset, position), else None."""
+        i = bisect_right(self._offsets, offset - self.base_offset)
+        return (self.base_offset + self._offsets[i - 1], self._positions[i - 1]) if i else None
+
+    def entry_for_position(self, position: int) -> tuple[int, int] | None:
+        """The last entry whose position <= ``position``: (absolute offset, position)."""
+        i = bisect_right(self._positions, position)
+        return (self.base_offset + self._offsets[i - 1], self._positions[i - 1]) if i else None
 
     def floor_position(self, position: int) -> int:
         """The largest indexed batch position <= ``position`` (else 0)."""
@@ -181,7 +206,11 @@ class TimeIndex(_IndexFile):
         for ts, rel in _TIME_ENTRY.iter_unpack(self._read_file()):
             timestamps.append(ts)
             offsets.append(rel)
-        if timestamps and (timestamps[-1] < timestamps[0] or offsets[-1] < 0 or offsets[0] < 0):
+        if timestamps and (
+            offsets[0] < 0
+            or not _non_decreasing(timestamps)
+            or not _non_decreasing(offsets)
+        ):
             raise CorruptIndexError(f"{self.path}: time index entries out of order")
         self._timestamps, self._offsets = timestamps, offsets
         self._loaded = True

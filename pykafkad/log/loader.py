@@ -9,6 +9,7 @@ reads as the sequence Kafka runs.
 
 from __future__ import annotations
 
+import logging
 import os
 import struct
 from collections.abc import Callable
@@ -29,6 +30,8 @@ from pykafkad.log.segment import (
 from wire.errors import KafkaError
 from wire.records.control import COMMIT, read_end_txn_marker
 from wire.records.header import CONTROL_FLAG, LOG_OVERHEAD, TRANSACTIONAL_FLAG
+
+log = logging.getLogger("pykafkad.log")
 
 #: the whole v2 batch header (baseOffset .. recordCount): replay needs the producer fields
 _FULL_HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -85,19 +88,21 @@ def load_segments(
     recovered: set[int] = set()
     if recover and segments:
         for i in range(floor_segment_index(bases, recovery_point), len(segments)):
-            truncated = segments[i].recover(epochs=epochs)
+            truncated = _recover(segments[i], epochs)
             recovered.add(i)
             if truncated:
                 for seg in segments[i + 1 :]:
+                    log.warning("Deleting segment %s after the corruption in %s",
+                                seg.log_path, segments[i].log_path)
                     seg.delete()
                 del segments[i + 1 :]
                 break
     for i, seg in enumerate(segments):
         if i not in recovered and seg.indexes_missing:
-            seg.recover(epochs=epochs)
+            _recover(seg, epochs)
             recovered.add(i)
     if segments and len(segments) - 1 not in recovered and not segments[-1].load_tail():
-        segments[-1].recover(epochs=epochs)
+        _recover(segments[-1], epochs)
     if segments and segments[-1].next_offset < log_start_offset:
         for seg in segments:
             seg.delete()
@@ -105,6 +110,16 @@ def load_segments(
     if not segments:
         segments = [LogSegment(dir, max(log_start_offset, 0), config, clock, new=True)]
     return segments
+
+
+def _recover(segment: LogSegment, epochs: LeaderEpochCache) -> int:
+    """Recovers one segment; a cut is logged with the segment and the bytes cut."""
+    truncated = segment.recover(epochs=epochs)
+    if truncated:
+        log.warning(
+            "Corruption found in segment %s, truncating to offset %d: %d bytes cut at byte "
+            "offset %d", segment.log_path, segment.next_offset, truncated, segment.size)
+    return truncated
 
 
 def rebuild_producer_state(

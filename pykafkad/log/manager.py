@@ -15,14 +15,22 @@ checkpointed by ``flush_all``/``checkpoint``/``close``. Deleted topics' director
 to ``<topic>-<partition>.<id>-delete`` and removed at once, or, in the broker, soon after by
 a worker thread (Kafka waits file.delete.delay.ms); leftovers of an interrupted deletion are
 removed on load.
+
+Logs open lazily: ``load_all`` only lists the partition directories, and a log is loaded
+(recovered first, after an unclean shutdown) when it is first used or when the broker's
+background loader gets to it. Until then its checkpointed recovery point and log start offset
+are carried over unchanged; the clean-shutdown marker is written only when no log is left that
+still needs recovery from an earlier crash.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
 import shutil
+import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -62,17 +70,27 @@ def parse_partition_dir(name: str) -> tuple[str, int] | None:
     return topic, int(partition)
 
 
+#: what ``load_all``'s ``classify`` may say about a partition directory
+ADOPT, STRAY, DELETE = "adopt", "stray", "delete"
+
+
 class LogManager:
     def __init__(self, data_dir: Path, clock: Callable[[], int]):
         self.data_dir = Path(data_dir)
         self.clock = clock
         self.data_dir.mkdir(parents=True, exist_ok=True)
         marker = self.data_dir / CLEAN_SHUTDOWN_FILE
-        #: whether the previous run shut down cleanly (decides recovery in load_all)
+        #: whether the previous run shut down cleanly (decides recovery when a log is opened)
         self.had_clean_shutdown = marker.exists()
         marker.unlink(missing_ok=True)
         self._logs: dict[tuple[str, int], PartitionLog] = {}
-        # What the previous run checkpointed, for partitions opened by load_all or create.
+        #: partitions found by load_all whose logs are opened on first use (or by open_some)
+        self._unopened: dict[tuple[str, int], str] = {}
+        self._open_lock = threading.RLock()
+        self._configs_for: Callable[[str, int], LogConfig | None] = lambda t, p: None
+        #: called with every log opened (loaded or created), before anyone else sees it
+        self.on_open: Callable[[PartitionLog], None] | None = None
+        # What the previous run checkpointed, for partitions opened later or by create.
         self._recovery_points = read_offsets(self.data_dir / RECOVERY_POINT_CHECKPOINT)
         self._log_starts = read_offsets(self.data_dir / LOG_START_OFFSET_CHECKPOINT)
         #: compaction of cleanup.policy=compact logs (cleaner-offset-checkpoint lives here too)
@@ -87,53 +105,53 @@ class LogManager:
 
     # -- loading -------------------------------------------------------------------------------
     def load_all(
-        self, configs_for: Callable[[str, int], LogConfig | None]
-    ) -> dict[tuple[str, int], PartitionLog]:
-        """Opens every ``<topic>-<partition>`` dir, recovering them after an unclean shutdown.
+        self,
+        configs_for: Callable[[str, int], LogConfig | None],
+        classify: Callable[[str, int, str], str] | None = None,
+    ) -> None:
+        """Finds every ``<topic>-<partition>`` dir; their logs open lazily (``get``,
+        ``open_some``), so start-up costs one directory entry per partition, not a log load.
 
-        ``configs_for`` returns None for a partition the broker does not know: its directory is
-        left alone and not loaded.
+        ``classify`` (the broker's topic ids against ``partition.metadata``) says what to do
+        with a directory: ADOPT it, set it aside as a STRAY (renamed ``<dir>.<uuid>-stray``,
+        never loaded, never deleted, as Kafka), or DELETE it (a deletion that a crash
+        interrupted). Without it, a directory for which ``configs_for`` returns None (a
+        partition the broker does not know) is left alone. ``-delete`` directories are removed.
         """
-        recovery_points = self._recovery_points
-        log_starts = self._log_starts
-        recover = not self.had_clean_shutdown
+        self._configs_for = configs_for
         for entry in sorted(os.scandir(self.data_dir), key=lambda e: e.name):
             if not entry.is_dir():
                 continue
             if entry.name.endswith("-delete"):
                 shutil.rmtree(entry.path, ignore_errors=True)
+                log.info("deleted %s, left over from a topic deletion", entry.name)
+                continue
+            if entry.name.endswith("-stray"):
+                log.warning("Loaded stray log: %s", entry.path)
                 continue
             parsed = parse_partition_dir(entry.name)
-            if parsed is None or parsed in self._logs:
+            if parsed is None or parsed in self._logs or parsed in self._unopened:
                 continue
-            config = configs_for(*parsed)
-            if config is None:
+            path = entry.path
+            action = ADOPT if classify is None else classify(*parsed, path)
+            if action == DELETE:
+                self._delete_dir(Path(path))
+                log.info("deleted %s: its topic was deleted before the last shutdown",
+                         entry.name)
+                continue
+            if action == STRAY:
+                stray = f"{path}.{uuid.uuid4().hex}-stray"
+                os.replace(path, stray)
+                log.warning("Log in %s marked stray and renamed to %s", path, stray)
+                continue
+            if classify is None and configs_for(*parsed) is None:
                 log.warning("not loading %s: unknown topic partition", entry.name)
                 continue
-            plog = PartitionLog.open(
-                Path(entry.path),
-                config,
-                self.clock,
-                recover=recover,
-                recovery_point=recovery_points.get(parsed, 0),
-                log_start_offset=log_starts.get(parsed, 0),
-            )
-            self._register(parsed, plog)
+            self._unopened[parsed] = path
+        fsync_dir(self.data_dir)
         self.checkpoint()
-        return dict(self._logs)
 
-    # -- partitions ----------------------------------------------------------------------------
-    def create(self, topic: str, partition: int, config: LogConfig) -> PartitionLog:
-        """Opens the partition's log, creating its directory if needed (idempotent).
-
-        A directory left from before (not loaded by load_all) is opened like load_all would.
-        """
-        key = (topic, partition)
-        existing = self._logs.get(key)
-        if existing is not None:
-            return existing
-        dir = self.data_dir / partition_dir_name(topic, partition)
-        existed = dir.is_dir()
+    def _open(self, key: tuple[str, int], dir: Path, config: LogConfig, existed: bool) -> PartitionLog:
         plog = PartitionLog.open(
             dir,
             config,
@@ -143,39 +161,109 @@ class LogManager:
             log_start_offset=self._log_starts.get(key, 0) if existed else 0,
         )
         self._register(key, plog)
+        if self.on_open is not None:
+            self.on_open(plog)
         return plog
 
+    def _open_unopened(self, key: tuple[str, int]) -> PartitionLog | None:
+        # A lock, although the broker runs on one thread: tests and tools may look at a log
+        # from another thread while the background loader opens it, and must see it once.
+        with self._open_lock:
+            plog = self._logs.get(key)
+            if plog is not None or key not in self._unopened:
+                return plog
+            dir = Path(self._unopened[key])
+            config = self._configs_for(*key)
+            try:
+                return None if config is None else self._open(key, dir, config, True)
+            except Exception:  # a log that cannot load fails alone, never the broker
+                log.exception("cannot load the log in %s; its partition is not served", dir)
+                return None
+            finally:
+                del self._unopened[key]
+
+    @property
+    def unopened(self) -> int:
+        """How many partitions found at start have not been opened yet."""
+        return len(self._unopened)
+
+    def open_some(self, n: int) -> int:
+        """Opens up to ``n`` not yet opened partitions (the broker does this in the background
+        after start, so housekeeping soon covers every log); returns how many remain."""
+        with self._open_lock:
+            keys = list(itertools.islice(self._unopened, n))
+        for key in keys:
+            self._open_unopened(key)
+        return len(self._unopened)
+
+    # -- partitions ----------------------------------------------------------------------------
+    def create(self, topic: str, partition: int, config: LogConfig) -> PartitionLog:
+        """Opens the partition's log, creating its directory if needed (idempotent).
+
+        A directory left from before (not loaded by load_all) is opened like load_all would.
+        """
+        key = (topic, partition)
+        existing = self.get(topic, partition)
+        if existing is not None:
+            return existing
+        dir = self.data_dir / partition_dir_name(topic, partition)
+        return self._open(key, dir, config, dir.is_dir())
+
     def get(self, topic: str, partition: int) -> PartitionLog | None:
-        return self._logs.get((topic, partition))
+        """The partition's log, opened now if it has not been yet (recovered first after an
+        unclean shutdown: nothing is served from a log before its recovery)."""
+        key = (topic, partition)
+        plog = self._logs.get(key)
+        if plog is None and (key in self._unopened or key in self._logs):
+            plog = self._open_unopened(key)  # (or opened by another thread meanwhile)
+        return plog
+
+    def has(self, topic: str, partition: int) -> bool:
+        """Whether the partition has a log (opened or not)."""
+        key = (topic, partition)
+        return key in self._unopened or key in self._logs  # the order a log moves in
 
     def logs(self) -> dict[tuple[str, int], PartitionLog]:
+        """The opened logs (see ``open_some``)."""
         return dict(self._logs)
 
     def partitions_of(self, topic: str) -> list[int]:
-        return sorted(p for t, p in self._logs if t == topic)
+        return sorted({p for t, p in self._logs if t == topic}
+                      | {p for t, p in self._unopened if t == topic})
 
     def delete_topic(self, topic: str) -> int:
-        """Closes and removes every partition of ``topic``; returns how many there were."""
+        """Closes and removes every partition of ``topic``; returns how many there were.
+
+        Each directory is renamed to ``<dir>.<uuid>-delete`` first (one atomic step each, so a
+        crash leaves either the old name, which ``classify`` deletes at the next start, or the
+        ``-delete`` name, removed at the next start), then removed."""
         keys = [k for k in self._logs if k[0] == topic]
+        unopened = [k for k in self._unopened if k[0] == topic]
         for key in keys:
             plog = self._logs.pop(key)
+            plog.close()
+            self._delete_dir(plog.dir)
+        for key in unopened:
+            self._delete_dir(Path(self._unopened.pop(key)))
+        for key in keys + unopened:
             self._recovery_points.pop(key, None)
             self._log_starts.pop(key, None)
-            plog.close()
-            doomed = plog.dir.with_name(f"{plog.dir.name}.{uuid.uuid4().hex}-delete")
-            try:
-                os.replace(plog.dir, doomed)
-            except OSError:
-                doomed = plog.dir
-            if self.defer_dir_removal and doomed != plog.dir:
-                self._doomed_dirs.append(doomed)
-            else:
-                shutil.rmtree(doomed, ignore_errors=True)
-        if keys:
+        if keys or unopened:
             fsync_dir(self.data_dir)
             self.checkpoint()
-            self.cleaner.forget(keys)
-        return len(keys)
+            self.cleaner.forget(keys + unopened)
+        return len(keys) + len(unopened)
+
+    def _delete_dir(self, dir: Path) -> None:
+        doomed = dir.with_name(f"{dir.name}.{uuid.uuid4().hex}-delete")
+        try:
+            os.replace(dir, doomed)
+        except OSError:
+            doomed = dir
+        if self.defer_dir_removal and doomed != dir:
+            self._doomed_dirs.append(doomed)
+        else:
+            shutil.rmtree(doomed, ignore_errors=True)
 
     def remove_partitions(self, topic: str, partitions) -> None:
         """Closes and forgets the given partitions' logs (a rolled-back creation); their
@@ -247,11 +335,16 @@ class LogManager:
 
     def checkpoint(self) -> None:
         """Writes recovery-point-offset-checkpoint and log-start-offset-checkpoint."""
-        write_offsets(
-            self.data_dir / RECOVERY_POINT_CHECKPOINT,
-            {k: plog.recovery_point for k, plog in self._logs.items()},
-        )
+        write_offsets(self.data_dir / RECOVERY_POINT_CHECKPOINT, self._recovery_point_offsets())
         self._write_log_start_offsets()
+
+    def _recovery_point_offsets(self, *, closing: bool = False) -> dict[tuple[str, int], int]:
+        """Opened logs' recovery points (their ends once closed); an unopened log keeps what
+        the previous run checkpointed, as nothing was written to it."""
+        offsets = {k: self._recovery_points[k] for k in self._unopened if k in self._recovery_points}
+        for k, plog in self._logs.items():
+            offsets[k] = plog.log_end_offset if closing else plog.recovery_point
+        return offsets
 
     def close(self) -> None:
         """Closes every log, checkpoints, then writes the clean-shutdown marker."""
@@ -262,15 +355,20 @@ class LogManager:
             _fsync_active_segment(plog)
         # Everything is on disk now: each log's recovery point is its end.
         write_offsets(
-            self.data_dir / RECOVERY_POINT_CHECKPOINT,
-            {k: plog.log_end_offset for k, plog in self._logs.items()},
+            self.data_dir / RECOVERY_POINT_CHECKPOINT, self._recovery_point_offsets(closing=True)
         )
         self._write_log_start_offsets()
+        self._closed = True
+        if self._unopened and not self.had_clean_shutdown:
+            # these logs were never recovered from the crash before this run: no marker, so
+            # the next start recovers them (and the others from their recovery points)
+            log.info("%d logs were not opened since an unclean shutdown; the next start "
+                     "recovers them", len(self._unopened))
+            return
         atomic_write(
             self.data_dir / CLEAN_SHUTDOWN_FILE,
             json.dumps({"version": "0", "broker_epoch": "-1"}).encode(),
         )
-        self._closed = True
 
     # -- internals -----------------------------------------------------------------------------
     def _register(self, key: tuple[str, int], plog: PartitionLog) -> None:
@@ -285,7 +383,7 @@ class LogManager:
 
     def _write_log_start_offsets(self) -> None:
         self._log_start_dirty = False
-        offsets = {}
+        offsets = {k: self._log_starts[k] for k in self._unopened if k in self._log_starts}
         for key, plog in self._logs.items():
             segments = plog.segments
             if segments and plog.log_start_offset > segments[0].base_offset:

@@ -3,11 +3,20 @@
 A region holds a reference to the segment's ``SegmentFile``; the descriptor is closed only when
 the last reference goes away, so a region stays readable after retention unlinks its segment,
 and its descriptor number is never reused under it.
+
+Segments do not hold their descriptors: a ``LazyFile`` opens its file on use and the process-wide
+``OPEN_FILES`` keeps only the most recently used ones open (an LRU of strong references; a file
+that falls out of it is closed once no region needs it any more). So 10,000 idle partitions
+need no descriptors at all, and a busy broker at most ``OPEN_FILES.capacity`` plus the regions
+in flight.
 """
 
 from __future__ import annotations
 
 import os
+import resource
+import weakref
+from collections import OrderedDict
 
 
 def write_all(fd: int, data: bytes | bytearray) -> None:
@@ -93,3 +102,85 @@ class FileRegion:
 
     def __repr__(self) -> str:
         return f"FileRegion({self.file.path!r}, offset={self.offset}, length={self.length})"
+
+
+class OpenFiles:
+    """The most recently used ``SegmentFile``s, held open; the least recently used one is let go
+    when there are more than ``capacity``."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self._lru: OrderedDict[int, SegmentFile] = OrderedDict()
+
+    def touch(self, file: SegmentFile) -> None:
+        lru = self._lru
+        key = id(file)
+        if key in lru:
+            lru.move_to_end(key)
+            return
+        lru[key] = file
+        while len(lru) > self.capacity:
+            lru.popitem(last=False)
+
+    def discard(self, file: SegmentFile) -> None:
+        self._lru.pop(id(file), None)
+
+    def __len__(self) -> int:
+        return len(self._lru)
+
+
+def _default_capacity() -> int:
+    """A quarter of the descriptor limit (sockets need the rest), between 16 and 1024."""
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (OSError, ValueError):
+        soft = 1024
+    if soft == resource.RLIM_INFINITY:
+        soft = 4096
+    return max(16, min(1024, soft // 4))
+
+
+#: the segment and index files this process keeps open
+OPEN_FILES = OpenFiles(_default_capacity())
+
+
+class LazyFile:
+    """A file opened on first use and kept open only while it is among the recently used."""
+
+    __slots__ = ("path", "flags", "_ref")
+
+    def __init__(self, path: os.PathLike | str, flags: int, file: SegmentFile | None = None):
+        self.path = os.fspath(path)
+        self.flags = flags
+        self._ref: weakref.ref[SegmentFile] | None = None
+        if file is not None:
+            self._ref = weakref.ref(file)
+            OPEN_FILES.touch(file)
+
+    def get(self) -> SegmentFile:
+        file = self._ref() if self._ref is not None else None
+        if file is None or file.fd < 0:
+            file = SegmentFile(self.path, self.flags)
+            self._ref = weakref.ref(file)
+        OPEN_FILES.touch(file)
+        return file
+
+    @property
+    def is_open(self) -> bool:
+        file = self._ref() if self._ref is not None else None
+        return file is not None and file.fd >= 0
+
+    def rename(self, path: os.PathLike | str) -> None:
+        self.path = os.fspath(path)
+        file = self._ref() if self._ref is not None else None
+        if file is not None:
+            file.path = self.path
+
+    def release(self, *, close: bool = False) -> None:
+        """Stops holding the file: it closes when no region uses it (at once with ``close``)."""
+        file = self._ref() if self._ref is not None else None
+        self._ref = None
+        if file is not None:
+            OPEN_FILES.discard(file)
+            if close:
+                file.close()

@@ -25,8 +25,10 @@ from pykafkad.log.config import LogConfig
 from pykafkad.log.epoch import LeaderEpochCache
 from pykafkad.log.index import CorruptIndexError, OffsetIndex, TimeIndex
 from pykafkad.log.records import find_record
-from pykafkad.log.region import SegmentFile, write_all
+from pykafkad.log.region import LazyFile, SegmentFile, write_all
 from wire.records.header import ATTRIBUTES_OFFSET, HEADER_SIZE, LOG_OVERHEAD
+
+log = logging.getLogger("pykafkad.log")
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -102,9 +104,15 @@ class LogSegment:
         self.log_path = dir / segment_file_name(base_offset, LOG_SUFFIX + file_suffix)
         self.index_path = dir / segment_file_name(base_offset, INDEX_SUFFIX + file_suffix)
         self.time_index_path = dir / segment_file_name(base_offset, TIME_INDEX_SUFFIX + file_suffix)
-        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if new else 0)
-        self.file = SegmentFile(self.log_path, flags)
-        self.size = 0 if new else os.fstat(self.file.fd).st_size
+        flags = os.O_RDWR | os.O_APPEND
+        if new:
+            created = SegmentFile(self.log_path, flags | os.O_CREAT | os.O_TRUNC)
+            self._log_file: LazyFile | None = LazyFile(self.log_path, flags, created)
+            self.size = 0
+        else:
+            # opened on first read (a sealed segment may never be read in this run)
+            self._log_file = LazyFile(self.log_path, flags)
+            self.size = os.stat(self.log_path).st_size
         #: whether the index files had to be created (then they must be rebuilt from the log)
         self.indexes_missing = not new and not (
             self.index_path.exists() and self.time_index_path.exists()
@@ -129,6 +137,12 @@ class LogSegment:
         self.bytes_since_last_index_entry = 0
         jitter = config.segment_jitter_ms
         self.roll_jitter_ms = random.randrange(min(jitter, config.segment_ms)) if jitter > 0 else 0
+
+    @property
+    def file(self) -> SegmentFile:
+        """The open ``.log`` file (opened again if it was let go); hold it only for one use."""
+        lazy = self._log_file
+        return lazy.get() if lazy is not None else _CLOSED  # type: ignore[return-value]
 
     # -- reading headers -----------------------------------------------------------------------
     def iter_headers(
@@ -189,17 +203,45 @@ class LogSegment:
         try:
             self.offset_index.load(self.size)
             self.time_index.load()
-        except CorruptIndexError:
+        except CorruptIndexError as e:
+            log.warning("Found a corrupted index file corresponding to log file %s due to %s; "
+                        "rebuilding the index files", self.log_path, e)
             self.rebuild_indexes()
 
     def rebuild_indexes(self) -> None:
         """Rebuilds both indexes from the batches' framing (no CRC check, no truncation)."""
         self.recover(validate=False, truncate=False)
 
+    def _checked(self, entry: tuple[int, int] | None) -> int | None:
+        """The entry's position when the batch there ends at the entry's offset (as every entry
+        written says), else None: the index is corrupt, and has been rebuilt."""
+        if entry is None:
+            return 0
+        offset, position = entry
+        head = self.file.pread(_HDR.size, position)
+        if len(head) == _HDR.size:
+            base, length, _, magic, _, _, lod, _, _ = _HDR.unpack(head)
+            if magic == MAGIC_V2 and length >= MIN_BATCH_LENGTH and base + lod == offset:
+                return position
+        log.warning(
+            "Found a corrupted index file %s: its entry for offset %d points at position %d, "
+            "where no batch ends at that offset; rebuilding the index files",
+            self.index_path, offset, position)
+        self.rebuild_indexes()
+        return None
+
+    def index_lookup(self, offset: int) -> int:
+        """File position of a batch boundary at or below ``offset`` (from the offset index,
+        checked against the log: a corrupt index is rebuilt, never followed)."""
+        self.ensure_indexes()
+        position = self._checked(self.offset_index.entry_for_offset(offset))
+        if position is None:
+            position = self.offset_index.lookup(offset)
+        return position
+
     def translate_offset(self, offset: int) -> BatchInfo | None:
         """The first batch whose last offset is >= ``offset``, or None past the segment's end."""
-        self.ensure_indexes()
-        for batch in self.iter_batches(self.offset_index.lookup(offset)):
+        for batch in self.iter_batches(self.index_lookup(offset)):
             if batch.base_offset + batch.last_offset_delta >= offset:
                 return batch
         return None
@@ -207,7 +249,10 @@ class LogSegment:
     def boundary_at_or_below(self, start: int, limit: int) -> int:
         """The largest batch boundary in ``[start, limit]``, ``start`` being a batch boundary."""
         self.ensure_indexes()
-        pos = max(start, self.offset_index.floor_position(limit))
+        floor = self._checked(self.offset_index.entry_for_position(limit))
+        if floor is None:
+            floor = self.offset_index.floor_position(limit)
+        pos = max(start, floor)
         for batch in self.iter_batches(pos):
             if batch.position + batch.size > limit:
                 return batch.position
@@ -249,11 +294,11 @@ class LogSegment:
         position = self.size
         if position == 0:
             self.rolling_based_timestamp = largest_ts
-        fd = self.file.fd
+        file = self.file
         try:
-            write_all(fd, data)
+            write_all(file.fd, data)
         except BaseException:
-            os.ftruncate(fd, position)
+            os.ftruncate(file.fd, position)
             raise
         self.size = position + len(data)
         interval = self.config.index_interval_bytes
@@ -310,8 +355,9 @@ class LogSegment:
         Returns the number of bytes truncated (with ``truncate=False``: that would have been).
         """
         interval = self.config.index_interval_bytes
-        size = os.fstat(self.file.fd).st_size
-        pread = self.file.pread
+        file = self.file
+        size = os.fstat(file.fd).st_size
+        pread = file.pread
         index_entries: list[tuple[int, int]] = []
         time_entries: list[tuple[int, int]] = []
         last_time_entry = -1
@@ -365,7 +411,7 @@ class LogSegment:
             expected = last_offset + 1
         truncated = size - valid
         if truncated and truncate:
-            os.ftruncate(self.file.fd, valid)
+            os.ftruncate(file.fd, valid)
             size = valid
         self.size = size
         if max_ts > last_time_entry:
@@ -397,7 +443,7 @@ class LogSegment:
         offset >= ``starting_offset`` (Kafka's findOffsetByTimestamp)."""
         self.ensure_indexes()
         _, indexed_offset = self.time_index.lookup(timestamp)
-        position = self.offset_index.lookup(max(indexed_offset, starting_offset))
+        position = self.index_lookup(max(indexed_offset, starting_offset))
         for batch in self.iter_batches(position):
             if batch.max_timestamp < timestamp or batch.last_offset < starting_offset:
                 continue
@@ -417,7 +463,7 @@ class LogSegment:
         """(offset, timestamp) of the first record carrying the segment's max timestamp."""
         self.ensure_indexes()
         target = self.max_timestamp
-        for batch in self.iter_batches(self.offset_index.lookup(self.offset_of_max_timestamp)):
+        for batch in self.iter_batches(self.index_lookup(self.offset_of_max_timestamp)):
             if batch.max_timestamp != target:
                 continue
             found = find_record(
@@ -442,7 +488,7 @@ class LogSegment:
         self.time_index.close()
 
     def flush(self) -> None:
-        os.fsync(self.file.fd)
+        os.fsync(self.file.fd)  # reopened if let go: fsync covers writes through any descriptor
         self.offset_index.flush()
         self.time_index.flush()
 
@@ -454,7 +500,12 @@ class LogSegment:
         self.offset_index.close()
         self.time_index.close()
         # The descriptor closes when the last FileRegion that uses it is gone.
-        self.file = _CLOSED
+        self._release_log_file()
+
+    def _release_log_file(self) -> None:
+        if self._log_file is not None:
+            self._log_file.release()
+            self._log_file = None
 
     def delete(self) -> None:
         """Unlinks the segment's files; outstanding FileRegions keep reading the old data."""
@@ -466,7 +517,7 @@ class LogSegment:
                 os.unlink(self.dir / segment_file_name(self.base_offset, suffix + self.file_suffix))
             except FileNotFoundError:
                 pass
-        self.file = _CLOSED
+        self._release_log_file()
 
     def change_file_suffix(
         self, new_suffix: str, rename: Callable[[Path, Path], None] = os.replace
@@ -490,8 +541,8 @@ class LogSegment:
         )
         self.offset_index.path = self.index_path
         self.time_index.path = self.time_index_path
-        if self.file is not _CLOSED:
-            self.file.path = os.fspath(self.log_path)
+        if self._log_file is not None:
+            self._log_file.rename(self.log_path)
 
     def __repr__(self) -> str:
         return f"LogSegment(base_offset={self.base_offset}, size={self.size})"

@@ -47,8 +47,12 @@ def test_create_get_and_discover(manager, tmp_path):
     m.close()
     (tmp_path / "data" / "not-a-partition").mkdir()
     m2 = manager(lambda t, p: None if t == "other" else CONFIG)
-    assert sorted(m2.logs()) == [("my-topic.v2", 0), ("my-topic.v2", 1)]
+    assert m2.logs() == {}  # found, not loaded: a log loads on first use
+    assert m2.partitions_of("my-topic.v2") == [0, 1] and not m2.has("other", 0)
     assert m2.get("my-topic.v2", 0).log_end_offset == 3
+    assert sorted(m2.logs()) == [("my-topic.v2", 0)]
+    assert m2.open_some(10) == 0
+    assert sorted(m2.logs()) == [("my-topic.v2", 0), ("my-topic.v2", 1)]
     assert (tmp_path / "data" / "other-0").exists()  # unknown partitions are left alone
 
 
@@ -188,3 +192,64 @@ def test_flush_all_moves_recovery_points(manager, tmp_path):
     assert log.recovery_point == 2
     text = (tmp_path / "data" / "recovery-point-offset-checkpoint").read_text()
     assert text == "0\n1\nt 0 2\n"
+
+
+def test_logs_open_lazily_and_recover_before_serving(manager, tmp_path):
+    """After a crash, a log nobody touched keeps its checkpointed recovery point, and is
+    recovered (its torn tail cut) when first used, before anything is read from it."""
+    m = manager()
+    for p in range(3):
+        m.create("t", p, CONFIG).append(make_batch(3), 0)
+    m.flush_all()
+    for p in range(3):
+        m.get("t", p).append(make_batch(2), 0)
+    m._closed = True  # crash: no marker, recovery points at 3
+    tail = tmp_path / "data" / "t-2" / "00000000000000000000.log"
+    size = tail.stat().st_size
+    with open(tail, "ab") as f:
+        f.write(b"\x00" * 8 + b"\x00\x00\x01\x00torn")
+
+    m2 = manager()
+    assert m2.unopened == 3 and m2.logs() == {}
+    m2.checkpoint()  # unopened logs keep what the previous run checkpointed
+    text = (tmp_path / "data" / "recovery-point-offset-checkpoint").read_text()
+    assert text == "0\n3\nt 0 3\nt 1 3\nt 2 3\n"
+    log2 = m2.get("t", 2)
+    assert tail.stat().st_size == size and log2.log_end_offset == 5
+    assert [b.base_offset for b in parse_batches(log2.read(0, 1 << 20).to_bytes())] == [0, 3]
+    assert m2.unopened == 2
+    m2.close()  # two logs were never recovered: no clean-shutdown marker
+    assert not (tmp_path / "data" / ".kafka_cleanshutdown").exists()
+
+    m3 = manager()
+    assert not m3.had_clean_shutdown
+    assert [m3.get("t", p).log_end_offset for p in range(3)] == [5, 5, 5]
+    m3.close()
+    assert (tmp_path / "data" / ".kafka_cleanshutdown").exists()
+
+
+def test_idle_partitions_hold_no_file_descriptors(manager, monkeypatch):
+    """Open descriptors stay bounded by the LRU of recently used files, whatever the number of
+    partitions and segments."""
+    import os
+
+    from pykafkad.log.region import OPEN_FILES
+
+    def open_fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    monkeypatch.setattr(OPEN_FILES, "capacity", 32)
+    m = manager()
+    before = open_fds()
+    n = 3 * OPEN_FILES.capacity
+    for p in range(n):
+        log = m.create("many", p, CONFIG)
+        for _ in range(3):
+            log.append(make_batch(3, pad=100), 0)  # several segments, index entries
+    assert open_fds() - before <= OPEN_FILES.capacity
+    m.close()
+    m2 = manager()
+    assert m2.unopened == n and open_fds() - before <= 0
+    for p in range(n):
+        assert m2.get("many", p).read(0, 1 << 20).size > 0
+    assert open_fds() - before <= OPEN_FILES.capacity

@@ -64,7 +64,7 @@ class SegmentFile:
     def __del__(self) -> None:
         try:
             self.close()
-        except OSError:
+        except Exception:  # OSError, or os already torn down at interpreter exit
             pass
 
     def __repr__(self) -> str:

@@ -45,6 +45,9 @@ MAIN_CLASSES = {
     "kafka-cluster": "org.apache.kafka.tools.ClusterTool",
     "kafka-dump-log": "org.apache.kafka.tools.DumpLogSegments",
 }
+#: tools that reach into kafka-clients' internal classes (segment files), which change from
+#: release to release: they run with the kafka-clients of their own version
+OWN_CLIENTS_TOOLS = {"kafka-dump-log"}
 #: kafka-run-class.sh's defaults for the tools (a 256 MB heap), plus a headless JVM
 JAVA_OPTS = ["-Xmx256m", "-XX:+UseG1GC", "-Djava.awt.headless=true"]
 #: the tools log through slf4j; Kafka's own launch binds it to log4j2 with tools-log4j2.yaml
@@ -84,7 +87,10 @@ def tool_command(tool: str, args: Sequence[str] = (), *, version: str = TOOLS_VE
     java = shutil.which("java")
     if java is None:
         raise RuntimeError("java is not installed (Kafka's tools need Java 17+)")
-    return [java, *JAVA_OPTS, *LOGGING_OPTS, "-cp", classpath(version), main_class, *args]
+    name = tool.removesuffix(".sh")
+    cp = (maven.classpath(tools_dir(version)) if name in OWN_CLIENTS_TOOLS
+          else classpath(version))
+    return [java, *JAVA_OPTS, *LOGGING_OPTS, "-cp", cp, main_class, *args]
 
 
 def classpath(version: str = TOOLS_VERSION) -> str:

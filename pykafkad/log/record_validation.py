@@ -208,6 +208,6 @@ def _rebuild(data: bytes, header: BatchHeader, codec: int, level: int | None):
             records, compression=codec, compression_level=level,
             producer_id=header.producer_id, producer_epoch=header.producer_epoch,
             base_sequence=header.base_sequence, is_transactional=header.is_transactional)
-    except ValueError:  # timestamps a long cannot span (Kafka's arithmetic would wrap)
+    except (ValueError, struct.error):  # timestamps a long cannot hold (Kafka's would wrap)
         raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, None) from None
     return batch, BatchHeader(batch)

@@ -32,7 +32,8 @@ def test_kafka_topics_create_and_describe(broker):
     assert described.returncode == 0, described.stderr
     head, *partitions = described.stdout.splitlines()
     assert re.fullmatch(rf"Topic: {topic}\tTopicId: [A-Za-z0-9_-]{{22}}\tPartitionCount: 3\t"
-                        r"ReplicationFactor: 1\tConfigs: retention\.ms=86400000", head), head
+                        r"ReplicationFactor: 1\tConfigs: min\.insync\.replicas=1,retention\.ms=86400000",
+                        head), head  # min.insync.replicas: a cluster-level dynamic default, as on Kafka
     assert partitions == [
         f"\tTopic: {topic}\tPartition: {p}\tLeader: 1\tReplicas: 1\tIsr: 1\tElr: \tLastKnownElr: "
         for p in range(3)]

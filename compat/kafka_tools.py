@@ -44,6 +44,7 @@ MAIN_CLASSES = {
     "kafka-transactions": "org.apache.kafka.tools.TransactionsCommand",
     "kafka-cluster": "org.apache.kafka.tools.ClusterTool",
     "kafka-dump-log": "org.apache.kafka.tools.DumpLogSegments",
+    "kafka-log-dirs": "org.apache.kafka.tools.LogDirsCommand",
 }
 #: kafka-run-class.sh's defaults for the tools (a 256 MB heap), plus a headless JVM
 JAVA_OPTS = ["-Xmx256m", "-XX:+UseG1GC", "-Djava.awt.headless=true"]

@@ -180,6 +180,7 @@ def test_kafka_python_infers_what_it_infers_from_kafka(both):
     (8, 0), (8, 1), (9, 0),            # OffsetCommit, OffsetFetch
     (19, 0), (19, 1), (20, 0),         # CreateTopics, DeleteTopics
     (23, 0), (23, 1), (32, 0),         # OffsetForLeaderEpoch, DescribeConfigs
+    (34, 0), (35, 0),                  # AlterReplicaLogDirs, DescribeLogDirs
 ])
 def test_versions_kafka_does_not_serve_close_the_connection(both, api_key, version):
     answers = {name: raw_exchange(b, api_key, version) for name, b in both.items()}

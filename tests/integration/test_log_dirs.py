@@ -248,3 +248,53 @@ def test_describe_log_dirs_with_no_topics_on_the_broker(broker, version):
     resp = describe(broker.bootstrap_servers, version, [])
     (result,) = resp.results
     assert (resp.error_code, result.error_code, result.topics) == (0, 0, [])
+
+
+def _java_admin_answers(bootstrap: str, topic: str, partitions: int) -> list[str]:
+    """compat/java/LogDirsProbe.java's ``##`` lines: the Java Admin's log-dir calls."""
+    import subprocess
+
+    from compat import maven
+    from compat.clients import java
+    from compat.kafka_specs import SPECS_VERSION
+
+    source = java.SOURCE.with_name("LogDirsProbe.java")
+    p = subprocess.run(
+        ["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp",
+         maven.classpath(java.jars_dir(SPECS_VERSION)), str(source), bootstrap, topic,
+         str(partitions)], capture_output=True, text=True, timeout=180)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return [line for line in p.stdout.splitlines() if line.startswith("##")]
+
+
+@needs_java
+def test_java_admin_log_dirs_like_kafka(broker, reference_kafka):
+    """describeLogDirs, describeReplicaLogDirs and alterReplicaLogDirs of the Java 4.4 Admin:
+    the same lines from both brokers once each one's dir and sizes are checked against its
+    files and masked; moving a replica to its own dir succeeds, to another dir fails with
+    LogDirNotFoundException."""
+    both = {"pykafkad": broker.bootstrap_servers, "kafka": reference_kafka.bootstrap_servers}
+    topic = unique("logdirs-java")
+    masked = {}
+    for side, bootstrap in both.items():
+        _topic_with_records(bootstrap, topic)
+        lines = _java_admin_answers(bootstrap, topic, 3)
+        (dir_line,) = [line for line in lines if line.startswith("##DIR ")]
+        log_dir = dir_line.split(" ")[1]
+        out = set()
+        for line in lines:
+            fields = line.split(" ")
+            if fields[0] == "##SIZE":
+                partition = int(fields[2].rpartition("-")[2])
+                assert fields[3] == f"size={on_disk_size(log_dir, topic, partition)}", side
+                fields[3] = "size=<on disk>"
+            if fields[0] == "##DIR":
+                total, usable = (int(f.split("=")[1]) for f in fields[3:5])
+                assert 0 < usable <= total, side
+                fields[3:5] = ["total=<fs>", "usable=<fs>"]
+            out.add(" ".join(fields).replace(log_dir, "<dir>"))
+        masked[side] = out
+    assert masked["pykafkad"] == masked["kafka"]
+    assert {f"##ALTER own-dir {topic}-0 OK",
+            f"##ALTER unknown-dir {topic}-0 ERROR LogDirNotFoundException",
+            f"##REPLICA {topic}-3 current=null future=null lag=-1"} <= masked["kafka"]

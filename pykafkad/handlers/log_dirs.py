@@ -28,11 +28,27 @@ from wire.messages.describe_log_dirs_response import (
 
 DESCRIBE_LOG_DIRS = 35
 ALTER_REPLICA_LOG_DIRS = 34
+CORDONED_LOG_DIRS = "cordoned.log.dirs"
 
 
 def log_dir_path(data_dir: Path) -> str:
     """The dir as Kafka names it: absolute (as Java's File.getAbsolutePath), links kept."""
     return str(Path(data_dir).absolute())
+
+
+def is_cordoned(broker) -> bool:
+    """KIP-1066's ``cordoned.log.dirs`` (a per-broker dynamic config, or static): ``*`` or a
+    list naming the dir.  pykafkad applies nothing else of it; Kafka 4.4 reports it in
+    DescribeLogDirs v5 (a dynamic change shows once the broker has applied it)."""
+    config = broker.config
+    value = config.dynamic_broker_configs.get(CORDONED_LOG_DIRS)
+    if value is None:
+        value = config.ignored.get(CORDONED_LOG_DIRS)
+    if value is None:
+        return False
+    entries = value if isinstance(value, list) else str(value).split(",")
+    names = {e.strip() for e in entries}
+    return "*" in names or bool(names & {str(broker.data_dir), log_dir_path(broker.data_dir)})
 
 
 def _requested_partitions(ctx: RequestContext, topics) -> list[tuple[str, int]]:
@@ -51,7 +67,7 @@ async def handle_describe_log_dirs(ctx: RequestContext, req) -> DescribeLogDirsR
     requested partition with its size (the sum of its segment files, as Kafka's
     ``UnifiedLog.size``), offset lag 0 (the leader's HW never trails its own end offset here)
     and no future log.  v4+ add the file system's total and usable bytes (statvfs, as Java's
-    FileStore); v5's is_cordoned stays false (``cordoned.log.dirs`` is accepted, not applied).
+    FileStore); v5's is_cordoned is whether ``cordoned.log.dirs`` names the dir (or is ``*``).
     Compared field by field with Apache Kafka 4.4.0."""
     topics: dict[str, list[DescribeLogDirsPartition]] = {}
     for name, index in _requested_partitions(ctx, req.topics):
@@ -67,6 +83,7 @@ async def handle_describe_log_dirs(ctx: RequestContext, req) -> DescribeLogDirsR
         fs = os.statvfs(ctx.broker.data_dir)
         result.total_bytes = fs.f_blocks * fs.f_frsize
         result.usable_bytes = fs.f_bavail * fs.f_frsize
+    result.is_cordoned = is_cordoned(ctx.broker)
     return DescribeLogDirsResponse(throttle_time_ms=0, error_code=ErrorCode.NONE,
                                    results=[result])
 

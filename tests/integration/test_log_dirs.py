@@ -298,3 +298,54 @@ def test_java_admin_log_dirs_like_kafka(broker, reference_kafka):
     assert {f"##ALTER own-dir {topic}-0 OK",
             f"##ALTER unknown-dir {topic}-0 ERROR LogDirNotFoundException",
             f"##REPLICA {topic}-3 current=null future=null lag=-1"} <= masked["kafka"]
+
+
+def _set_cordoned(bootstrap: str, value: str | None) -> int:
+    """Sets (or with None deletes) the per-broker ``cordoned.log.dirs``; the error code."""
+    from wire.messages.incremental_alter_configs_request import (
+        AlterableConfig,
+        AlterConfigsResource,
+        IncrementalAlterConfigsRequest,
+    )
+
+    config = AlterableConfig(name="cordoned.log.dirs", config_operation=0 if value else 1,
+                             value=value)
+    with WireClient(bootstrap) as c:
+        r = c.request(44, 1, IncrementalAlterConfigsRequest(resources=[AlterConfigsResource(
+            resource_type=4, resource_name="1", configs=[config])], validate_only=False))
+    return r.responses[0].error_code
+
+
+def _cordoned(bootstrap: str) -> dict[int, bool]:
+    return {v: describe(bootstrap, v, []).results[0].is_cordoned for v in (4, 5)}
+
+
+@needs_java
+def test_cordoned_log_dirs_show_in_v5_like_kafka(broker, reference_kafka):
+    """KIP-1066: ``cordoned.log.dirs`` set to ``*`` or to the dir's own path makes v5's
+    is_cordoned true (v4 has no such field); deleting it clears it.  Kafka applies a dynamic
+    change a moment after answering, so its side is polled.  The reference broker is left
+    uncordoned whatever happens."""
+    both = {"pykafkad": broker.bootstrap_servers, "kafka": reference_kafka.bootstrap_servers}
+    seen = {}
+    try:
+        for side, bootstrap in both.items():
+            own = describe(bootstrap, 5, []).results[0].log_dir
+            for label, value in (("all", "*"), ("own dir", own), ("deleted", None)):
+                assert _set_cordoned(bootstrap, value) == ErrorCode.NONE
+                expected = {4: False, 5: value is not None}
+                seen[(side, label)] = wait_until(
+                    lambda b=bootstrap, e=expected: _cordoned(b) if _cordoned(b) == e else None,
+                    f"is_cordoned {expected} on {side}")
+    finally:
+        _set_cordoned(both["kafka"], None)
+        wait_until(lambda: not _cordoned(both["kafka"])[5], "the reference to be uncordoned")
+    assert seen[("pykafkad", "all")] == seen[("kafka", "all")] == {4: False, 5: True}
+    assert seen[("pykafkad", "deleted")] == seen[("kafka", "deleted")] == {4: False, 5: False}
+
+
+def test_cordoned_log_dirs_given_at_startup():
+    from pykafkad.testing import run_broker
+
+    with run_broker(config={"cordoned.log.dirs": "*"}) as b:
+        assert _cordoned(b.bootstrap_servers) == {4: False, 5: True}

@@ -32,7 +32,8 @@ CORDONED_LOG_DIRS = "cordoned.log.dirs"
 
 
 def log_dir_path(data_dir: Path) -> str:
-    """The dir as Kafka names it: absolute (as Java's File.getAbsolutePath), links kept."""
+    """The dir as Kafka names it: absolute, links kept (Java's File.getAbsolutePath would also
+    keep a ``./`` the CLI's Path has already dropped)."""
     return str(Path(data_dir).absolute())
 
 

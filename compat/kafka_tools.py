@@ -44,6 +44,7 @@ MAIN_CLASSES = {
     "kafka-transactions": "org.apache.kafka.tools.TransactionsCommand",
     "kafka-cluster": "org.apache.kafka.tools.ClusterTool",
     "kafka-dump-log": "org.apache.kafka.tools.DumpLogSegments",
+    "kafka-log-dirs": "org.apache.kafka.tools.LogDirsCommand",
 }
 #: tools that reach into kafka-clients' internal classes (segment files), which change from
 #: release to release: they run with the kafka-clients of their own version

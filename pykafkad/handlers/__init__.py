@@ -11,6 +11,7 @@ from pykafkad.handlers import (  # noqa: F401
     fetch,
     groups,
     list_offsets,
+    log_dirs,
     metadata,
     offsets_commit,
     produce,

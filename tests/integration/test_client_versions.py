@@ -22,6 +22,10 @@ JAVA_44_VERSIONS = {"API_VERSIONS": 5, "METADATA": 13, "PRODUCE": 13, "FETCH": 1
                     "LIST_OFFSETS": 11, "DESCRIBE_CLUSTER": 2, "CREATE_TOPICS": 7,
                     "OFFSET_COMMIT": 9, "OFFSET_FETCH": 9}
 
+#: the release kafka-python 3.0.12 infers from Kafka 4.4.0's ApiVersions (its newest check needs
+#: DescribeLogDirs v5; test_kafka_python_infers_what_it_infers_from_kafka compares the two)
+KAFKA_PYTHON_INFERS_FROM_KAFKA_44 = (4, 3)
+
 
 @needs_java
 def test_java_44_client_uses_the_newest_versions(broker):
@@ -37,12 +41,12 @@ def test_java_44_client_uses_the_newest_versions(broker):
     assert {api: max(used.get(api, {-1})) for api in JAVA_44_VERSIONS} == JAVA_44_VERSIONS
 
 
-def test_kafka_python_infers_a_4x_broker_and_works(broker, topic_name):
+def test_kafka_python_infers_kafka_44s_release_and_works(broker, topic_name):
     from kafka import KafkaConsumer, KafkaProducer
 
     producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers)
     try:
-        assert producer.config["api_version"] >= (4, 0)
+        assert producer.config["api_version"] == KAFKA_PYTHON_INFERS_FROM_KAFKA_44
         for i in range(3):
             producer.send(topic_name, f"m{i}".encode()).get(WAIT_S)
     finally:
@@ -58,7 +62,7 @@ def test_kafka_python_infers_a_4x_broker_and_works(broker, topic_name):
                 break
         consumer.commit()
         assert got == [b"m0", b"m1", b"m2"]
-        assert consumer.config["api_version"] >= (4, 0)
+        assert consumer.config["api_version"] == KAFKA_PYTHON_INFERS_FROM_KAFKA_44
     finally:
         consumer.close()
 

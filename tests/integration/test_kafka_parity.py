@@ -154,6 +154,24 @@ def test_api_versions_ranges_are_kafkas(both):
         assert ours[key] == (lo, hi) and kafka[key][0] == lo and kafka[key][1] > hi
 
 
+def test_kafka_python_infers_what_it_infers_from_kafka(both):
+    """kafka-python 3.0.12 infers the broker's release from ApiVersions maxima (4.3 needs
+    DescribeLogDirs v5): it must take pykafkad for the same release as Kafka 4.4."""
+    from kafka import KafkaProducer
+
+    from tests.integration.test_client_versions import KAFKA_PYTHON_INFERS_FROM_KAFKA_44
+
+    inferred = {}
+    for side, bootstrap in both.items():
+        producer = KafkaProducer(bootstrap_servers=bootstrap)
+        try:
+            inferred[side] = producer.config["api_version"]
+        finally:
+            producer.close()
+    assert inferred == {"pykafkad": KAFKA_PYTHON_INFERS_FROM_KAFKA_44,
+                        "kafka": KAFKA_PYTHON_INFERS_FROM_KAFKA_44}
+
+
 @pytest.mark.parametrize("api_key,version", [
     (0, 0), (0, 1), (0, 2), (0, 14),  # Produce: 0-2 advertised (KAFKA-18659) but refused
     (1, 0), (1, 3), (1, 19),           # Fetch
@@ -162,6 +180,7 @@ def test_api_versions_ranges_are_kafkas(both):
     (8, 0), (8, 1), (9, 0),            # OffsetCommit, OffsetFetch
     (19, 0), (19, 1), (20, 0),         # CreateTopics, DeleteTopics
     (23, 0), (23, 1), (32, 0),         # OffsetForLeaderEpoch, DescribeConfigs
+    (34, 0), (35, 0),                  # AlterReplicaLogDirs, DescribeLogDirs
 ])
 def test_versions_kafka_does_not_serve_close_the_connection(both, api_key, version):
     answers = {name: raw_exchange(b, api_key, version) for name, b in both.items()}

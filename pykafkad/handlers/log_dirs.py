@@ -1,0 +1,116 @@
+"""DescribeLogDirs (key 35) and AlterReplicaLogDirs (key 34): the broker's one log directory.
+
+pykafkad keeps every partition in one data dir, so it answers as an Apache Kafka broker with a
+single entry in ``log.dirs``: ``kafka-log-dirs --describe``, the Java Admin's describeLogDirs and
+kafka-python's describe_log_dirs see that dir with each partition's size.  kafka-python also
+infers the broker's release from DescribeLogDirs' highest version, so serving v5 makes it infer
+the same release from pykafkad as from Kafka 4.4.  No authorizer means no CLUSTER checks.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pykafkad.dispatch import RequestContext, handles
+from wire.errors import ErrorCode
+from wire.messages.alter_replica_log_dirs_response import (
+    AlterReplicaLogDirPartitionResult,
+    AlterReplicaLogDirsResponse,
+    AlterReplicaLogDirTopicResult,
+)
+from wire.messages.describe_log_dirs_response import (
+    DescribeLogDirsPartition,
+    DescribeLogDirsResponse,
+    DescribeLogDirsResult,
+    DescribeLogDirsTopic,
+)
+
+DESCRIBE_LOG_DIRS = 35
+ALTER_REPLICA_LOG_DIRS = 34
+CORDONED_LOG_DIRS = "cordoned.log.dirs"
+
+
+def log_dir_path(data_dir: Path) -> str:
+    """The dir as Kafka names it: absolute, links kept (Java's File.getAbsolutePath would also
+    keep a ``./`` the CLI's Path has already dropped)."""
+    return str(Path(data_dir).absolute())
+
+
+def is_cordoned(broker) -> bool:
+    """KIP-1066's ``cordoned.log.dirs`` (a per-broker dynamic config, or static): ``*`` or a
+    list naming the dir.  pykafkad applies nothing else of it; Kafka 4.4 reports it in
+    DescribeLogDirs v5 (a dynamic change shows once the broker has applied it)."""
+    config = broker.config
+    value = config.dynamic_broker_configs.get(CORDONED_LOG_DIRS)
+    if value is None:
+        value = config.ignored.get(CORDONED_LOG_DIRS)
+    if value is None:
+        return False
+    entries = value if isinstance(value, list) else str(value).split(",")
+    names = {e.strip() for e in entries}
+    return "*" in names or bool(names & {str(broker.data_dir), log_dir_path(broker.data_dir)})
+
+
+def _requested_partitions(ctx: RequestContext, topics) -> list[tuple[str, int]]:
+    """The (topic, partition) pairs that exist, in name order: Kafka leaves out unknown topics
+    and partitions silently, an empty partition list asks for nothing, null asks for all."""
+    logs = ctx.broker.logs
+    if topics is None:
+        return sorted(logs.logs())
+    wanted = {(t.topic, p) for t in topics for p in t.partitions}
+    return sorted(key for key in wanted if logs.get(*key) is not None)
+
+
+@handles(DESCRIBE_LOG_DIRS, 1, 5)
+async def handle_describe_log_dirs(ctx: RequestContext, req) -> DescribeLogDirsResponse:
+    """Versions 1-5 (Kafka 4.4's range).  One result: the data dir, error NONE, each known
+    requested partition with its size (the sum of its segment files, as Kafka's
+    ``UnifiedLog.size``), offset lag 0 (the leader's HW never trails its own end offset here)
+    and no future log.  v4+ add the file system's total and usable bytes (statvfs, as Java's
+    FileStore); v5's is_cordoned is whether ``cordoned.log.dirs`` names the dir (or is ``*``).
+    Compared field by field with Apache Kafka 4.4.0."""
+    topics: dict[str, list[DescribeLogDirsPartition]] = {}
+    for name, index in _requested_partitions(ctx, req.topics):
+        size = ctx.broker.logs.get(name, index).size_in_bytes
+        topics.setdefault(name, []).append(DescribeLogDirsPartition(
+            partition_index=index, partition_size=size, offset_lag=0, is_future_key=False))
+    result = DescribeLogDirsResult(
+        error_code=ErrorCode.NONE,
+        log_dir=log_dir_path(ctx.broker.data_dir),
+        topics=[DescribeLogDirsTopic(name=n, partitions=ps) for n, ps in topics.items()],
+    )
+    if ctx.version >= 4:
+        fs = os.statvfs(ctx.broker.data_dir)
+        result.total_bytes = fs.f_blocks * fs.f_frsize
+        result.usable_bytes = fs.f_bavail * fs.f_frsize
+    result.is_cordoned = is_cordoned(ctx.broker)
+    return DescribeLogDirsResponse(throttle_time_ms=0, error_code=ErrorCode.NONE,
+                                   results=[result])
+
+
+@handles(ALTER_REPLICA_LOG_DIRS, 1, 2)
+async def handle_alter_replica_log_dirs(ctx: RequestContext, req) -> AlterReplicaLogDirsResponse:
+    """Versions 1-2.  With one log dir the only possible move is to where a replica already is,
+    which Kafka answers NONE without doing anything.  As Kafka 4.4.0 answers: a path that is not
+    exactly the dir's absolute name (a trailing slash or ``./`` included) is LOG_DIR_NOT_FOUND,
+    checked before the partition; an unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION;
+    a partition named twice is answered once, for the last dir that names it."""
+    own_dir = log_dir_path(ctx.broker.data_dir)
+    destinations: dict[tuple[str, int], str] = {}
+    for d in req.dirs:
+        for t in d.topics:
+            for p in t.partitions:
+                destinations[(t.name, p)] = d.path
+    results: dict[str, list[AlterReplicaLogDirPartitionResult]] = {}
+    for (name, index), path in destinations.items():
+        if path != own_dir:
+            code = ErrorCode.LOG_DIR_NOT_FOUND
+        elif ctx.broker.logs.get(name, index) is None:
+            code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        else:
+            code = ErrorCode.NONE
+        results.setdefault(name, []).append(
+            AlterReplicaLogDirPartitionResult(partition_index=index, error_code=code))
+    return AlterReplicaLogDirsResponse(throttle_time_ms=0, results=[
+        AlterReplicaLogDirTopicResult(topic_name=n, partitions=ps) for n, ps in results.items()])

@@ -12,7 +12,8 @@ Kafka's start time includes formatting its log dir (``kafka-storage format``), w
 fresh Kafka data dir needs; pykafkad's includes creating its data dir.
 
 ``--produce-only`` measures only the produce workloads (uncompressed, lz4 and zstd batches of
-100 B records: the produce path validates every record, after decompressing).  ``--against DIR``
+100 B records, and 100 KB records: the produce path validates every record, after
+decompressing), each with the broker's CPU time per message.  ``--against DIR``
 also measures pykafkad run from another source tree (say ``git archive <rev> | tar -x -C DIR``)
 in the same run, and adds its column and the ratio this tree / that one.
 """
@@ -114,6 +115,11 @@ def workloads(bootstrap: str, n: int, produce_only: bool = False,
                 out[f"produce 100 B {codec} msgs/s"] = rate
             if pid:
                 out[f"broker CPU us/msg, {codec}"] = (cpu_s(pid) - cpu) / n * 1e6
+        big = max(n // 100, 100)
+        cpu = cpu_s(pid) if pid else 0.0
+        out["produce 100 KB MB/s"] = big * 0.1 / produce("bench-large", big, 100_000)
+        if pid:
+            out["broker CPU us/msg, 100 KB"] = (cpu_s(pid) - cpu) / big * 1e6
         return out
     out["consume 100 B msgs/s"] = n / consume("bench-small", n)
     big = max(n // 100, 100)

@@ -6,7 +6,6 @@ from setuptools import Extension, setup
 
 setup(
     ext_modules=[
-        Extension("wire.records._scan", ["wire/records/_scan.c"], optional=True,
-                  extra_compile_args=["-O2"]),
+        Extension("wire.records._scan", ["wire/records/_scan.c"], optional=True),
     ],
 )

@@ -138,6 +138,7 @@ def main() -> int:
                     help="pykafkad runs per tree, interleaved; each figure is the best round")
     args = ap.parse_args()
     results: dict[str, dict[str, float]] = {}
+    rounds: dict[str, dict[str, list[float]]] = {}  # every round's figure, for the spread
 
     trees = {"pykafkad": ROOT}
     if args.against:
@@ -153,6 +154,8 @@ def main() -> int:
                 finally:
                     proc.terminate()
                     proc.wait(60)
+            for name, value in got.items():
+                rounds.setdefault(label, {}).setdefault(name, []).append(value)
             best = results.setdefault(label, got)
             for name, value in got.items():
                 lower_is_better = "CPU" in name or name.endswith((" s", "MiB"))
@@ -181,6 +184,12 @@ def main() -> int:
             ref = results[r].get(name)
             line += f" {ref:12.2f} {ours / ref:8.2f}" if ref else f" {'-':>12} {'-':>8}"
         print(line)
+    if args.rounds > 1:
+        print(f"\nspread over {args.rounds} rounds (min .. max)")
+        for name in names:
+            print(f"{name:30}" + "".join(
+                f" {label}: {min(v[name]):.2f} .. {max(v[name]):.2f}"
+                for label, v in rounds.items()))
     return 0
 
 

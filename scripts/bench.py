@@ -21,6 +21,7 @@ in the same run, and adds its column and the ratio this tree / that one.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -66,10 +67,20 @@ def start_pykafkad(data_dir: str, src: Path = ROOT) -> tuple[subprocess.Popen, s
 
 
 def cpu_s(pid: int) -> float:
-    """CPU time (user + system) a process and its threads used so far: unlike wall time, it
-    hardly moves when other work shares the machine."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU time a process's threads used so far: unlike wall time, it hardly moves when other
+    work shares the machine. From each thread's schedstat (nanoseconds), since the clock ticks
+    of /proc/<pid>/stat (10 ms) are too coarse for a workload of ~0.1 s of broker CPU (a thread
+    that exits between two readings would take its time with it, but the broker runs on one
+    thread); /proc/<pid>/stat where schedstat is missing."""
+    total = 0
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+                total += int((task / "schedstat").read_text().split()[0])
+        return total / 1e9
+    except (FileNotFoundError, ValueError, IndexError):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def workloads(bootstrap: str, n: int, produce_only: bool = False,

@@ -6,6 +6,8 @@ walk's bounds checks: a read past the buffer would crash or answer differently).
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -131,3 +133,11 @@ def _malformed_sections() -> dict[str, tuple[bytes, int]]:
 def test_same_answer_for_the_malformed_batches(case):
     section, count = _malformed_sections()[case]
     _same(section, count)
+
+
+@pytest.mark.parametrize("env, walk", [("1", "python"), ("0", "c"), ("", "c")])
+def test_pykafkad_pure_python_forces_the_python_walk(env, walk):
+    code = "from wire.records import scan; print(scan.implementation())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYKAFKAD_PURE_PYTHON": env})
+    assert out.stdout.strip() == walk

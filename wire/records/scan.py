@@ -34,8 +34,11 @@ except ImportError:  # built without a compiler: the Python walk
 if os.environ.get("PYKAFKAD_PURE_PYTHON", "") not in ("", "0"):
     _accelerator = None
 
-#: which walk ``scan_records`` uses: "c" or "python"
-IMPLEMENTATION = "python" if _accelerator is None else "c"
+
+def implementation() -> str:
+    """Which walk ``scan_records`` uses: "c" or "python"."""
+    return "python" if _accelerator is None else "c"
+
 
 _MAX_LONG = (1 << 63) - 1
 _MIN_LONG = -(1 << 63)

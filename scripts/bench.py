@@ -13,7 +13,8 @@ fresh Kafka data dir needs; pykafkad's includes creating its data dir.
 
 ``--produce-only`` measures only the produce workloads (uncompressed, lz4 and zstd batches of
 100 B records, and 100 KB records: the produce path validates every record, after
-decompressing), each with the broker's CPU time per message.  ``--against DIR``
+decompressing), each with the broker's CPU time per message, and the record validation's own
+CPU per message (C and Python walk) on the batches the client sent.  ``--against DIR``
 also measures pykafkad run from another source tree (say ``git archive <rev> | tar -x -C DIR``)
 in the same run, and adds its column and the ratio this tree / that one.
 """
@@ -139,6 +140,48 @@ def workloads(bootstrap: str, n: int, produce_only: bool = False,
     return out
 
 
+def validation_cpu(data_dir: Path, limit: int = 50_000) -> dict[str, float]:
+    """The record validation's own CPU per message, C and Python walk, timed in this process
+    on the first ``limit`` messages of the batches librdkafka sent to each produce workload
+    (read back from the broker's segments): the part of the broker CPU figures that record
+    validation adds, without the noise of a shared machine."""
+    from pykafkad.log.record_validation import RecordPolicy, validate_records
+    from wire.records import scan
+    from wire.records.header import BatchHeader
+
+    out = {}
+    for codec in ("none", "lz4", "zstd"):
+        batches = []
+        for segment in sorted(data_dir.glob(f"bench-{codec}-*/*.log")):
+            data = segment.read_bytes()
+            pos = 0
+            while pos + 61 <= len(data) and sum(h.record_count for _, h in batches) < limit:
+                size = int.from_bytes(data[pos + 8:pos + 12], "big") + 12
+                batch = data[pos:pos + size]
+                batches.append((batch, BatchHeader(batch)))
+                pos += size
+        count = sum(h.record_count for _, h in batches)
+        if not count:
+            continue
+        now = max(h.max_timestamp for _, h in batches)
+        policy = RecordPolicy()
+        walks = {"C": scan._accelerator, "Python": None} if scan._accelerator else {"Python": None}
+        saved = scan._accelerator
+        try:
+            for walk, accelerator in walks.items():
+                scan._accelerator = accelerator
+                best = float("inf")
+                for _ in range(3):
+                    t = time.process_time()
+                    for batch, header in batches:
+                        validate_records(batch, header, policy, now, "bench-0")
+                    best = min(best, time.process_time() - t)
+                out[f"validation CPU us/msg, {codec}, {walk}"] = best / count * 1e6
+        finally:
+            scan._accelerator = saved
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--messages", type=int, default=200_000)
@@ -165,6 +208,8 @@ def main() -> int:
                 finally:
                     proc.terminate()
                     proc.wait(60)
+                if args.produce_only and label == "pykafkad":
+                    got.update(validation_cpu(Path(d)))
             for name, value in got.items():
                 rounds.setdefault(label, {}).setdefault(name, []).append(value)
             best = results.setdefault(label, got)
@@ -187,20 +232,20 @@ def main() -> int:
 
     names = list(results["pykafkad"])
     refs = [r for r in ("kafka", "against") if r in results]
-    print(f"{'workload':30} {'pykafkad':>12}" + "".join(f" {r:>12} {'ratio':>8}" for r in refs))
+    print(f"{'workload':38} {'pykafkad':>12}" + "".join(f" {r:>12} {'ratio':>8}" for r in refs))
     for name in names:
         ours = results["pykafkad"][name]
-        line = f"{name:30} {ours:12.2f}"
+        line = f"{name:38} {ours:12.3f}"
         for r in refs:
             ref = results[r].get(name)
-            line += f" {ref:12.2f} {ours / ref:8.2f}" if ref else f" {'-':>12} {'-':>8}"
+            line += f" {ref:12.3f} {ours / ref:8.2f}" if ref else f" {'-':>12} {'-':>8}"
         print(line)
     if args.rounds > 1:
         print(f"\nspread over {args.rounds} rounds (min .. max)")
         for name in names:
-            print(f"{name:30}" + "".join(
-                f" {label}: {min(v[name]):.2f} .. {max(v[name]):.2f}"
-                for label, v in rounds.items()))
+            print(f"{name:38}" + "".join(
+                f" {label}: {min(v[name]):.3f} .. {max(v[name]):.3f}"
+                for label, v in rounds.items() if name in v))
     return 0
 
 

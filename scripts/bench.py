@@ -13,7 +13,9 @@ Kafka's start time includes formatting its log dir (``kafka-storage format``), w
 fresh Kafka data dir needs; pykafkad's includes creating its data dir.
 
 ``--produce-only`` measures only the produce workloads (uncompressed, lz4 and zstd batches of
-100 B records: the produce path validates every record, after decompressing).  ``--against DIR``
+100 B records, and 100 KB records: the produce path validates every record, after
+decompressing), each with the broker's CPU time per message, and the record validation's own
+CPU per message (C and Python walk) on the batches the client sent.  ``--against DIR``
 also measures pykafkad run from another source tree (say ``git archive <rev> | tar -x -C DIR``)
 in the same run, and adds its column and the ratio this tree / that one.
 
@@ -27,6 +29,7 @@ latency (p50/p99/p99.9) while a compacted topic is being cleaned (scripts/bench_
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -79,10 +82,20 @@ def start_pykafkad(data_dir: str, src: Path = ROOT) -> tuple[subprocess.Popen, s
 
 
 def cpu_s(pid: int) -> float:
-    """CPU time (user + system) a process and its threads used so far: unlike wall time, it
-    hardly moves when other work shares the machine."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU time a process's threads used so far: unlike wall time, it hardly moves when other
+    work shares the machine. From each thread's schedstat (nanoseconds), since the clock ticks
+    of /proc/<pid>/stat (10 ms) are too coarse for a workload of ~0.1 s of broker CPU (a thread
+    that exits between two readings would take its time with it, but the broker runs on one
+    thread); /proc/<pid>/stat where schedstat is missing."""
+    total = 0
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+                total += int((task / "schedstat").read_text().split()[0])
+        return total / 1e9
+    except (FileNotFoundError, ValueError, IndexError):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def workloads(bootstrap: str, n: int, produce_only: bool = False,
@@ -128,6 +141,11 @@ def workloads(bootstrap: str, n: int, produce_only: bool = False,
                 out[f"produce 100 B {codec} msgs/s"] = rate
             if pid:
                 out[f"broker CPU us/msg, {codec}"] = (cpu_s(pid) - cpu) / n * 1e6
+        big = max(n // 100, 100)
+        cpu = cpu_s(pid) if pid else 0.0
+        out["produce 100 KB MB/s"] = big * 0.1 / produce("bench-large", big, 100_000)
+        if pid:
+            out["broker CPU us/msg, 100 KB"] = (cpu_s(pid) - cpu) / big * 1e6
         return out
     out["consume 100 B msgs/s"] = n / consume("bench-small", n)
     big = max(n // 100, 100)
@@ -157,6 +175,48 @@ def run_workloads(bootstrap: str, args: argparse.Namespace, pid: int) -> dict[st
     return out
 
 
+def validation_cpu(data_dir: Path, limit: int = 50_000) -> dict[str, float]:
+    """The record validation's own CPU per message, C and Python walk, timed in this process
+    on the first ``limit`` messages of the batches librdkafka sent to each produce workload
+    (read back from the broker's segments): the part of the broker CPU figures that record
+    validation adds, without the noise of a shared machine."""
+    from pykafkad.log.record_validation import RecordPolicy, validate_records
+    from wire.records import scan
+    from wire.records.header import BatchHeader
+
+    out = {}
+    for codec in ("none", "lz4", "zstd"):
+        batches = []
+        for segment in sorted(data_dir.glob(f"bench-{codec}-*/*.log")):
+            data = segment.read_bytes()
+            pos = 0
+            while pos + 61 <= len(data) and sum(h.record_count for _, h in batches) < limit:
+                size = int.from_bytes(data[pos + 8:pos + 12], "big") + 12
+                batch = data[pos:pos + size]
+                batches.append((batch, BatchHeader(batch)))
+                pos += size
+        count = sum(h.record_count for _, h in batches)
+        if not count:
+            continue
+        now = max(h.max_timestamp for _, h in batches)
+        policy = RecordPolicy()
+        walks = {"C": scan._accelerator, "Python": None} if scan._accelerator else {"Python": None}
+        saved = scan._accelerator
+        try:
+            for walk, accelerator in walks.items():
+                scan._accelerator = accelerator
+                best = float("inf")
+                for _ in range(3):
+                    t = time.process_time()
+                    for batch, header in batches:
+                        validate_records(batch, header, policy, now, "bench-0")
+                    best = min(best, time.process_time() - t)
+                out[f"validation CPU us/msg, {codec}, {walk}"] = best / count * 1e6
+        finally:
+            scan._accelerator = saved
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--messages", type=int, default=200_000)
@@ -173,6 +233,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1, help="latency and consume runs per broker")
     args = ap.parse_args()
     results: dict[str, dict[str, float]] = {}
+    rounds: dict[str, dict[str, list[float]]] = {}  # every round's figure, for the spread
 
     trees = {"pykafkad": ROOT}
     if args.against:
@@ -188,6 +249,10 @@ def main() -> int:
                 finally:
                     proc.terminate()
                     proc.wait(60)
+                if args.produce_only and label == "pykafkad":
+                    got.update(validation_cpu(Path(d)))
+            for name, value in got.items():
+                rounds.setdefault(label, {}).setdefault(name, []).append(value)
             best = results.setdefault(label, got)
             for name, value in got.items():
                 lower_is_better = "CPU" in name or name.endswith((" s", "MiB"))
@@ -207,14 +272,20 @@ def main() -> int:
 
     names = list(results["pykafkad"])
     refs = [r for r in ("kafka", "against") if r in results]
-    print(f"{'workload':30} {'pykafkad':>12}" + "".join(f" {r:>12} {'ratio':>8}" for r in refs))
+    print(f"{'workload':38} {'pykafkad':>12}" + "".join(f" {r:>12} {'ratio':>8}" for r in refs))
     for name in names:
         ours = results["pykafkad"][name]
-        line = f"{name:30} {ours:12.2f}"
+        line = f"{name:38} {ours:12.3f}"
         for r in refs:
             ref = results[r].get(name)
-            line += f" {ref:12.2f} {ours / ref:8.2f}" if ref else f" {'-':>12} {'-':>8}"
+            line += f" {ref:12.3f} {ours / ref:8.2f}" if ref else f" {'-':>12} {'-':>8}"
         print(line)
+    if args.rounds > 1:
+        print(f"\nspread over {args.rounds} rounds (min .. max)")
+        for name in names:
+            print(f"{name:38}" + "".join(
+                f" {label}: {min(v[name]):.3f} .. {max(v[name]):.3f}"
+                for label, v in rounds.items() if name in v))
     return 0
 
 

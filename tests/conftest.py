@@ -33,3 +33,21 @@ def reference_kafka():
 
     with run_kafka(REFERENCE_KAFKA_VERSION) as kafka:
         yield kafka
+
+
+@pytest.fixture(params=["c", "python"])
+def record_walk(request, monkeypatch) -> str:
+    """Runs a test once with each record walk of wire.records.scan: the C extension and the
+    pure-Python fallback. The C one skips only outside CI when it was not built (in CI the
+    install builds it, so a missing one fails)."""
+    import os
+
+    from wire.records import scan
+
+    if request.param == "python":
+        monkeypatch.setattr(scan, "_accelerator", None)
+    elif scan._accelerator is None:
+        if os.environ.get("CI"):
+            pytest.fail("the C record walk (wire/records/_scan.c) was not built")
+        pytest.skip("the C record walk is not built (python setup.py build_ext --inplace)")
+    return request.param

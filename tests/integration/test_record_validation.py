@@ -103,9 +103,9 @@ def answers(bootstrap: str, default_cases: dict, topic_cases: list) -> dict[str,
 
 
 @pytest.mark.parametrize("case", sorted(EXPECTED))
-def test_malformed_records_answer_kafkas_code(broker, topic_name, case):
+def test_malformed_records_answer_kafkas_code(broker, topic_name, case, record_walk):
     """Each malformed batch gets Kafka's error code and nothing is stored; what Kafka accepts
-    is stored."""
+    is stored (with either record walk, C or Python)."""
     create_topic(broker.bootstrap_servers, topic_name)
     with WireClient(broker.bootstrap_servers) as c:
         part = produce_raw(c, topic_name, malformed_cases()[case])
@@ -118,7 +118,7 @@ def test_malformed_records_answer_kafkas_code(broker, topic_name, case):
 
 
 @pytest.mark.parametrize("case", [c[:3] for c in config_cases()], ids=lambda c: f"{c[0]}/{c[2]}")
-def test_topic_config_record_rules(broker, topic_name, case):
+def test_topic_config_record_rules(broker, topic_name, case, record_walk):
     group, config, name = case
     expected = {(g, n): (recs, code) for g, _, n, recs, code in config_cases()}
     records, code = expected[group, name]

@@ -1,6 +1,7 @@
 """The produce-side record walk: it accepts every batch the encoder builds, reports what the
 broker needs (timestamp range, keyless records, offset order), and refuses broken records the
-way Kafka's two readers do (full read: lengths must match; skim: lengths ignored)."""
+way Kafka's two readers do (full read: lengths must match; skim: lengths ignored). Each test
+runs with both walks, the C extension and the pure-Python one."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from wire.records.errors import InvalidRecordError
 from wire.records.header import HEADER_SIZE
 from wire.records.record import encode_record
 from wire.records.scan import record_summaries, scan_records
+
+pytestmark = pytest.mark.usefixtures("record_walk")
 
 #: null, short, and long enough for 2- and 3-byte length varints
 _blob = st.one_of(st.none(), st.binary(max_size=70),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import os
 import struct
 
 import cramjam
@@ -323,6 +324,25 @@ def test_unknown_codec():
         with pytest.raises(InvalidRecordError) as e:
             fn(5, b"x")
         assert _code(e) == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+
+
+@pytest.mark.parametrize("size", [(1 << 20) - 1, 1 << 20, (1 << 20) + 1, 3_500_000])
+def test_lz4_decompresses_in_steps_with_the_same_bound(size):
+    """Output past one decompression step (1 MiB): several frames, the bomb limit at the same
+    byte, a truncated frame still corrupt."""
+    data = os.urandom(1000) * (size // 1000) + bytes(size % 1000)
+    packed = codecs.compress(codecs.LZ4, data)
+    assert codecs.decompress(codecs.LZ4, packed + packed) == data + data
+    assert codecs.decompress(codecs.LZ4, packed, max_size=size) == data
+    assert codecs.decompress(codecs.LZ4, packed + packed, max_size=2 * size) == data + data
+    for payload, limit in ((packed, size - 1), (packed + packed, size + 1),
+                           (packed + packed, 2 * size - 1)):
+        with pytest.raises(InvalidRecordError) as e:
+            codecs.decompress(codecs.LZ4, payload, max_size=limit)
+        assert _code(e) == ErrorCode.MESSAGE_TOO_LARGE
+    with pytest.raises(InvalidRecordError) as e:
+        codecs.decompress(codecs.LZ4, packed[:-5])
+    assert _code(e) == ErrorCode.CORRUPT_MESSAGE
 
 
 def test_lz4_writes_independent_blocks_as_java_requires():

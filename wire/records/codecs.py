@@ -46,6 +46,9 @@ _I32 = struct.Struct(">i")
 # 128 KiB block), so feeding budget >> 15 input bytes at a time keeps each step within budget.
 _ZSTD_EXPANSION_SHIFT = 15
 
+#: the most output one lz4 decompression step asks for (see _unlz4)
+_LZ4_STEP = 1 << 20
+
 # zstandard's (de)compressor objects hold one native context each and are not thread safe, so
 # each call makes its own (a few microseconds): batches may be decoded in worker threads.
 _ZSTD_LEVEL = 3
@@ -200,7 +203,9 @@ def _unxerial(data: memoryview, max_size: int) -> bytes:
 
 
 def _unlz4(data: memoryview, max_size: int) -> bytes:
-    """One or more LZ4 frames, read ``max_size + 1`` bytes at most."""
+    """One or more LZ4 frames, read ``max_size + 1`` bytes at most, in steps of at most
+    ``_LZ4_STEP`` bytes: lz4 allocates a step's whole output buffer up front, and one of
+    ``max_size`` (64 MiB) costs several times the decompression of a typical batch."""
     out: list[bytes] = []
     total = 0
     rest: bytes | memoryview = data
@@ -208,7 +213,7 @@ def _unlz4(data: memoryview, max_size: int) -> bytes:
         d = lz4.frame.LZ4FrameDecompressor()
         pending = rest
         while True:
-            piece = d.decompress(pending, max_length=max_size - total + 1)
+            piece = d.decompress(pending, max_length=min(max_size - total + 1, _LZ4_STEP))
             total += len(piece)
             if total > max_size:
                 raise _too_large(max_size)

@@ -14,15 +14,31 @@ may not be negative. Every structural fault is INVALID_RECORD, which Kafka answe
 message, so the walk only needs to say "bad"; reading past the end raises IndexError, which
 is turned into that same answer instead of bounds checks on every field.
 
-This is the per-record Python on the produce path: one loop, single-byte varints inline, no
-objects per record.
+The walk runs in C (``wire/records/_scan.c``, built when pykafkad is installed) when that
+extension is there: the same checks and answers without an interpreter step per byte. The
+Python walk below is the fallback for an install without a compiler, and the reference the C
+one is tested against; ``PYKAFKAD_PURE_PYTHON=1`` (read at import) forces it.
 """
 
 from __future__ import annotations
 
+import os
 from typing import NamedTuple
 
 from wire.records.errors import InvalidRecordError, invalid
+
+try:
+    from wire.records import _scan as _accelerator
+except ImportError:  # built without a compiler: the Python walk
+    _accelerator = None
+if os.environ.get("PYKAFKAD_PURE_PYTHON", "") not in ("", "0"):
+    _accelerator = None
+
+
+def implementation() -> str:
+    """Which walk ``scan_records`` uses: "c" or "python"."""
+    return "python" if _accelerator is None else "c"
+
 
 _MAX_LONG = (1 << 63) - 1
 _MIN_LONG = -(1 << 63)
@@ -91,8 +107,18 @@ def _varlong(data, pos: int) -> tuple[int, int]:
 
 
 def scan_records(data: bytes, count: int, *, full: bool = True) -> RecordScan:
-    """Checks that ``data`` (a batch's records section, decompressed) holds exactly ``count``
-    well-formed records; raises INVALID_RECORD otherwise."""
+    """Checks that ``data`` (a batch's records section, decompressed; any bytes-like) holds
+    exactly ``count`` well-formed records; raises INVALID_RECORD otherwise."""
+    if _accelerator is not None:
+        got = _accelerator.scan(data, count, full)
+        if got is None:
+            raise _bad()
+        return RecordScan(*got)
+    return scan_records_python(data, count, full=full)
+
+
+def scan_records_python(data: bytes, count: int, *, full: bool = True) -> RecordScan:
+    """The pure-Python walk (``scan_records`` without the C extension)."""
     try:
         if full:
             return _scan_full(data, count)

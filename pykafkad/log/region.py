@@ -8,15 +8,21 @@ Segments do not hold their descriptors: a ``LazyFile`` opens its file on use and
 ``OPEN_FILES`` keeps only the most recently used ones open (an LRU of strong references; a file
 that falls out of it is closed once no region needs it any more). So 10,000 idle partitions
 need no descriptors at all, and a busy broker at most ``OPEN_FILES.capacity`` plus the regions
-in flight.
+in flight.  An open that finds no descriptor left (EMFILE, ENFILE: the connections took them)
+closes the idle files of the LRU and tries once more before it fails.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import resource
+import sys
 import weakref
 from collections import OrderedDict
+
+#: the process (EMFILE) or the system (ENFILE) has no descriptor left
+OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE)
 
 
 def write_all(fd: int, data: bytes | bytearray) -> None:
@@ -34,7 +40,7 @@ class SegmentFile:
 
     def __init__(self, path: os.PathLike | str, flags: int = os.O_RDWR | os.O_CREAT | os.O_APPEND):
         self.path = os.fspath(path)
-        self.fd = os.open(self.path, flags | getattr(os, "O_CLOEXEC", 0), 0o644)
+        self.fd = open_fd(self.path, flags | getattr(os, "O_CLOEXEC", 0))
 
     def fileno(self) -> int:
         if self.fd < 0:
@@ -125,6 +131,18 @@ class OpenFiles:
     def discard(self, file: SegmentFile) -> None:
         self._lru.pop(id(file), None)
 
+    def evict_idle(self) -> int:
+        """Lets go of every file only this LRU holds, closing it (a file a region or segment
+        write still uses stays): what an open that ran out of descriptors does before its retry.
+        Returns how many were let go."""
+        lru = self._lru
+        # a file referenced by the list's item tuple, the loop variable and getrefcount's
+        # argument, and by nothing else but the LRU, is idle
+        idle = [key for key, file in list(lru.items()) if sys.getrefcount(file) <= _IDLE_REFS]
+        for key in idle:
+            lru.pop(key, None)
+        return len(idle)
+
     def __len__(self) -> int:
         return len(self._lru)
 
@@ -140,8 +158,27 @@ def _default_capacity() -> int:
     return max(16, min(1024, soft // 4))
 
 
+def _idle_refs() -> int:
+    """References to a file that only the LRU holds, as ``evict_idle`` counts them."""
+    probe = OrderedDict([(0, object())])
+    return max(sys.getrefcount(file) for _, file in list(probe.items()))
+
+
+_IDLE_REFS = _idle_refs()
+
 #: the segment and index files this process keeps open
 OPEN_FILES = OpenFiles(_default_capacity())
+
+
+def open_fd(path: str, flags: int, mode: int = 0o644) -> int:
+    """``os.open``; out of descriptors, it first closes the idle files of ``OPEN_FILES`` and
+    tries once more, so a broker short of descriptors gets slower rather than failing."""
+    try:
+        return os.open(path, flags, mode)
+    except OSError as e:
+        if e.errno not in OUT_OF_DESCRIPTORS or not OPEN_FILES.evict_idle():
+            raise
+    return os.open(path, flags, mode)
 
 
 class LazyFile:

@@ -56,27 +56,40 @@ def files(tmp_path, monkeypatch):
 
 
 def test_open_out_of_descriptors_closes_idle_files_and_retries(files, tmp_path):
-    busy = FileRegion(files[0].get(), 0, 5)  # a Fetch response in flight holds its file
+    # a segment being appended to holds its file (a region in flight would be read into memory)
+    writing = files[0].get()
     assert all(lazy.is_open for lazy in files)
     fresh = LazyFile(tmp_path / "fresh.index", FLAGS)
     with no_descriptors_left():
         created = SegmentFile(tmp_path / "new.log", FLAGS)  # a roll: the retry succeeds
         assert fresh.get().fd >= 0
     assert not any(lazy.is_open for lazy in files[1:])  # the idle ones were let go
-    assert files[0].is_open and bytes(busy) == b"recor"  # the busy one was not
+    assert files[0].is_open and writing.pread(6, 0) == b"record"  # the one in use was not
     # the files let go reopen on their next use
     assert files[3].get().pread(15, 0) == b"record batch 3"
     created.close()
     fresh.release(close=True)
 
 
-def test_open_fails_when_nothing_idle_is_left(files, tmp_path):
-    busy = [FileRegion(lazy.get(), 0, 1) for lazy in files]  # every file in use
+def test_regions_in_flight_are_read_into_memory_when_nothing_is_idle(files, tmp_path):
+    """A Fetch response over many partitions holds one file per partition until it is sent."""
+    regions = [FileRegion(lazy.get(), 7, 7) for lazy in files]
+    with no_descriptors_left():
+        created = SegmentFile(tmp_path / "new.log", FLAGS)
+    assert created.fd >= 0
+    assert [region.file for region in regions] == [None] * len(files)
+    assert not any(lazy.is_open for lazy in files)
+    assert [bytes(region) for region in regions] == [b"batch %d" % i for i in range(len(files))]
+    created.close()
+
+
+def test_open_fails_when_nothing_can_be_let_go(files, tmp_path):
+    writing = [lazy.get() for lazy in files]  # every file in use, no region to read instead
     with no_descriptors_left():
         with pytest.raises(OSError) as refused:
             SegmentFile(tmp_path / "new.log", FLAGS)
         assert refused.value.errno == errno.EMFILE
         assert "Too many open files" in str(refused.value)
     assert all(lazy.is_open for lazy in files)  # nothing in use was closed
-    assert [bytes(region) for region in busy] == [b"r"] * len(files)
+    assert [file.pread(1, 0) for file in writing] == [b"r"] * len(files)
     assert not (tmp_path / "new.log").exists()

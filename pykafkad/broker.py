@@ -7,8 +7,10 @@ creation, topic validation, per-topic configs) so that handlers stay thin.
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
 import logging
+import os
 import shutil
 import time
 import uuid
@@ -35,6 +37,13 @@ from pykafkad.fetch_sessions import FetchSessionCache
 from pykafkad.log.config import LogConfig
 from pykafkad.log.manager import ADOPT, DELETE, STRAY, LogManager, partition_dir_name
 from pykafkad.log.partition import PartitionLog
+from pykafkad.log.segment import (
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    TXN_INDEX_SUFFIX,
+    segment_file_name,
+)
 from pykafkad.producer_ids import ProducerIdManager
 from wire.errors import ErrorCode, KafkaError
 
@@ -46,6 +55,27 @@ LEADER_EPOCH = 0
 
 def wall_clock_ms() -> int:
     return int(time.time() * 1000)
+
+
+#: what a partition just created may hold (its first segment, metadata and checkpoint)
+NEW_PARTITION_FILES = (
+    *(segment_file_name(0, suffix) for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX,
+                                                  TXN_INDEX_SUFFIX)),
+    *(name + tmp for name in ("partition.metadata", "leader-epoch-checkpoint") for tmp in ("", ".tmp")),
+)
+
+
+def remove_new_partition_dir(path: Path) -> None:
+    """Removes a partition directory a rolled-back creation leaves.  Out of descriptors, listing
+    it fails (that needs one), so the files a new partition has are unlinked by name."""
+    shutil.rmtree(path, ignore_errors=True)
+    if not path.exists():
+        return
+    for name in NEW_PARTITION_FILES:
+        with contextlib.suppress(OSError):
+            os.unlink(path / name)
+    with contextlib.suppress(OSError):
+        os.rmdir(path)
 
 
 @dataclass(frozen=True)
@@ -250,14 +280,14 @@ class Broker:
         try:
             self._create_partition(topic, index)
         except OSError:
-            shutil.rmtree(self.data_dir / partition_dir_name(topic.name, index), ignore_errors=True)
+            remove_new_partition_dir(self.data_dir / partition_dir_name(topic.name, index))
             raise
 
     def _remove_partitions(self, name: str, partitions) -> None:
         """Undoes partition creation (rollback): closes and deletes their logs and dirs."""
         self.logs.remove_partitions(name, partitions)
         for p in partitions:
-            shutil.rmtree(self.data_dir / partition_dir_name(name, p), ignore_errors=True)
+            remove_new_partition_dir(self.data_dir / partition_dir_name(name, p))
 
     def _storage_error(self, what: str, e: OSError) -> KafkaError:
         log.warning("%s failed, rolled back: %s", what, e)

@@ -16,14 +16,15 @@ import signal
 import sys
 from pathlib import Path
 
-import trio
-
 from pykafkad import __version__
 
 DEFAULT_DATA_DIR = "./pykafkad-data"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-#: descriptors beyond the data dir's files: the interpreter, listeners, clients' connections
-FD_HEADROOM = 128
+#: descriptors a running broker holds besides segment files and connections: trio's epoll and
+#: wake-up socket pair, the listeners, the checkpoint and metadata files it writes
+FD_RUNTIME = 13
+#: connections a broker at the smallest limit has room for
+FD_CLIENTS = 32
 
 
 class UsageError(Exception):
@@ -73,33 +74,53 @@ def check_data_dir(path: Path) -> None:
 
 def raise_descriptor_limit() -> None:
     """Lifts the soft open-files limit to the hard one, as the JVM running Kafka does
-    (HotSpot's MaxFDLimit): each partition keeps its segment files open."""
+    (HotSpot's MaxFDLimit): connections and the recently used segment files share it."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft != hard:
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
-def descriptors_needed(data_dir: Path) -> tuple[int, int]:
-    """(partitions, descriptors) a start on ``data_dir`` needs: one per segment file, two more
-    per partition for the active segment's indexes, plus the process's own and some clients."""
-    partitions = segments = 0
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(data_dir):
-            if entry.is_dir() and "-" in entry.name and not entry.name.endswith("-delete"):
-                partitions += 1
-                with contextlib.suppress(OSError):
-                    segments += sum(1 for f in os.scandir(entry.path) if f.name.endswith(".log"))
-    return partitions, segments + 2 * partitions + FD_HEADROOM
+def descriptors_open() -> int:
+    """Descriptors this process holds now (inherited ones too), or the standard three."""
+    for listing in ("/proc/self/fd", "/dev/fd"):
+        with contextlib.suppress(OSError):
+            return len(os.listdir(listing)) - 1  # less the listing's own
+    return 3
 
 
-def too_few_descriptors(data_dir: Path, partitions: int, needed: int) -> str:
-    limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-    return (f"too many open files: the {partitions} partitions in {data_dir} need about "
-            f"{needed} file descriptors, the limit is {limit}; raise it with `ulimit -n {needed}`")
+def descriptors_needed() -> int:
+    """Descriptors a broker needs, whatever its data dir (logs open lazily): those open now,
+    trio's and the listeners' (FD_RUNTIME), the fewest segment files the LRU keeps open, and
+    room for some clients' connections (FD_CLIENTS)."""
+    from pykafkad.log.region import MIN_OPEN_FILES
+
+    return descriptors_open() + FD_RUNTIME + MIN_OPEN_FILES + FD_CLIENTS
 
 
-def build(args: argparse.Namespace):
+def descriptor_limit() -> int:
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return -1 if soft == resource.RLIM_INFINITY else soft
+
+
+def too_few_descriptors(needed: int) -> str:
+    return (f"too few file descriptors: pykafkad needs about {needed}, the limit is "
+            f"{descriptor_limit()}; raise it with `ulimit -n {needed}`")
+
+
+def check_descriptor_limit(needed: int) -> None:
+    """Refuses a start under a limit the broker could not run within (it would fail later,
+    loading logs or accepting connections, with errors spread over the log)."""
+    limit = descriptor_limit()
+    if 0 <= limit < needed:
+        raise UsageError(too_few_descriptors(needed))
+
+
+def out_of_descriptors(e: BaseException) -> bool:
+    return isinstance(e, OSError) and e.errno in (errno.EMFILE, errno.ENFILE)
+
+
+def build(args: argparse.Namespace, needed: int):
     from pykafkad.broker import Broker
     from pykafkad.cluster import TopicsFileError
     from pykafkad.config import BrokerConfig, ConfigError
@@ -139,25 +160,27 @@ def build(args: argparse.Namespace):
         data_dir = config["log.dir"]
     data_path = Path(data_dir or DEFAULT_DATA_DIR)
     check_data_dir(data_path)
-    # counted first: once the descriptors are exhausted even listing a directory fails
-    partitions, needed = descriptors_needed(data_path)
     try:
         broker = Broker(config, data_path)
     except TopicsFileError as e:
         raise UsageError(str(e)) from None
     except OSError as e:
-        if e.errno not in (errno.EMFILE, errno.ENFILE):
+        if not out_of_descriptors(e):
             raise
-        raise UsageError(too_few_descriptors(data_path, partitions, needed)) from None
+        raise UsageError(too_few_descriptors(needed)) from None
     return Server(broker, host, port, advertised_host, advertised_port), data_path
 
 
-async def serve(server) -> None:
+async def serve(server, needed: int) -> None:
+    import trio
+
     async with trio.open_nursery() as nursery:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             try:
                 port = await nursery.start(server.run)
             except OSError as e:
+                if out_of_descriptors(e):
+                    raise UsageError(too_few_descriptors(needed)) from None
                 reason = "address already in use" if e.errno == errno.EADDRINUSE else (e.strerror or str(e))
                 raise UsageError(f"cannot listen on {server.host}:{server.port}: {reason}") from None
             print(f"pykafkad listening on {server.host}:{port}", flush=True)
@@ -174,19 +197,30 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
     )
     raise_descriptor_limit()
+    # counted before anything else opens: trio itself needs descriptors to import
+    needed = descriptors_needed()
     try:
-        server, _ = build(args)
-        trio.run(serve, server)
+        check_descriptor_limit(needed)
+        server, _ = build(args, needed)
+        import trio  # here, not at the top: under a tiny limit its import already fails
+
+        trio.run(serve, server, needed)
     except UsageError as e:
         print(f"pykafkad: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # out of descriptors wherever it happens (trio's own, a listener)
+        if not out_of_descriptors(e):
+            raise
+        print(f"pykafkad: {too_few_descriptors(needed)}", file=sys.stderr)
+        return 2
     except BaseExceptionGroup as group:
-        usage = group.subgroup(UsageError)
+        usage = group.subgroup(lambda e: isinstance(e, UsageError) or out_of_descriptors(e))
         if usage is None:
             raise
         while isinstance(usage, BaseExceptionGroup):
             usage = usage.exceptions[0]
-        print(f"pykafkad: {usage}", file=sys.stderr)
+        message = usage if isinstance(usage, UsageError) else too_few_descriptors(needed)
+        print(f"pykafkad: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

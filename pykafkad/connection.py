@@ -68,8 +68,12 @@ class Connection:
 
     async def _sendfile(self, region) -> None:
         """Zero-copy send of a segment file region; falls back to pread when unsupported."""
+        file = region.file  # held while sending: out of descriptors a region may let go of it
+        if file is None:  # read into memory to free its descriptor (log/region.py)
+            await self.stream.send_all(region.data)
+            return
         sock = self.stream.socket
-        offset, remaining, fd = region.offset, len(region), region.fileno()
+        offset, remaining, fd = region.offset, len(region), file.fileno()
         while remaining > 0:
             try:
                 sent = os.sendfile(sock.fileno(), fd, offset, remaining)

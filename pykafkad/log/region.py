@@ -8,15 +8,21 @@ Segments do not hold their descriptors: a ``LazyFile`` opens its file on use and
 ``OPEN_FILES`` keeps only the most recently used ones open (an LRU of strong references; a file
 that falls out of it is closed once no region needs it any more). So 10,000 idle partitions
 need no descriptors at all, and a busy broker at most ``OPEN_FILES.capacity`` plus the regions
-in flight.
+in flight.  An open that finds no descriptor left (EMFILE, ENFILE: the connections took them)
+closes the idle files of the LRU and tries once more before it fails.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import resource
+import sys
 import weakref
 from collections import OrderedDict
+
+#: the process (EMFILE) or the system (ENFILE) has no descriptor left
+OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE)
 
 
 def write_all(fd: int, data: bytes | bytearray) -> None:
@@ -34,7 +40,7 @@ class SegmentFile:
 
     def __init__(self, path: os.PathLike | str, flags: int = os.O_RDWR | os.O_CREAT | os.O_APPEND):
         self.path = os.fspath(path)
-        self.fd = os.open(self.path, flags | getattr(os, "O_CLOEXEC", 0), 0o644)
+        self.fd = open_fd(self.path, flags | getattr(os, "O_CLOEXEC", 0))
 
     def fileno(self) -> int:
         if self.fd < 0:
@@ -72,36 +78,70 @@ class SegmentFile:
 
 
 class FileRegion:
-    """``length`` bytes at ``offset`` of a segment file: whole record batches, ready to send."""
+    """``length`` bytes at ``offset`` of a segment file: whole record batches, ready to send.
 
-    __slots__ = ("file", "offset", "length")
+    Out of descriptors, a region waiting to be sent may be read into memory (``data``) so that
+    its file can close: a Fetch over hundreds of partitions then still fits the limit."""
+
+    __slots__ = ("file", "offset", "length", "data", "__weakref__")
 
     def __init__(self, file: SegmentFile, offset: int, length: int):
-        self.file = file
+        self.file: SegmentFile | None = file
         self.offset = offset
         self.length = length
+        #: the bytes, once read into memory; then ``file`` is None
+        self.data: bytes | None = None
+        _IN_FLIGHT[id(self)] = self
 
     def fileno(self) -> int:
+        if self.file is None:
+            raise ValueError("region was read into memory: send its data")
         return self.file.fileno()
 
     def __len__(self) -> int:
         return self.length
 
     def __bytes__(self) -> bytes:
+        if self.data is not None:
+            return self.data
         data = self.file.pread(self.length, self.offset)
         if len(data) != self.length:
             raise OSError(f"short read from {self.file.path}: {len(data)} of {self.length} bytes")
         return data
 
+    def read_into_memory(self) -> bool:
+        """Keeps the bytes instead of the file; False if already done (or the read failed)."""
+        if self.data is not None or self.file is None:
+            return False
+        try:
+            self.data = bytes(self)
+        except (OSError, ValueError):
+            return False
+        self.file = None
+        return True
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, FileRegion):
             return NotImplemented
+        if self.data is not None or other.data is not None:
+            return bytes(self) == bytes(other)
         return (self.file, self.offset, self.length) == (other.file, other.offset, other.length)
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"FileRegion({self.file.path!r}, offset={self.offset}, length={self.length})"
+        where = "memory" if self.file is None else repr(self.file.path)
+        return f"FileRegion({where}, offset={self.offset}, length={self.length})"
+
+
+#: the regions not yet sent (or dropped), by id
+_IN_FLIGHT: weakref.WeakValueDictionary[int, FileRegion] = weakref.WeakValueDictionary()
+
+
+def read_regions_into_memory() -> int:
+    """Reads every region in flight into memory, letting go of its file (a file a sender is
+    writing from stays open: the sender holds it).  Returns how many were read."""
+    return sum(region.read_into_memory() for region in list(_IN_FLIGHT.values()))
 
 
 class OpenFiles:
@@ -125,8 +165,25 @@ class OpenFiles:
     def discard(self, file: SegmentFile) -> None:
         self._lru.pop(id(file), None)
 
+    def evict_idle(self) -> int:
+        """Lets go of every file only this LRU holds, closing it (a file a region or segment
+        write still uses stays): what an open that ran out of descriptors does before its retry.
+        Returns how many were let go."""
+        lru = self._lru
+        # a file referenced by the list's item tuple, the loop variable and getrefcount's
+        # argument, and by nothing else but the LRU, is idle
+        idle = [key for key, file in list(lru.items()) if sys.getrefcount(file) <= _IDLE_REFS]
+        for key in idle:
+            lru.pop(key, None)
+        return len(idle)
+
     def __len__(self) -> int:
         return len(self._lru)
+
+
+#: the fewest segment and index files kept open, whatever the descriptor limit
+MIN_OPEN_FILES = 16
+MAX_OPEN_FILES = 1024
 
 
 def _default_capacity() -> int:
@@ -137,11 +194,36 @@ def _default_capacity() -> int:
         soft = 1024
     if soft == resource.RLIM_INFINITY:
         soft = 4096
-    return max(16, min(1024, soft // 4))
+    return max(MIN_OPEN_FILES, min(MAX_OPEN_FILES, soft // 4))
 
+
+def _idle_refs() -> int:
+    """References to a file that only the LRU holds, as ``evict_idle`` counts them."""
+    probe = OrderedDict([(0, object())])
+    return max(sys.getrefcount(file) for _, file in list(probe.items()))
+
+
+_IDLE_REFS = _idle_refs()
 
 #: the segment and index files this process keeps open
 OPEN_FILES = OpenFiles(_default_capacity())
+
+
+def open_fd(path: str, flags: int, mode: int = 0o644) -> int:
+    """``os.open``; out of descriptors, it first closes the idle files of ``OPEN_FILES`` (or,
+    none idle, reads the regions in flight into memory so that their files are idle) and tries
+    once more, so a broker short of descriptors gets slower rather than failing."""
+    try:
+        return os.open(path, flags, mode)
+    except OSError as e:
+        if e.errno not in OUT_OF_DESCRIPTORS:
+            raise
+        if not OPEN_FILES.evict_idle():
+            # a file only regions held closes as they let go; one the LRU holds is idle now
+            if not read_regions_into_memory():
+                raise
+            OPEN_FILES.evict_idle()
+    return os.open(path, flags, mode)
 
 
 class LazyFile:

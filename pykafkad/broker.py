@@ -117,18 +117,16 @@ class Broker:
         self.topics.deleted()  # every directory of a deleted topic is gone now
         # A topic's partitions whose directories a crash lost right after CreateTopics
         # answered (the registry is the durable record) are created again, empty.
-        missing = False
         for topic in self.topics.topics.values():
             lost = [p for p in range(topic.num_partitions) if not self.logs.has(topic.name, p)]
             if lost:
                 self.logs.prepare(topic.name, lost, self._partition_metadata_writer(topic))
-                missing = True
-        if missing:
-            fsync_dir(data_dir)
         self.fetch_sessions = FetchSessionCache(
             clock=clock, max_sessions=config["max.incremental.fetch.session.cache.slots"])
         self.producer_ids = ProducerIdManager(data_dir)
         self._appended = trio.Event()
+        #: set when partitions were prepared whose directories are still to be made
+        self._dirs_wanted = trio.Event()
         self.shutting_down = False
         self.txn_coordinator = TransactionCoordinator(self)
         self.txn_coordinator.load()
@@ -150,13 +148,20 @@ class Broker:
 
     async def open_logs_in_background(self) -> None:
         """Opens the logs start-up left unopened, ~10 ms of work at a time between requests,
-        so that housekeeping (retention, producer expiry, the cleaner) soon covers them all."""
+        so that housekeeping (retention, producer expiry, the cleaner) soon covers them all;
+        then, for as long as the broker runs, makes the directories of new topics' partitions
+        in a worker thread (as Kafka's brokers create logs once the controller has answered)."""
         logs = self.logs
         while logs.unopened and not self.shutting_down:
             until = time.monotonic() + 0.01
             while logs.unopened and time.monotonic() < until:
                 logs.open_some(1)
             await trio.sleep(0)
+        while not self.shutting_down:
+            if logs.dirless:
+                await trio.to_thread.run_sync(logs.make_dirs)
+            await self._dirs_wanted.wait()
+            self._dirs_wanted = trio.Event()
 
     # -- appends and waiting -----------------------------------------------------------------
     def notify_append(self) -> None:
@@ -248,13 +253,14 @@ class Broker:
         return result
 
     def create_topics(self, wanted: list[tuple[str, int, dict[str, str]]]) -> list[Topic | KafkaError]:
-        """Creates topics as Kafka's controller does: each is checked, its partitions'
-        directories are made (with partition.metadata; their logs are created on first use),
-        then the topic registry, the durable record, is saved once for all and the data dir
-        fsynced once, before anyone is answered.  A directory or registry that cannot be written
-        (disk full, out of descriptors) answers KAFKA_STORAGE_ERROR and leaves no trace of the
-        topics it concerns, neither registered nor on disk.  Returns, in order, each topic or
-        the KafkaError it is refused with."""
+        """Creates topics as Kafka's controller does: each is checked, then the topic
+        registry, the durable record, is saved once for all and the data dir fsynced once,
+        before anyone is answered.  The partitions' directories are made right after, in the
+        background, and their logs on first use (a crash before that leaves the registry, from
+        which the start prepares them again).  A registry that cannot be written (disk full)
+        answers KAFKA_STORAGE_ERROR and leaves no trace of the topics; a log that cannot be
+        created later answers KAFKA_STORAGE_ERROR to its Produce and is tried again.  Returns,
+        in order, each topic or the KafkaError it is refused with."""
         results: list[Topic | KafkaError] = []
         made: list[Topic] = []
         for name, num_partitions, configs in wanted:
@@ -264,13 +270,7 @@ class Broker:
                 results.append(e)
                 continue
             topic = Topic(name, new_topic_id(), num_partitions, dict(configs))
-            try:
-                self.logs.prepare(name, range(num_partitions),
-                                  self._partition_metadata_writer(topic))
-            except OSError as e:
-                self._remove_partitions(name, range(num_partitions))
-                results.append(self._storage_error(f"creating topic {name}", e))
-                continue
+            self.logs.prepare(name, range(num_partitions), self._partition_metadata_writer(topic))
             # registered in memory now so the next topics' checks see it; saved below
             self.topics.topics[name] = topic
             self.topics.by_id[topic.topic_id] = topic
@@ -287,11 +287,12 @@ class Broker:
             error = self._storage_error(what, e)
             return [error if isinstance(r, Topic) else r for r in results]
         try:
-            fsync_dir(self.data_dir)  # the registry's new name and the partition directories
-        except OSError as e:  # saved already: the start re-creates a lost directory
+            fsync_dir(self.data_dir)  # the registry's new name
+        except OSError as e:  # saved already
             log.warning("cannot fsync %s: %s", self.data_dir, e)
         for topic in made:
             log.info("created topic %s with %d partitions", topic.name, topic.num_partitions)
+        self._dirs_wanted.set()
         return results
 
     def _create_partition_files(self, topic: Topic, index: int) -> None:

@@ -109,8 +109,10 @@ async def handle_create_topics(ctx: RequestContext, req) -> CreateTopicsResponse
 
     As Kafka's controller, a request for more than 10,000 partitions in all, or whose valid
     topics would take more than 10,000 metadata records (one per topic, partition and config),
-    is refused whole with POLICY_VIOLATION, validate_only or not.  A topic whose files cannot
-    be created (disk full, out of descriptors) answers KAFKA_STORAGE_ERROR and is rolled back."""
+    is refused whole with POLICY_VIOLATION, validate_only or not.  The answer comes once the
+    topic registry is written (once for the request), as Kafka's controller answers once its
+    records are; a registry that cannot be written (disk full) answers KAFKA_STORAGE_ERROR and
+    the topics are rolled back.  Logs are created afterwards (see Broker.create_topics)."""
     broker = ctx.broker
     v = ctx.version
     names = Counter(t.name for t in req.topics)

@@ -90,6 +90,9 @@ class LogManager:
         #: unopened partitions of topics created by this run (``prepare``): their directories
         #: hold no segment yet, which the first open creates; nothing to recover there
         self._fresh: set[tuple[str, int]] = set()
+        #: fresh partitions whose directories are not made yet (``make_dirs``, or their first
+        #: open), with what writes their partition.metadata
+        self._dirless: dict[tuple[str, int], Callable[[Path], None]] = {}
         self._open_lock = threading.RLock()
         self._configs_for: Callable[[str, int], LogConfig | None] = lambda t, p: None
         #: called with every log opened (loaded or created), before anyone else sees it
@@ -180,6 +183,8 @@ class LogManager:
             config = self._configs_for(*key)
             fresh = key in self._fresh
             try:
+                if key in self._dirless:
+                    self._make_dir(key, dir)
                 plog = None if config is None else self._open(key, dir, config, not fresh)
             except OSError as e:
                 if fresh:  # its files cannot be created now (disk full ...): tried again later
@@ -211,25 +216,55 @@ class LogManager:
         return len(self._unopened) - len(self._fresh)
 
     def prepare(self, topic: str, partitions, write_metadata: Callable[[Path], None]) -> None:
-        """Creates the directories of a new topic's partitions, each with what
-        ``write_metadata`` writes (partition.metadata), and no segment yet: the log is created
-        when first used, as Kafka's brokers create logs after the controller answered. Nothing
-        is fsynced here; the caller fsyncs the data dir once for all (a directory lost in a
-        crash is created again at start, from the topic registry). A directory that exists
-        already is opened later like load_all would."""
+        """Registers a new topic's partitions without touching the disk: each one's directory,
+        with what ``write_metadata`` writes (partition.metadata), is made by ``make_dirs`` (the
+        broker runs it in a worker thread soon after) or by the log's first open, which creates
+        the log, as Kafka's brokers create logs after the controller answered. (Crash safety
+        is the caller's durable record: a directory lost in a crash is prepared again at
+        start.) A directory that exists already is opened later like load_all would."""
         for p in partitions:
             key = (topic, p)
             if key in self._logs or key in self._unopened:
                 continue
-            dir = self.data_dir / partition_dir_name(topic, p)
-            try:
-                os.mkdir(dir)
-            except FileExistsError:
-                self._unopened[key] = os.fspath(dir)
-                continue
-            write_metadata(dir)
-            self._unopened[key] = os.fspath(dir)
-            self._fresh.add(key)
+            dir = os.path.join(self.data_dir, partition_dir_name(topic, p))
+            self._unopened[key] = dir
+            if not os.path.isdir(dir):
+                self._fresh.add(key)
+                self._dirless[key] = write_metadata
+
+    @property
+    def dirless(self) -> int:
+        """How many prepared partitions have no directory yet."""
+        return len(self._dirless)
+
+    def make_dirs(self) -> int:
+        """Makes the directories of prepared partitions, then fsyncs the data dir once; safe
+        to run in a worker thread (each directory under the lock that opening and deleting
+        take). Stops at the first that cannot be made (disk full ...), left to a later call or
+        the log's first open. Returns how many were made."""
+        with self._open_lock:
+            keys = list(self._dirless)
+        made = 0
+        try:
+            for key in keys:
+                with self._open_lock:
+                    if key in self._dirless:
+                        self._make_dir(key, Path(self._unopened[key]))
+                        made += 1
+        except OSError as e:
+            log.warning("cannot make partition directories in %s yet: %s", self.data_dir, e)
+        if made:
+            fsync_dir(self.data_dir)
+        return made
+
+    def _make_dir(self, key: tuple[str, int], dir: Path) -> None:
+        try:
+            os.mkdir(dir)
+            self._dirless[key](dir)
+        except OSError:
+            shutil.rmtree(dir, ignore_errors=True)
+            raise
+        del self._dirless[key]
 
     # -- partitions ----------------------------------------------------------------------------
     def create(self, topic: str, partition: int, config: LogConfig) -> PartitionLog:
@@ -287,7 +322,9 @@ class LogManager:
                 self._delete_dir(plog.dir)
             for key in unopened:
                 self._fresh.discard(key)
-                self._delete_dir(Path(self._unopened.pop(key)))
+                path = self._unopened.pop(key)
+                if self._dirless.pop(key, None) is None:
+                    self._delete_dir(Path(path))
         for key in keys + unopened:
             self._recovery_points.pop(key, None)
             self._log_starts.pop(key, None)
@@ -312,8 +349,10 @@ class LogManager:
         """Closes and forgets the given partitions' logs (a rolled-back creation); their
         directories are the caller's to remove."""
         for p in partitions:
-            self._unopened.pop((topic, p), None)
-            self._fresh.discard((topic, p))
+            with self._open_lock:
+                self._unopened.pop((topic, p), None)
+                self._fresh.discard((topic, p))
+                self._dirless.pop((topic, p), None)
             plog = self._logs.pop((topic, p), None)
             if plog is not None:
                 self._recovery_points.pop((topic, p), None)
@@ -395,6 +434,7 @@ class LogManager:
         """Closes every log, checkpoints, then writes the clean-shutdown marker."""
         if self._closed:
             return
+        self.make_dirs()  # a clean shutdown leaves every partition's directory
         for plog in self._logs.values():
             plog.close()
             _fsync_active_segment(plog)

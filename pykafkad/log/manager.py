@@ -260,6 +260,10 @@ class LogManager:
     def _make_dir(self, key: tuple[str, int], dir: Path) -> None:
         try:
             os.mkdir(dir)
+        except FileExistsError:
+            if not dir.is_dir():
+                raise
+        try:
             self._dirless[key](dir)
         except OSError:
             shutil.rmtree(dir, ignore_errors=True)

@@ -398,7 +398,7 @@ class Broker:
 
     # -- partitions ----------------------------------------------------------------------------
     def partition(self, topic: str, index: int) -> PartitionLog:
-        plog = self.logs.get(topic, index)
+        plog = self.logs.get(topic, index, storage_errors=True)
         if plog is None:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         return plog

@@ -283,13 +283,20 @@ class LogManager:
         dir = self.data_dir / partition_dir_name(topic, partition)
         return self._open(key, dir, config, dir.is_dir())
 
-    def get(self, topic: str, partition: int) -> PartitionLog | None:
+    def get(self, topic: str, partition: int, *, storage_errors: bool = False) -> PartitionLog | None:
         """The partition's log, opened now if it has not been yet (recovered first after an
-        unclean shutdown: nothing is served from a log before its recovery)."""
+        unclean shutdown: nothing is served from a log before its recovery). A new
+        partition's log that cannot be created yet is None, or with ``storage_errors`` (for
+        Produce) raises KafkaStorageError."""
         key = (topic, partition)
         plog = self._logs.get(key)
         if plog is None and (key in self._unopened or key in self._logs):
-            plog = self._open_unopened(key)  # (or opened by another thread meanwhile)
+            try:
+                plog = self._open_unopened(key)  # (or opened by another thread meanwhile)
+            except KafkaStorageError as e:
+                if storage_errors:
+                    raise
+                log.warning("%s", e)
         return plog
 
     def has(self, topic: str, partition: int) -> bool:

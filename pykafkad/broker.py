@@ -34,6 +34,7 @@ from pykafkad.coordinator.group_configs import GroupConfigStore
 from pykafkad.coordinator.runtime import GroupCoordinatorService
 from pykafkad.coordinator.transaction_coordinator import TransactionCoordinator
 from pykafkad.fetch_sessions import FetchSessionCache
+from pykafkad.log.checkpoint import fsync_dir
 from pykafkad.log.config import LogConfig
 from pykafkad.log.manager import ADOPT, DELETE, STRAY, LogManager, partition_dir_name
 from pykafkad.log.partition import PartitionLog
@@ -144,14 +145,18 @@ class Broker:
         # background (open_logs_in_background), so start-up does not grow with the data.
         self.logs.load_all(self._log_config_for_partition, self._classify_partition_dir)
         self.topics.deleted()  # every directory of a deleted topic is gone now
+        # A topic's partitions whose directories a crash lost right after CreateTopics
+        # answered (the registry is the durable record) are created again, empty.
         for topic in self.topics.topics.values():
-            for p in range(topic.num_partitions):
-                if not self.logs.has(topic.name, p):
-                    self._create_partition(topic, p)
+            lost = [p for p in range(topic.num_partitions) if not self.logs.has(topic.name, p)]
+            if lost:
+                self.logs.prepare(topic.name, lost, self._partition_metadata_writer(topic))
         self.fetch_sessions = FetchSessionCache(
             clock=clock, max_sessions=config["max.incremental.fetch.session.cache.slots"])
         self.producer_ids = ProducerIdManager(data_dir)
         self._appended = trio.Event()
+        #: set when partitions were prepared whose directories are still to be made
+        self._dirs_wanted = trio.Event()
         self.shutting_down = False
         self.txn_coordinator = TransactionCoordinator(self)
         self.txn_coordinator.load()
@@ -173,13 +178,20 @@ class Broker:
 
     async def open_logs_in_background(self) -> None:
         """Opens the logs start-up left unopened, ~10 ms of work at a time between requests,
-        so that housekeeping (retention, producer expiry, the cleaner) soon covers them all."""
+        so that housekeeping (retention, producer expiry, the cleaner) soon covers them all;
+        then, for as long as the broker runs, makes the directories of new topics' partitions
+        in a worker thread (as Kafka's brokers create logs once the controller has answered)."""
         logs = self.logs
         while logs.unopened and not self.shutting_down:
             until = time.monotonic() + 0.01
             while logs.unopened and time.monotonic() < until:
                 logs.open_some(1)
             await trio.sleep(0)
+        while not self.shutting_down:
+            if logs.dirless:
+                await trio.to_thread.run_sync(logs.make_dirs)
+            await self._dirs_wanted.wait()
+            self._dirs_wanted = trio.Event()
 
     # -- appends and waiting -----------------------------------------------------------------
     def notify_append(self) -> None:
@@ -232,6 +244,10 @@ class Broker:
             return STRAY
         return ADOPT
 
+    @staticmethod
+    def _partition_metadata_writer(topic: Topic) -> Callable[[Path], None]:
+        return lambda dir: write_partition_metadata(dir, topic.topic_id)
+
     def _create_partition(self, topic: Topic, index: int) -> PartitionLog:
         plog = self.logs.create(topic.name, index, log_config_from(self.topic_config(topic)))
         write_partition_metadata(plog.dir, topic.topic_id)
@@ -260,21 +276,54 @@ class Broker:
             raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None
 
     def create_topic(self, name: str, num_partitions: int, configs: dict[str, str]) -> Topic:
-        """Creates every partition's files, then registers the topic: all or nothing.  A file
-        that cannot be created (disk full, out of descriptors) raises KAFKA_STORAGE_ERROR and
-        leaves no trace of the topic, neither registered nor on disk."""
-        self.check_new_topic(name, num_partitions, configs)
-        topic = Topic(name, new_topic_id(), num_partitions, dict(configs))
+        """``create_topics`` for one topic: returns it or raises its KafkaError."""
+        result = self.create_topics([(name, num_partitions, configs)])[0]
+        if isinstance(result, KafkaError):
+            raise result
+        return result
+
+    def create_topics(self, wanted: list[tuple[str, int, dict[str, str]]]) -> list[Topic | KafkaError]:
+        """Creates topics as Kafka's controller does: each is checked, then the topic
+        registry, the durable record, is saved once for all and the data dir fsynced once,
+        before anyone is answered.  The partitions' directories are made right after, in the
+        background, and their logs on first use (a crash before that leaves the registry, from
+        which the start prepares them again).  A registry that cannot be written (disk full)
+        answers KAFKA_STORAGE_ERROR and leaves no trace of the topics; a log that cannot be
+        created later answers KAFKA_STORAGE_ERROR to its Produce and is tried again.  Returns,
+        in order, each topic or the KafkaError it is refused with."""
+        results: list[Topic | KafkaError] = []
+        made: list[Topic] = []
+        for name, num_partitions, configs in wanted:
+            try:
+                self.check_new_topic(name, num_partitions, configs)
+            except KafkaError as e:
+                results.append(e)
+                continue
+            topic = Topic(name, new_topic_id(), num_partitions, dict(configs))
+            self.logs.prepare(name, range(num_partitions), self._partition_metadata_writer(topic))
+            # registered in memory now so the next topics' checks see it; saved below
+            self.topics.topics[name] = topic
+            self.topics.by_id[topic.topic_id] = topic
+            made.append(topic)
+            results.append(topic)
+        if not made:
+            return results
         try:
-            for p in range(num_partitions):
-                self._create_partition_files(topic, p)
-            self.topics.add(topic)
+            self.topics.add_all(made)
         except OSError as e:
-            self.topics.discard(name)
-            self._remove_partitions(name, range(num_partitions))
-            raise self._storage_error(f"creating topic {name}", e) from e
-        log.info("created topic %s with %d partitions", name, num_partitions)
-        return topic
+            for topic in made:
+                self._remove_partitions(topic.name, range(topic.num_partitions))
+            what = "creating topic " + ", ".join(t.name for t in made)
+            error = self._storage_error(what, e)
+            return [error if isinstance(r, Topic) else r for r in results]
+        try:
+            fsync_dir(self.data_dir)  # the registry's new name
+        except OSError as e:  # saved already
+            log.warning("cannot fsync %s: %s", self.data_dir, e)
+        for topic in made:
+            log.info("created topic %s with %d partitions", topic.name, topic.num_partitions)
+        self._dirs_wanted.set()
+        return results
 
     def _create_partition_files(self, topic: Topic, index: int) -> None:
         try:
@@ -301,19 +350,46 @@ class Broker:
         return self.create_topic(name, self.config["num.partitions"], {})
 
     def delete_topic(self, name: str) -> Topic:
-        topic = self.topics.get(name)
-        if topic is None:
-            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        if not self.config["delete.topic.enable"]:
-            raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED)
-        self.topics.remove(name)
-        self.logs.delete_topic(name)
-        self.topics.deleted({topic.topic_id})
-        self.fetch_sessions.forget_topic(topic.topic_id)
-        if name != "__consumer_offsets":
-            self.groups.on_topic_deleted(name)  # Kafka drops the topic's committed offsets
-        log.info("deleted topic %s", name)
-        return topic
+        """``delete_topics`` for one topic: returns it or raises its KafkaError (or OSError)."""
+        result = self.delete_topics([name])[0]
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def delete_topics(self, names: list[str]) -> list[Topic | KafkaError | OSError]:
+        """Deletes topics as Kafka's controller does: the registry records them as deleting
+        (one save, the durable record, before anyone is answered), their directories are
+        renamed ``-delete`` (removed off the request loop) with one fsync of the data dir,
+        and the registry forgets them.  Returns, in order, each deleted topic, or the
+        KafkaError it is refused with, or the OSError (disk full) that kept all as they were."""
+        results: list[Topic | KafkaError | OSError] = []
+        doomed: dict[str, Topic] = {}
+        for name in names:
+            topic = self.topics.get(name)
+            if topic is None or name in doomed:
+                results.append(KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+            elif not self.config["delete.topic.enable"]:
+                results.append(KafkaError(ErrorCode.TOPIC_DELETION_DISABLED))
+            else:
+                doomed[name] = topic
+                results.append(topic)
+        if not doomed:
+            return results
+        try:
+            self.topics.remove_all(list(doomed))
+        except OSError as e:
+            return [e if isinstance(r, Topic) else r for r in results]
+        self.logs.delete_topics(doomed)
+        try:
+            self.topics.deleted({t.topic_id for t in doomed.values()})
+        except OSError as e:  # the ids stay in the file: the next start finds nothing left
+            log.warning("cannot save %s: %s", self.topics.path, e)
+        for name, topic in doomed.items():
+            self.fetch_sessions.forget_topic(topic.topic_id)
+            if name != "__consumer_offsets":
+                self.groups.on_topic_deleted(name)  # Kafka drops the topic's committed offsets
+            log.info("deleted topic %s", name)
+        return results
 
     def create_partitions(self, name: str, count: int, validate_only: bool) -> None:
         # Kafka 4.4's controller (ReplicationControlManager) words these; no message for a
@@ -352,7 +428,7 @@ class Broker:
 
     # -- partitions ----------------------------------------------------------------------------
     def partition(self, topic: str, index: int) -> PartitionLog:
-        plog = self.logs.get(topic, index)
+        plog = self.logs.get(topic, index, storage_errors=True)
         if plog is None:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         return plog

@@ -153,12 +153,18 @@ class TopicRegistry:
 
     def add(self, topic: Topic) -> None:
         """Registers ``topic``; if it cannot be saved, it is not registered either."""
-        self.topics[topic.name] = topic
-        self.by_id[topic.topic_id] = topic
+        self.add_all([topic])
+
+    def add_all(self, topics: list[Topic]) -> None:
+        """Registers ``topics`` with one save (one fsync); if it cannot be saved, none is."""
+        for topic in topics:
+            self.topics[topic.name] = topic
+            self.by_id[topic.topic_id] = topic
         try:
             self.save()
         except OSError:
-            self.discard(topic.name)
+            for topic in topics:
+                self.discard(topic.name)
             raise
 
     def discard(self, name: str) -> None:
@@ -170,17 +176,25 @@ class TopicRegistry:
     def remove(self, name: str) -> Topic:
         """Forgets the topic; its id stays in ``deleting`` until ``deleted`` is called.  If
         that cannot be saved, the topic stays registered."""
-        topic = self.topics.pop(name)
-        self.by_id.pop(topic.topic_id, None)
-        self.deleting.add(topic.topic_id)
+        return self.remove_all([name])[0]
+
+    def remove_all(self, names: list[str]) -> list[Topic]:
+        """``remove`` for several topics with one save; if it cannot be saved, all stay."""
+        removed = []
+        for name in names:
+            topic = self.topics.pop(name)
+            self.by_id.pop(topic.topic_id, None)
+            self.deleting.add(topic.topic_id)
+            removed.append(topic)
         try:
             self.save()
         except OSError:
-            self.deleting.discard(topic.topic_id)
-            self.topics[name] = topic
-            self.by_id[topic.topic_id] = topic
+            for topic in removed:
+                self.deleting.discard(topic.topic_id)
+                self.topics[topic.name] = topic
+                self.by_id[topic.topic_id] = topic
             raise
-        return topic
+        return removed
 
     def deleted(self, topic_ids: set[bytes] | None = None) -> None:
         """The directories of these deleted topics (default: all) are gone."""

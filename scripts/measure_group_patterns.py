@@ -10,6 +10,8 @@ Usage: python scripts/measure_group_patterns.py [--kafka HOST:PORT] [--pattern N
 * ``subscribe-updates`` (librdkafka 0045 subscribe_many_updates): one consumer re-subscribes
   to a sliding window of five topics, unsubscribing now and then; time until the expected
   assignments arrive.
+* ``create-delete``: one CreateTopics of 100 topics of 4 partitions, then one DeleteTopics of
+  them (0045's set-up and tear-down alone), each timed until its answer.
 
 pykafkad runs as its own process with ``group.initial.rebalance.delay.ms=0`` (as the test
 brokers do); ``--kafka`` points at a running Kafka with the same setting (topics and groups
@@ -132,7 +134,22 @@ def subscribe_updates(bootstrap: str, prefix: str, topic_count: int = 100) -> di
     return out
 
 
-PATTERNS = {"strategy-ordering": strategy_ordering, "subscribe-updates": subscribe_updates}
+def create_delete(bootstrap: str, prefix: str, topic_count: int = 100) -> dict[str, float]:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.list_topics(timeout=DEADLINE_S)  # connected before the clock starts
+    topics = [f"{prefix}-cd-{i}" for i in range(topic_count)]
+    t = time.monotonic()
+    _create(admin, topics, 4)
+    out = {f"create {topic_count} x 4": time.monotonic() - t}
+    t = time.monotonic()
+    for f in admin.delete_topics(topics).values():
+        f.result(DEADLINE_S)
+    out[f"delete {topic_count}"] = time.monotonic() - t
+    return out
+
+
+PATTERNS = {"strategy-ordering": strategy_ordering, "subscribe-updates": subscribe_updates,
+            "create-delete": create_delete}
 
 
 def start_pykafkad(data_dir: str) -> tuple[subprocess.Popen, str]:

@@ -109,8 +109,10 @@ async def handle_create_topics(ctx: RequestContext, req) -> CreateTopicsResponse
 
     As Kafka's controller, a request for more than 10,000 partitions in all, or whose valid
     topics would take more than 10,000 metadata records (one per topic, partition and config),
-    is refused whole with POLICY_VIOLATION, validate_only or not.  A topic whose files cannot
-    be created (disk full, out of descriptors) answers KAFKA_STORAGE_ERROR and is rolled back."""
+    is refused whole with POLICY_VIOLATION, validate_only or not.  The answer comes once the
+    topic registry is written (once for the request), as Kafka's controller answers once its
+    records are; a registry that cannot be written (disk full) answers KAFKA_STORAGE_ERROR and
+    the topics are rolled back.  Logs are created afterwards (see Broker.create_topics)."""
     broker = ctx.broker
     v = ctx.version
     names = Counter(t.name for t in req.topics)
@@ -133,15 +135,14 @@ async def handle_create_topics(ctx: RequestContext, req) -> CreateTopicsResponse
     if records > MAX_RECORDS_PER_USER_OP:
         _fail_all(results, BATCH_TOO_LARGE)
         return response
-    for t, res, num_partitions, rf, configs in plans:
-        topic_id = ZERO_UUID
-        if not req.validate_only:
-            try:
-                topic_id = broker.create_topic(t.name, num_partitions, configs).topic_id
-            except KafkaError as e:
-                res.error_code, res.error_message = e.code, e.message
-                continue
-        res.topic_id = topic_id if v >= 7 else ZERO_UUID
+    created = [None] * len(plans)
+    if not req.validate_only:  # all at once: one durable registry write for the request
+        created = broker.create_topics([(t.name, n, configs) for t, _, n, _, configs in plans])
+    for (_, res, num_partitions, rf, configs), made in zip(plans, created, strict=True):
+        if isinstance(made, KafkaError):
+            res.error_code, res.error_message = made.code, made.message
+            continue
+        res.topic_id = made.topic_id if v >= 7 and made is not None else ZERO_UUID
         res.num_partitions, res.replication_factor = num_partitions, rf
         if v >= 5:
             res.configs = [
@@ -162,6 +163,7 @@ async def handle_delete_topics(ctx: RequestContext, req) -> DeleteTopicsResponse
     else:
         wanted = [(n, ZERO_UUID) for n in req.topic_names]
     results = []
+    names = []  # the named topics to delete, all at once: one durable registry write
     for name, topic_id in wanted:
         res = DeletableTopicResult(name=name, topic_id=topic_id, error_code=0)
         results.append(res)
@@ -171,15 +173,17 @@ async def handle_delete_topics(ctx: RequestContext, req) -> DeleteTopicsResponse
                 res.error_code = ErrorCode.UNKNOWN_TOPIC_ID
                 continue
             res.name = name = topic.name
-        try:
-            topic = broker.delete_topic(name)
-            res.topic_id = topic.topic_id
-        except KafkaError as e:
-            res.error_code = e.code
-            res.error_message = e.message
-        except OSError as e:  # the topic registry cannot be rewritten (disk full): kept whole
+        names.append((res, name))
+    deleted = broker.delete_topics([name for _, name in names])
+    for (res, name), outcome in zip(names, deleted, strict=True):
+        if isinstance(outcome, KafkaError):
+            res.error_code = outcome.code
+            res.error_message = outcome.message
+        elif isinstance(outcome, OSError):  # the registry cannot be rewritten (disk full)
             res.error_code = ErrorCode.KAFKA_STORAGE_ERROR
-            res.error_message = f"Error while deleting topic {name}: {e.strerror or e}"
+            res.error_message = f"Error while deleting topic {name}: {outcome.strerror or outcome}"
+        else:
+            res.topic_id = outcome.topic_id
     return DeleteTopicsResponse(throttle_time_ms=0, responses=results)
 
 

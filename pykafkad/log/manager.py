@@ -48,6 +48,7 @@ from pykafkad.log.checkpoint import (
 from pykafkad.log.cleaner import CleanResult, LogCleaner
 from pykafkad.log.cleaner_swap import DELETED_SUFFIX
 from pykafkad.log.config import LogConfig
+from pykafkad.log.errors import KafkaStorageError
 from pykafkad.log.partition import PartitionLog
 from pykafkad.log.segment import LogSegment
 
@@ -86,6 +87,12 @@ class LogManager:
         self._logs: dict[tuple[str, int], PartitionLog] = {}
         #: partitions found by load_all whose logs are opened on first use (or by open_some)
         self._unopened: dict[tuple[str, int], str] = {}
+        #: unopened partitions of topics created by this run (``prepare``): their directories
+        #: hold no segment yet, which the first open creates; nothing to recover there
+        self._fresh: set[tuple[str, int]] = set()
+        #: fresh partitions whose directories are not made yet (``make_dirs``, or their first
+        #: open), with what writes their partition.metadata
+        self._dirless: dict[tuple[str, int], Callable[[Path], None]] = {}
         self._open_lock = threading.RLock()
         self._configs_for: Callable[[str, int], LogConfig | None] = lambda t, p: None
         #: called with every log opened (loaded or created), before anyone else sees it
@@ -174,27 +181,94 @@ class LogManager:
                 return plog
             dir = Path(self._unopened[key])
             config = self._configs_for(*key)
+            fresh = key in self._fresh
             try:
-                return None if config is None else self._open(key, dir, config, True)
+                if key in self._dirless:
+                    self._make_dir(key, dir)
+                plog = None if config is None else self._open(key, dir, config, not fresh)
+            except OSError as e:
+                if fresh:  # its files cannot be created now (disk full ...): tried again later
+                    raise KafkaStorageError(
+                        f"cannot create the log in {dir}: {e.strerror or e}") from e
+                log.exception("cannot load the log in %s; its partition is not served", dir)
+                plog = None
             except Exception:  # a log that cannot load fails alone, never the broker
                 log.exception("cannot load the log in %s; its partition is not served", dir)
-                return None
-            finally:
-                del self._unopened[key]
+                plog = None
+            del self._unopened[key]
+            self._fresh.discard(key)
+            return plog
 
     @property
     def unopened(self) -> int:
         """How many partitions found at start have not been opened yet."""
-        return len(self._unopened)
+        return len(self._unopened) - len(self._fresh)
 
     def open_some(self, n: int) -> int:
         """Opens up to ``n`` not yet opened partitions (the broker does this in the background
-        after start, so housekeeping soon covers every log); returns how many remain."""
+        after start, so housekeeping soon covers every log); returns how many remain.
+        Partitions created by this run are left to their first use."""
         with self._open_lock:
-            keys = list(itertools.islice(self._unopened, n))
+            keys = list(itertools.islice(
+                (k for k in self._unopened if k not in self._fresh), n))
         for key in keys:
             self._open_unopened(key)
-        return len(self._unopened)
+        return len(self._unopened) - len(self._fresh)
+
+    def prepare(self, topic: str, partitions, write_metadata: Callable[[Path], None]) -> None:
+        """Registers a new topic's partitions without touching the disk: each one's directory,
+        with what ``write_metadata`` writes (partition.metadata), is made by ``make_dirs`` (the
+        broker runs it in a worker thread soon after) or by the log's first open, which creates
+        the log, as Kafka's brokers create logs after the controller answered. (Crash safety
+        is the caller's durable record: a directory lost in a crash is prepared again at
+        start.) A directory that exists already is opened later like load_all would."""
+        for p in partitions:
+            key = (topic, p)
+            if key in self._logs or key in self._unopened:
+                continue
+            dir = os.path.join(self.data_dir, partition_dir_name(topic, p))
+            self._unopened[key] = dir
+            if not os.path.isdir(dir):
+                self._fresh.add(key)
+                self._dirless[key] = write_metadata
+
+    @property
+    def dirless(self) -> int:
+        """How many prepared partitions have no directory yet."""
+        return len(self._dirless)
+
+    def make_dirs(self) -> int:
+        """Makes the directories of prepared partitions, then fsyncs the data dir once; safe
+        to run in a worker thread (each directory under the lock that opening and deleting
+        take). Stops at the first that cannot be made (disk full ...), left to a later call or
+        the log's first open. Returns how many were made."""
+        with self._open_lock:
+            keys = list(self._dirless)
+        made = 0
+        try:
+            for key in keys:
+                with self._open_lock:
+                    if key in self._dirless:
+                        self._make_dir(key, Path(self._unopened[key]))
+                        made += 1
+        except OSError as e:
+            log.warning("cannot make partition directories in %s yet: %s", self.data_dir, e)
+        if made:
+            fsync_dir(self.data_dir)
+        return made
+
+    def _make_dir(self, key: tuple[str, int], dir: Path) -> None:
+        try:
+            os.mkdir(dir)
+        except FileExistsError:
+            if not dir.is_dir():
+                raise
+        try:
+            self._dirless[key](dir)
+        except OSError:
+            shutil.rmtree(dir, ignore_errors=True)
+            raise
+        del self._dirless[key]
 
     # -- partitions ----------------------------------------------------------------------------
     def create(self, topic: str, partition: int, config: LogConfig) -> PartitionLog:
@@ -209,13 +283,20 @@ class LogManager:
         dir = self.data_dir / partition_dir_name(topic, partition)
         return self._open(key, dir, config, dir.is_dir())
 
-    def get(self, topic: str, partition: int) -> PartitionLog | None:
+    def get(self, topic: str, partition: int, *, storage_errors: bool = False) -> PartitionLog | None:
         """The partition's log, opened now if it has not been yet (recovered first after an
-        unclean shutdown: nothing is served from a log before its recovery)."""
+        unclean shutdown: nothing is served from a log before its recovery). A new
+        partition's log that cannot be created yet is None, or with ``storage_errors`` (for
+        Produce) raises KafkaStorageError."""
         key = (topic, partition)
         plog = self._logs.get(key)
         if plog is None and (key in self._unopened or key in self._logs):
-            plog = self._open_unopened(key)  # (or opened by another thread meanwhile)
+            try:
+                plog = self._open_unopened(key)  # (or opened by another thread meanwhile)
+            except KafkaStorageError as e:
+                if storage_errors:
+                    raise
+                log.warning("%s", e)
         return plog
 
     def has(self, topic: str, partition: int) -> bool:
@@ -232,19 +313,29 @@ class LogManager:
                       | {p for t, p in self._unopened if t == topic})
 
     def delete_topic(self, topic: str) -> int:
-        """Closes and removes every partition of ``topic``; returns how many there were.
+        """Closes and removes every partition of ``topic``; returns how many there were."""
+        return self.delete_topics([topic])
+
+    def delete_topics(self, topics) -> int:
+        """Closes and removes every partition of ``topics``; returns how many there were.
 
         Each directory is renamed to ``<dir>.<uuid>-delete`` first (one atomic step each, so a
         crash leaves either the old name, which ``classify`` deletes at the next start, or the
-        ``-delete`` name, removed at the next start), then removed."""
-        keys = [k for k in self._logs if k[0] == topic]
-        unopened = [k for k in self._unopened if k[0] == topic]
-        for key in keys:
-            plog = self._logs.pop(key)
-            plog.close()
-            self._delete_dir(plog.dir)
-        for key in unopened:
-            self._delete_dir(Path(self._unopened.pop(key)))
+        ``-delete`` name, removed at the next start), then removed. The data dir is fsynced and
+        the checkpoints rewritten once for all."""
+        names = set(topics)
+        with self._open_lock:
+            keys = [k for k in self._logs if k[0] in names]
+            unopened = [k for k in self._unopened if k[0] in names]
+            for key in keys:
+                plog = self._logs.pop(key)
+                plog.close()
+                self._delete_dir(plog.dir)
+            for key in unopened:
+                self._fresh.discard(key)
+                path = self._unopened.pop(key)
+                if self._dirless.pop(key, None) is None:
+                    self._delete_dir(Path(path))
         for key in keys + unopened:
             self._recovery_points.pop(key, None)
             self._log_starts.pop(key, None)
@@ -269,6 +360,10 @@ class LogManager:
         """Closes and forgets the given partitions' logs (a rolled-back creation); their
         directories are the caller's to remove."""
         for p in partitions:
+            with self._open_lock:
+                self._unopened.pop((topic, p), None)
+                self._fresh.discard((topic, p))
+                self._dirless.pop((topic, p), None)
             plog = self._logs.pop((topic, p), None)
             if plog is not None:
                 self._recovery_points.pop((topic, p), None)
@@ -350,6 +445,7 @@ class LogManager:
         """Closes every log, checkpoints, then writes the clean-shutdown marker."""
         if self._closed:
             return
+        self.make_dirs()  # a clean shutdown leaves every partition's directory
         for plog in self._logs.values():
             plog.close()
             _fsync_active_segment(plog)
@@ -359,11 +455,12 @@ class LogManager:
         )
         self._write_log_start_offsets()
         self._closed = True
-        if self._unopened and not self.had_clean_shutdown:
+        unrecovered = len(self._unopened) - len(self._fresh)
+        if unrecovered and not self.had_clean_shutdown:
             # these logs were never recovered from the crash before this run: no marker, so
             # the next start recovers them (and the others from their recovery points)
             log.info("%d logs were not opened since an unclean shutdown; the next start "
-                     "recovers them", len(self._unopened))
+                     "recovers them", unrecovered)
             return
         atomic_write(
             self.data_dir / CLEAN_SHUTDOWN_FILE,

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from pykafkad.log.config import LogConfig
+from pykafkad.log.errors import KafkaStorageError
 from pykafkad.log.manager import LogManager, parse_partition_dir
 from tests.log.batches import make_batch, parse_batches
 
@@ -253,3 +254,59 @@ def test_idle_partitions_hold_no_file_descriptors(manager, monkeypatch):
     for p in range(n):
         assert m2.get("many", p).read(0, 1 << 20).size > 0
     assert open_fds() - before <= OPEN_FILES.capacity
+
+
+def _metadata_writer(dir):
+    (dir / "partition.metadata").write_text("version: 0\ntopic_id: x\n")
+
+
+def test_prepared_partitions_get_their_directory_and_log_later(manager, tmp_path):
+    """A new topic's partitions are registered without touching the disk; make_dirs (the
+    broker's worker thread) makes their directories, the first use their logs."""
+    data = tmp_path / "data"
+    m = manager()
+    m.prepare("new", range(3), _metadata_writer)
+    assert m.has("new", 2) and m.partitions_of("new") == [0, 1, 2]
+    assert not list(data.glob("new-*")) and m.dirless == 3 and m.unopened == 0
+    assert m.make_dirs() == 3 and m.dirless == 0
+    assert sorted(p.name for p in data.glob("new-*/*")) == ["partition.metadata"] * 3
+    assert m.logs() == {}
+    m.prepare("other", [0], _metadata_writer)
+    plog = m.get("other", 0)  # the first use makes the directory and the log
+    plog.append(make_batch(2), 0)
+    assert (data / "other-0" / "partition.metadata").is_file() and plog.log_end_offset == 2
+    m.close()  # every directory made; a clean shutdown although "new" was never opened
+    assert (data / ".kafka_cleanshutdown").exists()
+    m2 = manager()
+    assert m2.get("new", 1).log_end_offset == 0 and m2.get("other", 0).log_end_offset == 2
+
+
+def test_prepared_partition_whose_log_cannot_be_created_is_a_storage_error(manager, tmp_path):
+    """Kafka answers KAFKA_STORAGE_ERROR for a partition whose log dir is offline; a log that
+    cannot be created yet (here a file where its directory goes) is tried again later."""
+    data = tmp_path / "data"
+    m = manager()
+    m.prepare("t", [0], _metadata_writer)
+    (data / "t-0").write_bytes(b"in the way")
+    assert m.make_dirs() == 0 and m.dirless == 1
+    with pytest.raises(KafkaStorageError):
+        m.get("t", 0, storage_errors=True)
+    assert m.get("t", 0) is None  # (Fetch, ListOffsets: not served yet)
+    assert m.has("t", 0)
+    (data / "t-0").unlink()
+    assert m.get("t", 0).log_end_offset == 0
+    assert (data / "t-0" / "partition.metadata").is_file()
+
+
+def test_delete_topics_of_prepared_partitions_leaves_nothing(manager, tmp_path):
+    data = tmp_path / "data"
+    m = manager()
+    m.prepare("a", range(2), _metadata_writer)
+    m.prepare("b", range(2), _metadata_writer)
+    m.make_dirs()
+    m.prepare("c", range(2), _metadata_writer)
+    m.get("b", 1).append(make_batch(1), 0)
+    assert m.delete_topics(["a", "b", "c"]) == 6
+    assert not m.has("b", 1) and m.dirless == 0
+    m.close()
+    assert not [p.name for p in data.iterdir() if p.is_dir()]

@@ -18,7 +18,11 @@ back and checked:
 - readiness: seconds from each restart to its listening line and to a Metadata answer with
   every partition led; a restart that does not get there within --ready-timeout fails.
 
-Exit status 1 on any loss, duplicate, reordering, commit going back, or restart not ready.
+- the killed broker's child processes (the log cleaner's) still running after the restart, and
+  tracebacks or ERROR lines in the broker's log.
+
+Exit status 1 on any loss, duplicate, reordering, commit going back, restart not ready,
+surviving child process or traceback.
 
     python scripts/crash_loop.py --cycles 30 --seed 7 --seconds-per-cycle 4
 """
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import random
 import sys
@@ -48,8 +53,11 @@ EVENTS, COMPACTED, GROUP = "soak-events", "soak-compacted", "soak-group"
 EVENT_PARTITIONS, COMPACTED_PARTITIONS, KEYS = 6, 3, 200
 BROKER_SETTINGS = {"log.cleaner.backoff.ms": "500", "offsets.topic.num.partitions": "5",
                    "group.initial.rebalance.delay.ms": "0"}
-#: librdkafka logs each refused connection while the broker is down; only fatal things here
-QUIET = {"log_level": 2}
+#: librdkafka logs each refused connection while the broker is down: those go nowhere
+_RDKAFKA_LOG = logging.getLogger("crash_loop.rdkafka")
+_RDKAFKA_LOG.addHandler(logging.NullHandler())
+_RDKAFKA_LOG.propagate = False
+QUIET = {"logger": _RDKAFKA_LOG}
 COMPACTED_CONFIG = {"cleanup.policy": "compact", "segment.ms": "1000",
                     "min.cleanable.dirty.ratio": "0.01", "delete.retention.ms": "1000"}
 
@@ -174,17 +182,21 @@ def wait_ready(bootstrap: str, timeout: float) -> bool:
     return False
 
 
-def orphans(marker: str) -> list[int]:
-    """Pids of processes (other than the broker itself) started by a killed broker."""
+def orphans(marker: str, broker_pid: int) -> list[int]:
+    """Pids of processes started by a killed broker: those with the run's marker in their
+    environment that are neither the running broker nor its children."""
     out = []
     for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
+        if not proc.name.isdigit() or int(proc.name) == broker_pid:
             continue
         try:
-            if marker.encode() in (proc / "environ").read_bytes():
-                out.append(int(proc.name))
-        except OSError:
+            if marker.encode() not in (proc / "environ").read_bytes():
+                continue
+            ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
             continue
+        if ppid != broker_pid:
+            out.append(int(proc.name))
     return out
 
 
@@ -288,8 +300,9 @@ def run(cycles: int, seed: int, seconds_per_cycle: float, data_dir: Path, log_pa
             time.sleep(delay)  # the random moment of the kill (not a wait for a condition)
             commits_before = committing.snapshot()
             broker.kill9()
-            result["orphans_after_kill"] += len(orphans(marker))
             listening = broker.start(ready_timeout)
+            # the killed broker's children (its cleaner process) must be gone with it
+            result["orphans_after_kill"] += len(orphans(marker, broker.proc.pid))
             t_start = time.monotonic() - listening
             ready = wait_ready(broker.bootstrap_servers, ready_timeout)
             result["listening_s"].append(round(listening, 3))
@@ -331,7 +344,8 @@ def run(cycles: int, seed: int, seconds_per_cycle: float, data_dir: Path, log_pa
     result["log_problem_samples"] = problems[:3]
     result["ok"] = (result["lost"] == 0 and result["duplicates"] == 0
                     and result["out_of_order"] == 0 and not result["commit_regressions"]
-                    and result["not_ready"] == 0)
+                    and result["not_ready"] == 0 and result["orphans_after_kill"] == 0
+                    and result["log_problems"] == 0)
     return result
 
 

@@ -175,22 +175,28 @@ def mutate(rng: random.Random, data: bytes) -> tuple[str, bytes]:
 
 
 def exchange(port: int, payload: bytes, read_timeout: float) -> tuple[int, bool]:
-    """Sends ``payload``, half-closes, reads until EOF: (response bytes, broker closed first)."""
-    got = 0
+    """Sends ``payload``, half-closes, reads until EOF: (responses, broker closed first)."""
+    got = bytearray()
+    closed = True
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         try:
             s.sendall(payload)
             s.shutdown(socket.SHUT_WR)
             s.settimeout(read_timeout)
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    return got, True
-                got += len(chunk)
+            while chunk := s.recv(65536):
+                got += chunk
         except TimeoutError:
-            return got, False
+            closed = False
         except OSError:  # reset by the broker: it closed on bytes it refused
-            return got, True
+            pass
+    responses, pos = 0, 0
+    while pos + 4 <= len(got):
+        (size,) = struct.unpack_from(">i", got, pos)
+        if pos + 4 + size > len(got):
+            break
+        responses += 1
+        pos += 4 + size
+    return responses, closed
 
 
 def healthy(bootstrap: str) -> str | None:
@@ -244,7 +250,7 @@ def run(frames: int, seed: int, batch: int, data_dir: Path, log_path: Path,
     broker.start()
     filler = RequestFiller(rng)
     result = {"seed": seed, "frames": 0, "connections": 0, "closed_by_broker": 0,
-              "response_bytes": 0, "mutations": {}, "health_failures": [], "crashed": False}
+              "responses": 0, "mutations": {}, "health_failures": [], "crashed": False}
     try:
         client_round_trip(broker.bootstrap_servers, TOPIC)  # the topic the realistic frames use
         with WireClient(broker.bootstrap_servers) as c:
@@ -272,8 +278,8 @@ def run(frames: int, seed: int, batch: int, data_dir: Path, log_path: Path,
                     payload += data
                 result["frames"] += n
                 result["connections"] += 1
-                got, closed = exchange(broker.port, payload, read_timeout)
-                result["response_bytes"] += got
+                answered, closed = exchange(broker.port, payload, read_timeout)
+                result["responses"] += answered
                 result["closed_by_broker"] += closed
                 if not broker.alive():
                     result["crashed"] = True

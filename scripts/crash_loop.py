@@ -283,11 +283,12 @@ def run(cycles: int, seed: int, seconds_per_cycle: float, data_dir: Path, log_pa
     result: dict = {"seed": seed, "cycles": cycles, "seconds_per_cycle": seconds_per_cycle,
                     "kill_after_s": [], "listening_s": [], "ready_s": [], "not_ready": 0,
                     "orphans_after_kill": 0, "commit_regressions": []}
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers, **QUIET})
     fs = admin.create_topics([NewTopic(EVENTS, EVENT_PARTITIONS, 1),
                               NewTopic(COMPACTED, COMPACTED_PARTITIONS, 1, config=COMPACTED_CONFIG)])
     for f in fs.values():
         f.result(30)
+    del admin
     producing = Producing(broker.bootstrap_servers, rate)
     committing = Committing(broker.bootstrap_servers)
     producing.start()

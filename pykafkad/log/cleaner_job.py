@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import struct
 import subprocess
 import sys
@@ -59,6 +60,9 @@ _MAX_TS_AT = 35
 CHILD_NICENESS = 10
 #: how often a thread waiting for the child process looks at its abort flag
 _POLL_S = 0.2
+#: the broker's pid, handed to the cleaner's child process
+PARENT_ENV = "PYKAFKAD_CLEANER_PARENT"
+_PR_SET_PDEATHSIG = 1
 
 
 class CleaningAborted(Exception):
@@ -280,6 +284,7 @@ def run_in_process(job: CleanJob, abort: threading.Event | None = None) -> JobRe
     root = str(Path(__file__).resolve().parent.parent.parent)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    env[PARENT_ENV] = str(os.getpid())
     proc = subprocess.Popen(
         [sys.executable, "-m", "pykafkad.log.cleaner_child"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
@@ -308,16 +313,41 @@ def run_in_process(job: CleanJob, abort: threading.Event | None = None) -> JobRe
     return value
 
 
+def _die_with_parent() -> Callable[[], None]:
+    """Ties the child's life to the broker's, as Kafka's cleaner thread dies with its JVM: a
+    child left running after a kill -9 would write ``.cleaned`` files next to the restarted
+    broker's own. On Linux the kernel kills it when the broker goes; elsewhere (and should the
+    broker be gone already) the returned check ends it between two batches, leaving its files
+    to the next start's clean-up rather than touching paths the new broker may own."""
+    parent = int(os.environ.get(PARENT_ENV, "0")) or os.getppid()
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+
+    def check() -> None:
+        if os.getppid() != parent:
+            os._exit(1)
+
+    check()
+    return check
+
+
 def child_main() -> int:
     """The child's side of ``run_in_process``. It runs at a lower CPU priority: on a busy
     machine the broker's request loop comes first, the cleaning can wait."""
+    parent_alive = _die_with_parent()
     try:
         os.nice(CHILD_NICENESS)
     except OSError:
         pass
     job = pickle.loads(sys.stdin.buffer.read())
     try:
-        result: tuple = ("ok", run_clean_job(job))
+        result: tuple = ("ok", run_clean_job(job, parent_alive))
     except Exception as e:  # sent back whole: the parent logs it as the round's failure
         result = ("error", e)
     sys.stdout.buffer.write(pickle.dumps(result))

@@ -233,7 +233,8 @@ class Broker:
         """Kafka's stray detection by topic id: a directory whose ``partition.metadata`` names
         another topic id than the topic's (or a topic that does not exist) is never adopted.
         A directory without the file is adopted when its topic exists (pykafkad writes the
-        file right after creating the directory, so such a directory is the topic's)."""
+        file right after creating the directory, so such a directory is the topic's: a crash
+        came between the two) and gets the file now."""
         dir_id = read_partition_metadata(dir)
         if dir_id is not None and dir_id in self.topics.deleting:
             return DELETE
@@ -242,6 +243,11 @@ class Broker:
             return STRAY
         if dir_id is not None and dir_id != topic.topic_id:
             return STRAY
+        if dir_id is None:
+            try:
+                write_partition_metadata(Path(dir), topic.topic_id)
+            except OSError as e:  # adopted all the same; written again at the next start
+                log.warning("Could not write %s/partition.metadata: %s", dir, e)
         return ADOPT
 
     @staticmethod

@@ -55,11 +55,11 @@ def is_cordoned(broker) -> bool:
 def _requested_partitions(ctx: RequestContext, topics) -> list[tuple[str, int]]:
     """The (topic, partition) pairs that exist, in name order: Kafka leaves out unknown topics
     and partitions silently, an empty partition list asks for nothing, null asks for all."""
-    logs = ctx.broker.logs
+    known = ctx.broker.logs.keys()
     if topics is None:
-        return sorted(logs.logs())
+        return sorted(known)
     wanted = {(t.topic, p) for t in topics for p in t.partitions}
-    return sorted(key for key in wanted if logs.get(*key) is not None)
+    return sorted(wanted & known)
 
 
 @handles(DESCRIBE_LOG_DIRS, 1, 5)
@@ -72,7 +72,7 @@ async def handle_describe_log_dirs(ctx: RequestContext, req) -> DescribeLogDirsR
     Compared field by field with Apache Kafka 4.4.0."""
     topics: dict[str, list[DescribeLogDirsPartition]] = {}
     for name, index in _requested_partitions(ctx, req.topics):
-        size = ctx.broker.logs.get(name, index).size_in_bytes
+        size = ctx.broker.logs.size_in_bytes(name, index)
         topics.setdefault(name, []).append(DescribeLogDirsPartition(
             partition_index=index, partition_size=size, offset_lag=0, is_future_key=False))
     result = DescribeLogDirsResult(

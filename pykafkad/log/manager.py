@@ -25,6 +25,7 @@ still needs recovery from an earlier crash.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import logging
@@ -307,6 +308,25 @@ class LogManager:
     def logs(self) -> dict[tuple[str, int], PartitionLog]:
         """The opened logs (see ``open_some``)."""
         return dict(self._logs)
+
+    def keys(self) -> set[tuple[str, int]]:
+        """Every partition with a log, opened or not yet."""
+        return set(self._logs) | set(self._unopened)
+
+    def size_in_bytes(self, topic: str, partition: int) -> int:
+        """The log's size (its segment files, as Kafka's ``UnifiedLog.size``), without opening
+        a log that is not open yet: its files are summed on disk (0 before they exist)."""
+        plog = self._logs.get((topic, partition))
+        if plog is not None:
+            return plog.size_in_bytes
+        dir = self._unopened.get((topic, partition))
+        total = 0
+        if dir is not None:
+            with contextlib.suppress(OSError):
+                for entry in os.scandir(dir):
+                    if entry.name.endswith(".log"):
+                        total += entry.stat().st_size
+        return total
 
     def partitions_of(self, topic: str) -> list[int]:
         return sorted({p for t, p in self._logs if t == topic}

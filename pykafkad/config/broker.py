@@ -20,8 +20,10 @@ from pykafkad.config.broker_defs import (
     is_ignored_broker_config,
 )
 from pykafkad.config.broker_dynamic import (
+    CORDONED_LOG_DIRS,
     LISTENER_ONLY_CONFIGS,
     UNUSED_DYNAMIC_CONFIGS,
+    check_cordoned_log_dirs,
     is_per_broker,
     listener_base_name,
 )
@@ -202,15 +204,20 @@ class BrokerConfig(Mapping[str, Any]):
         per_broker: bool = False,
         replace: bool = False,
         validate_only: bool = False,
+        served_log_dirs: Iterable[str] | None = None,
     ) -> None:
         """Applies a whole alteration or nothing. ``replace`` is legacy AlterConfigs: the level's
-        dynamic configs become exactly ``set_configs``.
+        dynamic configs become exactly ``set_configs``.  ``served_log_dirs`` are the names
+        ``cordoned.log.dirs`` may use (the running broker's log dir).
 
         Kafka answers these errors with INVALID_REQUEST (not INVALID_CONFIG) for broker resources,
         except ClusterConfigError (the controller's checks).
         """
         set_configs = dict(set_configs or {})
         _check_dynamic_names(set_configs, per_broker)
+        cordoned = set_configs.get(CORDONED_LOG_DIRS)
+        if cordoned is not None and served_log_dirs is not None:
+            check_cordoned_log_dirs(cordoned, served_log_dirs)
         current = self._dynamic_broker if per_broker else self._dynamic_default
         new = {} if replace else dict(current)
         for name in delete:

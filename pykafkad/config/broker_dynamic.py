@@ -9,7 +9,9 @@ knows); pykafkad keeps them but, like the configs below, never uses them.
 
 from __future__ import annotations
 
-from pykafkad.config.types import ConfigType
+from collections.abc import Iterable
+
+from pykafkad.config.types import ConfigError, ConfigType
 
 BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = (
     ConfigType.BOOLEAN, ConfigType.STRING, ConfigType.INT, ConfigType.SHORT, ConfigType.LONG,
@@ -114,3 +116,25 @@ def is_per_broker(name: str) -> bool:
     if base is not None:
         return base not in CLUSTER_LEVEL_LISTENER_CONFIGS
     return name in PER_BROKER_DYNAMIC_CONFIGS
+
+
+CORDONED_LOG_DIRS = "cordoned.log.dirs"
+
+
+def check_cordoned_log_dirs(value: str, log_dirs: Iterable[str]) -> None:
+    """KafkaConfig's KIP-1066 rule: ``*`` alone, or only dirs named exactly as in log.dirs;
+    Kafka refuses anything else (INVALID_REQUEST on an alter) with these messages."""
+    entries = [e.strip() for e in value.split(",") if e.strip()]
+    if len(set(entries)) < len(entries):
+        raise ConfigError(
+            f"Configuration '{CORDONED_LOG_DIRS}' values must not be duplicated.", CORDONED_LOG_DIRS)
+    if "*" in entries and len(entries) > 1:
+        raise ConfigError(
+            "requirement failed: When cordoned.log.dirs is set to *, it must not contain other "
+            "values", CORDONED_LOG_DIRS)
+    known = set(log_dirs)
+    missing = [e for e in entries if e != "*" and e not in known]
+    if missing:
+        raise ConfigError(
+            "requirement failed: All entries in cordoned.log.dirs must be present in log.dirs or "
+            f"log.dir. Missing entries : {', '.join(missing)}", CORDONED_LOG_DIRS)

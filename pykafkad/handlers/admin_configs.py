@@ -33,6 +33,7 @@ from pykafkad.config.group import describe_group_configs, validate_group_configs
 from pykafkad.config.incremental import DELETE, OP_NAMES, SET, apply_operations
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers.cluster import INVALID_REQUEST_MESSAGE
+from pykafkad.handlers.log_dirs import served_log_dir_names
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.alter_configs_response import (
     AlterConfigsResourceResponse,
@@ -194,6 +195,7 @@ def _apply_broker(
             per_broker=name != "",
             replace=replace,
             validate_only=validate_only,
+            served_log_dirs=served_log_dir_names(broker.data_dir),
         )
     except ClusterConfigError as e:
         raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None

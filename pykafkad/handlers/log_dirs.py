@@ -37,6 +37,11 @@ def log_dir_path(data_dir: Path) -> str:
     return str(Path(data_dir).absolute())
 
 
+def served_log_dir_names(data_dir: Path) -> set[str]:
+    """The names that denote pykafkad's one log dir (what Kafka's ``log.dirs`` lists)."""
+    return {str(data_dir), log_dir_path(data_dir)}
+
+
 def is_cordoned(broker) -> bool:
     """KIP-1066's ``cordoned.log.dirs`` (a per-broker dynamic config, or static): ``*`` or a
     list naming the dir.  pykafkad applies nothing else of it; Kafka 4.4 reports it in
@@ -49,7 +54,7 @@ def is_cordoned(broker) -> bool:
         return False
     entries = value if isinstance(value, list) else str(value).split(",")
     names = {e.strip() for e in entries}
-    return "*" in names or bool(names & {str(broker.data_dir), log_dir_path(broker.data_dir)})
+    return "*" in names or bool(names & served_log_dir_names(broker.data_dir))
 
 
 def _requested_partitions(ctx: RequestContext, topics) -> list[tuple[str, int]]:

@@ -7,7 +7,7 @@ import time
 import uuid
 
 import pytest
-from confluent_kafka import TopicCollection
+from confluent_kafka import KafkaError, TopicCollection
 from confluent_kafka.admin import (
     AclOperation,
     AdminClient,
@@ -130,7 +130,37 @@ def test_broker_configs_kafka_accepts_are_accepted(broker):
         "sasl.kerberos.min.time.before.relogin"] == "58000"
 
 
+def test_cordoned_log_dirs_must_name_the_log_dir(broker):
+    """KIP-1066: confluent-kafka sees Kafka's refusal of a dir the broker does not have, or of
+    ``*`` with other values; the broker's own dir (or ``*``) is accepted and kept."""
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+
+    def cordon(value: str) -> None:
+        res = ConfigResource("broker", "1", incremental_configs=[ConfigEntry(
+            "cordoned.log.dirs", value, incremental_operation=AlterConfigOpType.SET)])
+        admin.incremental_alter_configs([res])[res].result(WAIT_S)
+
+    data_dir = str(broker.data_dir.absolute())
+    for value, message in (
+        ("/elsewhere," + data_dir, "requirement failed: All entries in cordoned.log.dirs must "
+         "be present in log.dirs or log.dir. Missing entries : /elsewhere"),
+        (f"*,{data_dir}", "requirement failed: When cordoned.log.dirs is set to *, it must not "
+         "contain other values"),
+    ):
+        with pytest.raises(KafkaException) as e:
+            cordon(value)
+        assert (e.value.args[0].code(), e.value.args[0].str()) == (
+            KafkaError.INVALID_REQUEST, message)
+        assert "cordoned.log.dirs" not in broker.broker.config.dynamic_broker_configs
+    cordon(data_dir)
+    assert broker.broker.config.dynamic_broker_configs["cordoned.log.dirs"] == data_dir
+
+
 # --- the same requests against Apache Kafka 4.4 ------------------------------------------------
+
+#: cordoned.log.dirs values (none names either broker's log dir): KIP-1066's refusals
+CORDONED_VALUES = ["/admin-answers-nope", "/b,/a", "*,/admin-answers-nope", "/a,*", "*,*", "*",
+                   " *", ""]
 
 #: broker alterations (validate only) whose answers must be Kafka's; node id 1 on both brokers
 BROKER_ALTERATIONS = [
@@ -150,6 +180,8 @@ BROKER_ALTERATIONS = [
     ("1", [("log.cleanup.policy", 2, "compact")]),
     ("", [("admin.answers.unknown", 1, None)]),
     ("", [("log.cleaner.threads", 0, "1")]),
+    *[("1", [("cordoned.log.dirs", 0, v)]) for v in CORDONED_VALUES],
+    ("", [("cordoned.log.dirs", 0, "/admin-answers-nope")]),
 ]
 
 
@@ -326,6 +358,12 @@ def _answers(bootstrap: str) -> list:
                 resource_type=resource_type, resource_name=name, configs=[])],
                 validate_only=True))
             out.append((f"AlterConfigs {resource_type} {name!r}",
+                        [(x.error_code, x.error_message) for x in r.responses]))
+        for value in CORDONED_VALUES:
+            r = c.request(33, 2, _request(33, resources=[ac.AlterConfigsResource(
+                resource_type=4, resource_name="1", configs=[ac.AlterableConfig(
+                    name="cordoned.log.dirs", value=value)])], validate_only=True))
+            out.append((f"AlterConfigs broker cordoned.log.dirs={value!r}",
                         [(x.error_code, x.error_message) for x in r.responses]))
         for ops in LOGGER_ALTERATIONS:
             r = c.request(44, 1, _request(44, resources=[iac.AlterConfigsResource(

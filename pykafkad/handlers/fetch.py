@@ -11,6 +11,7 @@ import trio
 from pykafkad.broker import LEADER_EPOCH
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.fetch_sessions import FetchSessionCache, SessionContext
+from pykafkad.log.errors import KafkaStorageError
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.fetch_response import (
     AbortedTransaction,
@@ -62,7 +63,13 @@ def read_partitions(
         res = PartitionRead(key, part)
         out.append(res)
         topic = broker.topics.by_id.get(key) if uses_ids else broker.topics.get(key)
-        plog = broker.logs.get(topic.name, part) if topic is not None else None
+        try:
+            plog = (broker.logs.get(topic.name, part, storage_errors=True)
+                    if topic is not None else None)
+        except KafkaStorageError:  # Kafka: the partition's log dir is offline
+            res.error = ErrorCode.KAFKA_STORAGE_ERROR
+            any_error = True
+            continue
         if plog is None:
             res.error = (
                 ErrorCode.UNKNOWN_TOPIC_ID
@@ -155,7 +162,8 @@ async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
             continue
         by_topic.setdefault(res.key, []).append(PartitionData(
             partition_index=res.partition,
-            error_code=res.error,
+            error_code=(ErrorCode.NOT_LEADER_OR_FOLLOWER  # Kafka: v0-5 clients may not know 56
+                        if res.error == ErrorCode.KAFKA_STORAGE_ERROR and v <= 5 else res.error),
             high_watermark=res.hwm,
             last_stable_offset=res.lso,
             log_start_offset=res.log_start,

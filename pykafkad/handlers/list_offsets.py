@@ -5,6 +5,7 @@ from __future__ import annotations
 from pykafkad.broker import LEADER_EPOCH
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers.fetch import READ_COMMITTED, leader_epoch_error
+from pykafkad.log.errors import KafkaStorageError
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.list_offsets_response import (
     ListOffsetsPartitionResponse,
@@ -80,7 +81,11 @@ async def handle_list_offsets(ctx: RequestContext, req) -> ListOffsetsResponse:
                 partition_index=p.partition_index, error_code=0, timestamp=-1, offset=-1,
                 leader_epoch=-1)
             parts.append(resp)
-            plog = broker.logs.get(t.name, p.partition_index)
+            try:
+                plog = broker.logs.get(t.name, p.partition_index, storage_errors=True)
+            except KafkaStorageError:  # Kafka: the partition's log dir is offline
+                resp.error_code = ErrorCode.KAFKA_STORAGE_ERROR
+                continue
             if plog is None:
                 resp.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue

@@ -113,9 +113,13 @@ async def handle_offset_for_leader_epoch(ctx: RequestContext, req) -> OffsetForL
     for t in req.topics:
         parts = []
         for p in t.partitions:
-            plog = broker.logs.get(t.topic, p.partition)
             res = EpochEndOffset(error_code=0, partition=p.partition, leader_epoch=-1, end_offset=-1)
             parts.append(res)
+            try:
+                plog = broker.logs.get(t.topic, p.partition, storage_errors=True)
+            except KafkaStorageError:  # Kafka: the partition's log dir is offline
+                res.error_code = ErrorCode.KAFKA_STORAGE_ERROR
+                continue
             if plog is None:
                 res.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue

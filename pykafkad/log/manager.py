@@ -287,8 +287,9 @@ class LogManager:
     def get(self, topic: str, partition: int, *, storage_errors: bool = False) -> PartitionLog | None:
         """The partition's log, opened now if it has not been yet (recovered first after an
         unclean shutdown: nothing is served from a log before its recovery). A new
-        partition's log that cannot be created yet is None, or with ``storage_errors`` (for
-        Produce) raises KafkaStorageError."""
+        partition's log that cannot be created yet is None, or with ``storage_errors`` (Produce,
+        Fetch, ListOffsets, OffsetForLeaderEpoch: Kafka's offline log dir) raises
+        KafkaStorageError."""
         key = (topic, partition)
         plog = self._logs.get(key)
         if plog is None and (key in self._unopened or key in self._logs):

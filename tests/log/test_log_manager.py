@@ -291,7 +291,7 @@ def test_prepared_partition_whose_log_cannot_be_created_is_a_storage_error(manag
     assert m.make_dirs() == 0 and m.dirless == 1
     with pytest.raises(KafkaStorageError):
         m.get("t", 0, storage_errors=True)
-    assert m.get("t", 0) is None  # (Fetch, ListOffsets: not served yet)
+    assert m.get("t", 0) is None  # (without storage_errors: not served yet)
     assert m.has("t", 0)
     (data / "t-0").unlink()
     assert m.get("t", 0).log_end_offset == 0

@@ -770,6 +770,34 @@ def test_dynamic_changes_kafka_refuses(name, value, per_broker, message):
     assert broker.version == 0
 
 
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        ("/data", None), ("*", None), (" * ", None), ("", None), ("/data,/other", None),
+        ("/elsewhere", "requirement failed: All entries in cordoned.log.dirs must be present in "
+         "log.dirs or log.dir. Missing entries : /elsewhere"),
+        ("/b,/data,/a", "requirement failed: All entries in cordoned.log.dirs must be present in "
+         "log.dirs or log.dir. Missing entries : /b, /a"),
+        ("/data,*", "requirement failed: When cordoned.log.dirs is set to *, it must not "
+         "contain other values"),
+        ("*,*", "Configuration 'cordoned.log.dirs' values must not be duplicated."),
+    ],
+)  # fmt: skip
+def test_cordoned_log_dirs_must_be_log_dirs(value, message):
+    """KIP-1066's rule, checked (with the broker's log dir names) before anything changes."""
+    broker = BrokerConfig()
+    if message is None:
+        broker.alter_dynamic({"cordoned.log.dirs": value}, per_broker=True,
+                             served_log_dirs=["/data", "/other"])
+        assert broker.dynamic_broker_configs == {"cordoned.log.dirs": value}
+        return
+    with pytest.raises(ConfigError) as e:
+        broker.alter_dynamic({"cordoned.log.dirs": value}, per_broker=True,
+                             served_log_dirs=["/data", "/other"])
+    assert str(e.value) == message
+    assert broker.dynamic_broker_configs == {}
+
+
 def test_dynamic_configs_kafka_accepts_but_pykafkad_does_not_use():
     """librdkafka 0081 alters sasl.kerberos.min.time.before.relogin; Kafka accepts names it
     does not know at all, at either level."""

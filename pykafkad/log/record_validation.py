@@ -53,6 +53,8 @@ _NO_TIMESTAMP = -1
 _I16 = struct.Struct(">h")
 _I64 = struct.Struct(">q")
 _MAX_TIMESTAMP_AT = 35
+#: a record's length is a varint of at most 5 bytes
+_MAX_LENGTH_PREFIX = 5
 
 
 def _jlong(v: int) -> int:
@@ -104,7 +106,7 @@ def validate_records(records, header: BatchHeader, policy: RecordPolicy, now: in
         data = bytes(mv[HEADER_SIZE:size])
     else:
         try:
-            data = codecs.decompress(codec, mv[HEADER_SIZE:size])
+            data = _decompress(codec, mv[HEADER_SIZE:size], count, policy.max_decompressed_record)
         except InvalidRecordError as e:
             if e.code == ErrorCode.CORRUPT_MESSAGE:
                 raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, None) from None
@@ -134,6 +136,25 @@ def validate_records(records, header: BatchHeader, policy: RecordPolicy, now: in
     _I64.pack_into(buf, _MAX_TIMESTAMP_AT, max_ts)
     rewrite_crc(buf, 0, size)
     return buf, BatchHeader(buf)
+
+
+def _decompress(codec: int, section, count: int, limit: int) -> bytes:
+    """The batch's records, decompressed; under a small ``max.decompressed.message.bytes`` the
+    decompression first stops at what ``count`` records within the limit can fill, and a
+    record in that much that declares a larger body is refused at once (Kafka's iterator
+    throws there), so a zip bomb is never decompressed whole."""
+    cap = count * (limit + _MAX_LENGTH_PREFIX)
+    if cap >= codecs.DEFAULT_MAX_DECOMPRESSED_SIZE:
+        return codecs.decompress(codec, section)
+    try:
+        return codecs.decompress(codec, section, cap)
+    except codecs.DecompressedTooLarge as e:
+        try:
+            _check_record_sizes(e.prefix, count, limit)
+        except IndexError:  # the prefix ended before a record said too much
+            pass
+    # records that skim past what they declare: only the whole batch tells
+    return codecs.decompress(codec, section)
 
 
 def _check_record_sizes(data: bytes, count: int, limit: int) -> None:

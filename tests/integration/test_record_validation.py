@@ -276,3 +276,18 @@ def test_confluent_producer_and_max_decompressed_message_bytes(broker, topic_nam
     confluent_produce(bootstrap, topic_name, [big], **{"compression.codec": codec})
     got = confluent_consume(bootstrap, topic_name, 3)
     assert [len(m.value()) for m in got] == [64, 4096, 4096]
+
+
+@pytest.mark.parametrize("codec", [codecs.GZIP, codecs.ZSTD])
+def test_max_decompressed_message_bytes_stops_a_zip_bomb(broker, topic_name, codec):
+    """A compressed record declaring 65 MiB under a 512-byte limit is INVALID_RECORD with no
+    message, as Kafka answers, decided from the first bytes decompressed: decompressing the
+    whole batch would have hit the broker's 64 MiB ceiling (MESSAGE_TOO_LARGE) instead."""
+    create_topic(broker.bootstrap_servers, topic_name,
+                 config={"max.decompressed.message.bytes": "512"})
+    bomb = build_batch([(b"k", b"v"), (None, bytes(65 << 20))], compression=codec)
+    with WireClient(broker.bootstrap_servers) as c:
+        part = produce_raw(c, topic_name, bomb)
+        assert (part.error_code, part.error_message, part.record_errors) == (87, None, [])
+        assert produce_raw(c, topic_name, build_batch(
+            [(b"k", b"v")], compression=codec)).base_offset == 0

@@ -425,7 +425,6 @@ NOT_APPLIED_BROKER_CONFIGS: dict[str, str] = {
     "log.local.retention.bytes": "no tiered storage",
     "log.remote.copy.lag.ms": "no tiered storage",
     "log.remote.copy.lag.bytes": "no tiered storage",
-    "max.decompressed.message.bytes": "the size of a decompressed batch is not limited",
     "log.cleaner.threads": "one cleaner process cleans one log at a time",
     "log.cleaner.dedupe.buffer.size": "the cleaner's offset map is not bounded",
     "log.cleaner.io.buffer.size": "the cleaner sizes its own reads",

@@ -167,8 +167,9 @@ TOPIC_CONFIGS: dict[str, ConfigDef] = names_of(
                "How many bytes may wait locally before segments are copied to tiered storage; "
                "-1 means until local retention would delete them."),
         define("max.decompressed.message.bytes", INT, MAX_DECOMPRESSED, between(1, MAX_DECOMPRESSED),
-               MEDIUM, "Largest decompressed size of a record in a compressed batch (declared; "
-               "pykafkad's produce path does not apply it yet)."),
+               MEDIUM, "Largest declared body of one record in a compressed batch: a Produce "
+               "with a larger one gets INVALID_RECORD (uncompressed batches are bounded by "
+               "max.message.bytes alone)."),
         define("errors.deadletterqueue.group.enable", BOOLEAN, False, None, MEDIUM,
                "Whether share groups may use this topic as their dead-letter queue."),
         define("internal.segment.bytes", INT, None, None, MEDIUM,
@@ -199,6 +200,5 @@ NOT_APPLIED_TOPIC_CONFIGS: dict[str, str] = {
     "remote.log.delete.on.disable": _NO_TIERED,
     "remote.copy.lag.ms": _NO_TIERED,
     "remote.copy.lag.bytes": _NO_TIERED,
-    "max.decompressed.message.bytes": "the size of a decompressed batch is not limited",
     "errors.deadletterqueue.group.enable": "share and streams groups are not served",
 }

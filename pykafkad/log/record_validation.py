@@ -12,6 +12,10 @@ Which bytes pass and what is answered follows Kafka 4.4 case by case (checked ag
 * bad timestamps or keyless records: Kafka's RecordValidationException, with ``record_errors``.
 * a compressed batch kept as sent whose offset deltas are not 0, 1, 2 ...: Kafka tries to
   rewrite it from records it only skimmed and fails with UNKNOWN_SERVER_ERROR; so does this.
+* ``max.decompressed.message.bytes``: in a compressed batch (only), a record whose declared body
+  (its length prefix, ``sizeOfBodyInBytes``) is larger than the limit is INVALID_RECORD with no
+  message and no record_errors, ahead of timestamp and key errors (Kafka's record iterator throws
+  while reading it). The limit is per record: many small records may decompress to more.
 * a topic ``compression.type`` other than ``producer`` and the batch's codec: the batch is
   rebuilt with the topic's codec and level, keeping timestamps, producer id/epoch/sequence and
   the transactional bit, with offset deltas renumbered from 0 (as Kafka's rebuild does).
@@ -49,6 +53,8 @@ _NO_TIMESTAMP = -1
 _I16 = struct.Struct(">h")
 _I64 = struct.Struct(">q")
 _MAX_TIMESTAMP_AT = 35
+#: a record's length is a varint of at most 5 bytes
+_MAX_LENGTH_PREFIX = 5
 
 
 def _jlong(v: int) -> int:
@@ -67,6 +73,8 @@ class RecordPolicy:
     compression: int | None = None
     compression_level: int | None = None
     compacted: bool = False
+    #: max.decompressed.message.bytes: the largest record body a compressed batch may hold
+    max_decompressed_record: int = (1 << 31) - 1
 
     @classmethod
     def from_topic_config(cls, config: Mapping[str, Any]) -> RecordPolicy:
@@ -79,6 +87,7 @@ class RecordPolicy:
             compression=codec,
             compression_level=level,
             compacted="compact" in config["cleanup.policy"],
+            max_decompressed_record=int(config["max.decompressed.message.bytes"]),
         )
 
 
@@ -97,13 +106,16 @@ def validate_records(records, header: BatchHeader, policy: RecordPolicy, now: in
         data = bytes(mv[HEADER_SIZE:size])
     else:
         try:
-            data = codecs.decompress(codec, mv[HEADER_SIZE:size])
+            data = _decompress(codec, mv[HEADER_SIZE:size], count, policy.max_decompressed_record)
         except InvalidRecordError as e:
             if e.code == ErrorCode.CORRUPT_MESSAGE:
                 raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, None) from None
             raise
     full = codec == codecs.NONE or not in_place
     scan = scan_records(data, count, full=full)
+    if codec != codecs.NONE and len(data) > policy.max_decompressed_record:
+        # only then can one record's body exceed the limit: no walk on the usual path
+        _check_record_sizes(data, count, policy.max_decompressed_record)
     base_ts = header.base_timestamp
     lat_batch = header.is_log_append_time
     errors = _record_errors(data, count, scan, header, policy, now, topic_partition, full)
@@ -124,6 +136,59 @@ def validate_records(records, header: BatchHeader, policy: RecordPolicy, now: in
     _I64.pack_into(buf, _MAX_TIMESTAMP_AT, max_ts)
     rewrite_crc(buf, 0, size)
     return buf, BatchHeader(buf)
+
+
+def _decompress(codec: int, section, count: int, limit: int) -> bytes:
+    """The batch's records, decompressed; under a small ``max.decompressed.message.bytes`` the
+    decompression first stops at what ``count`` records within the limit can fill, and a
+    record in that much that declares a larger body is refused at once (Kafka's iterator
+    throws there), so a zip bomb is never decompressed whole."""
+    cap = count * (limit + _MAX_LENGTH_PREFIX)
+    if cap >= codecs.DEFAULT_MAX_DECOMPRESSED_SIZE:
+        return codecs.decompress(codec, section)
+    try:
+        return codecs.decompress(codec, section, cap)
+    except codecs.DecompressedTooLarge as e:
+        try:
+            _check_record_sizes(e.prefix, count, limit)
+        except IndexError:  # the prefix ended before a record said too much
+            pass
+    # records that skim past what they declare: only the whole batch tells
+    return codecs.decompress(codec, section)
+
+
+def _check_record_sizes(data: bytes, count: int, limit: int) -> None:
+    """Raises INVALID_RECORD (no message) if a record declares a body larger than ``limit``, as
+    Kafka's DefaultRecord.readFrom does for ``max.decompressed.message.bytes``. Runs after the
+    scan accepted ``data`` and walks records by their fields, as the scan found them, so it
+    agrees with the skimming read of kept batches too."""
+    pos = 0
+    for _ in range(count):
+        size, pos = _varint(data, pos)
+        if size > limit:
+            raise InvalidRecordError(ErrorCode.INVALID_RECORD, None)  # type: ignore[arg-type]
+        _, pos = _varint(data, pos + 1)  # timestampDelta (after the attributes byte)
+        _, pos = _varint(data, pos)  # offsetDelta
+        for _ in range(2):  # key, value
+            n, pos = _varint(data, pos)
+            pos += max(n, 0)
+        headers, pos = _varint(data, pos)
+        for _ in range(headers):
+            for _ in range(2):
+                n, pos = _varint(data, pos)
+                pos += max(n, 0)
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    """A zigzag varint/varlong at ``pos`` and the position after it."""
+    raw = shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        raw |= (b & 0x7F) << shift
+        if b < 0x80:
+            return (raw >> 1) ^ -(raw & 1), pos
+        shift += 7
 
 
 def _record_errors(data: bytes, count: int, scan, header: BatchHeader, policy: RecordPolicy,

@@ -218,6 +218,8 @@ def config_cases() -> list[tuple[str, dict, str, bytes, int]]:
     before = {"message.timestamp.before.max.ms": "50000"}
     gzip = {"compression.type": "gzip"}
     lat = {"message.timestamp.type": "LogAppendTime"}
+    small = {"max.decompressed.message.bytes": "512"}
+    zeros = bytes(4096)
     cases = malformed_cases()
     return [
         ("compact", compact, "keyless", build_batch([(None, b"v"), (b"k", b"v"), (None, b"v")]),
@@ -251,4 +253,25 @@ def config_cases() -> list[tuple[str, dict, str, bytes, int]]:
         ("gzip", gzip, "valid", VALID, 0),
         ("gzip", gzip, "valid_zstd", cases["valid_zstd"], 0),
         ("gzip", gzip, "max_timestamp_mismatch", cases["max_timestamp_mismatch"], 0),
+        # max.decompressed.message.bytes bounds each record's declared body (here 512 bytes) in
+        # compressed batches only, ahead of the timestamp and key checks
+        ("small", small, "gzip_large_record", build_batch(
+            [(b"key", zeros)], compression=codecs.GZIP), 87),
+        ("small", small, "lz4_middle_record_large", build_batch(
+            [(b"k", b"v"), (b"key", zeros), (b"k", zeros[:600])], compression=codecs.LZ4), 87),
+        ("small", small, "zstd_body_at_limit", build_batch(
+            [(None, zeros[:505])], compression=codecs.ZSTD), 0),
+        ("small", small, "zstd_body_past_limit", build_batch(
+            [(None, zeros[:506])], compression=codecs.ZSTD), 87),
+        ("small", small, "snappy_many_small", build_batch(
+            [(b"k", zeros[:100])] * 50, compression=codecs.SNAPPY), 0),
+        ("small", small, "uncompressed_large_record", build_batch([(b"key", zeros)]), 0),
+        ("small", small, "gzip_large_record_past_timestamp", build_batch(
+            [(b"k", b"v", (), now + 10**9), (b"key", zeros)], compression=codecs.GZIP), 87),
+        ("small_gzip", {**small, **gzip}, "lz4_large_record_recompressed", build_batch(
+            [(b"key", zeros)], compression=codecs.LZ4), 87),
+        ("small_gzip", {**small, **gzip}, "uncompressed_large_record_recompressed",
+         build_batch([(b"key", zeros)]), 0),
+        ("small_compact", {**small, **compact}, "keyless_large_record", build_batch(
+            [(None, b"v"), (None, zeros)], compression=codecs.GZIP), 87),
     ]

@@ -72,8 +72,7 @@ def test_confluent_admin_topics_and_configs(broker, topic_name):
 
 
 def test_kafka_44_topic_configs_at_creation(broker, topic_name):
-    """Kafka 4.4's newer topic configs: taken by CreateTopics, described, validated (declared
-    only: the produce path does not apply max.decompressed.message.bytes yet)."""
+    """Kafka 4.4's newer topic configs: taken by CreateTopics, described, validated."""
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     given = {"errors.deadletterqueue.group.enable": "true",
              "max.decompressed.message.bytes": "1048576", "remote.copy.lag.ms": "-1"}

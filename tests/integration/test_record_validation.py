@@ -15,6 +15,7 @@ import uuid
 
 import pytest
 from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
 from kafka import KafkaProducer
 from kafka.errors import InvalidTimestampError
 
@@ -250,3 +251,43 @@ def test_confluent_producer_gets_invalid_record_for_keyless_compacted(broker, to
     with pytest.raises(AssertionError, match="INVALID_RECORD"):
         confluent_produce(broker.bootstrap_servers, topic_name, [{"value": b"no key"}],
                           **{"message.send.max.retries": 0})
+
+
+@pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
+def test_confluent_producer_and_max_decompressed_message_bytes(broker, topic_name, codec):
+    """``max.decompressed.message.bytes`` bounds each record of a compressed batch: librdkafka
+    gets INVALID_RECORD for a 4 KiB record under a 512-byte limit and delivers a small one; an
+    uncompressed large record passes; raising the limit (IncrementalAlterConfigs) lets the large
+    compressed record in."""
+    bootstrap = broker.bootstrap_servers
+    create_topic(bootstrap, topic_name, config={"max.decompressed.message.bytes": "512"})
+    big = {"key": b"key", "value": bytes(4096)}
+    with pytest.raises(AssertionError, match="INVALID_RECORD"):
+        confluent_produce(bootstrap, topic_name, [big], **{
+            "compression.codec": codec, "message.send.max.retries": 0})
+    confluent_produce(bootstrap, topic_name, [{"key": b"key", "value": bytes(64)}],
+                      **{"compression.codec": codec})
+    confluent_produce(bootstrap, topic_name, [big], **{"compression.codec": "none"})
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    resource = ConfigResource("topic", topic_name, incremental_configs=[ConfigEntry(
+        "max.decompressed.message.bytes", "8192",
+        incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([resource])[resource].result(WAIT_S)
+    confluent_produce(bootstrap, topic_name, [big], **{"compression.codec": codec})
+    got = confluent_consume(bootstrap, topic_name, 3)
+    assert [len(m.value()) for m in got] == [64, 4096, 4096]
+
+
+@pytest.mark.parametrize("codec", [codecs.GZIP, codecs.ZSTD])
+def test_max_decompressed_message_bytes_stops_a_zip_bomb(broker, topic_name, codec):
+    """A compressed record declaring 65 MiB under a 512-byte limit is INVALID_RECORD with no
+    message, as Kafka answers, decided from the first bytes decompressed: decompressing the
+    whole batch would have hit the broker's 64 MiB ceiling (MESSAGE_TOO_LARGE) instead."""
+    create_topic(broker.bootstrap_servers, topic_name,
+                 config={"max.decompressed.message.bytes": "512"})
+    bomb = build_batch([(b"k", b"v"), (None, bytes(65 << 20))], compression=codec)
+    with WireClient(broker.bootstrap_servers) as c:
+        part = produce_raw(c, topic_name, bomb)
+        assert (part.error_code, part.error_message, part.record_errors) == (87, None, [])
+        assert produce_raw(c, topic_name, build_batch(
+            [(b"k", b"v")], compression=codec)).base_offset == 0

@@ -60,12 +60,22 @@ def unsupported(codec: int) -> InvalidRecordError:
     )
 
 
-def _too_large(max_size: int) -> InvalidRecordError:
-    # MESSAGE_TOO_LARGE (not CORRUPT_MESSAGE, which Java's producer retries forever): the Java
-    # producer answers it by splitting the batch.
-    return InvalidRecordError(
-        ErrorCode.MESSAGE_TOO_LARGE, f"records decompress to more than {max_size} bytes"
-    )
+class DecompressedTooLarge(InvalidRecordError):
+    """Decompression stopped past ``max_size``; ``prefix`` holds what it produced until then
+    (at most about one step more than ``max_size``), so a caller can judge the records it
+    starts with without decompressing the rest."""
+
+    def __init__(self, max_size: int, prefix: bytes = b""):
+        # MESSAGE_TOO_LARGE (not CORRUPT_MESSAGE, which Java's producer retries forever): the
+        # Java producer answers it by splitting the batch.
+        super().__init__(
+            ErrorCode.MESSAGE_TOO_LARGE, f"records decompress to more than {max_size} bytes"
+        )
+        self.prefix = prefix
+
+
+def _too_large(max_size: int, out: list[bytes] | None = None) -> DecompressedTooLarge:
+    return DecompressedTooLarge(max_size, b"".join(out) if out else b"")
 
 
 # -- compress ---------------------------------------------------------------------------------
@@ -151,9 +161,9 @@ def _gunzip(data: memoryview, max_size: int) -> bytes:
         while True:
             piece = d.decompress(pending, max_size - total + 1)
             total += len(piece)
-            if total > max_size:
-                raise _too_large(max_size)
             out.append(piece)
+            if total > max_size:
+                raise _too_large(max_size, out)
             if d.eof:
                 break
             pending = d.unconsumed_tail
@@ -193,12 +203,15 @@ def _unxerial(data: memoryview, max_size: int) -> bytes:
         pos += 4
         if n < 0 or n > end - pos:
             raise corrupt(f"xerial snappy block of {n} bytes with {end - pos} left")
-        piece = _raw_snappy(data[pos : pos + n], max_size - total)
+        try:
+            piece = _raw_snappy(data[pos : pos + n], max_size - total)
+        except DecompressedTooLarge:
+            raise _too_large(max_size, out) from None
         pos += n
         total += len(piece)
-        if total > max_size:
-            raise _too_large(max_size)
         out.append(piece)
+        if total > max_size:
+            raise _too_large(max_size, out)
     return b"".join(out)
 
 
@@ -215,9 +228,9 @@ def _unlz4(data: memoryview, max_size: int) -> bytes:
         while True:
             piece = d.decompress(pending, max_length=min(max_size - total + 1, _LZ4_STEP))
             total += len(piece)
-            if total > max_size:
-                raise _too_large(max_size)
             out.append(piece)
+            if total > max_size:
+                raise _too_large(max_size, out)
             if d.eof:
                 break
             if d.needs_input:
@@ -247,9 +260,9 @@ def _unzstd(data: memoryview, max_size: int) -> bytes:
             pos += len(chunk)
             piece = d.decompress(chunk)
             total += len(piece)
-            if total > max_size:
-                raise _too_large(max_size)
             out.append(piece)
+            if total > max_size:
+                raise _too_large(max_size, out)
             if d.eof:
                 pos -= len(d.unused_data)
                 break

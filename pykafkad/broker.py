@@ -135,6 +135,7 @@ class Broker:
         self.node_id: int = config["node.id"]
         self.endpoint = Endpoint(self.node_id, "localhost", 9092)
         data_dir.mkdir(parents=True, exist_ok=True)
+        config.record_data_dir(str(data_dir.resolve()))
         self.cluster_id = read_or_create_meta(data_dir, self.node_id)
         self.topics = TopicRegistry(data_dir)
         self.group_configs = GroupConfigStore(data_dir)

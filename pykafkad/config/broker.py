@@ -145,6 +145,14 @@ class BrokerConfig(Mapping[str, Any]):
     def node_id(self) -> int:
         return self._values["node.id"]
 
+    def record_data_dir(self, path: str) -> None:
+        """The directory pykafkad serves (``--data-dir``, a test's directory or the default)
+        is what Kafka would describe as the static ``log.dirs``, unless that says so already."""
+        if _log_dirs(self._values) == [path]:
+            return
+        self._static["log.dirs"] = path
+        self._values = _resolve(self._static, self._dynamic_default, self._dynamic_broker)
+
     @property
     def log_dirs(self) -> list[str]:
         return _log_dirs(self._values)

@@ -167,3 +167,14 @@ def test_topic_name_rules(broker):
         with pytest.raises(KafkaException) as info:
             admin.create_topics([NewTopic(bad, 1, 1)])[bad].result(WAIT_S)
         assert info.value.args[0].name() == code, bad  # librdkafka names 17 so
+
+
+def test_log_dirs_is_described_as_the_data_dir(broker):
+    """Kafka describes its ``log.dirs`` as the static config it was started with; pykafkad's
+    data dir (``--data-dir``, a test's directory, the default) is that directory."""
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    resource = ConfigResource("BROKER", "1")
+    configs = admin.describe_configs([resource])[resource].result(WAIT_S)
+    log_dirs = configs["log.dirs"]
+    assert log_dirs.value == str(broker.data_dir.resolve())
+    assert log_dirs.source == ConfigSource.STATIC_BROKER_CONFIG.value

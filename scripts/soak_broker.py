@@ -10,22 +10,17 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from compat.kafka_broker import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 READY = re.compile(r"pykafkad listening on (\S+):(\d+)")
 #: a line the broker logs when bytes that break the protocol close a connection
 CLOSING_PROTOCOL = "closing connection from"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class SoakBroker:

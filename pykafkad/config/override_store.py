@@ -1,12 +1,13 @@
-"""Config overrides of named resources that have no other state (client-metrics
+"""Config overrides of named resources that have no other state (group configs, client-metrics
 subscriptions), kept as topic configs are: one JSON file in the data dir, rewritten atomically
 on every change, so what a client was told succeeded survives a restart."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
+
+from pykafkad.log.checkpoint import atomic_write
 
 
 class ConfigOverrideStore:
@@ -37,9 +38,4 @@ class ConfigOverrideStore:
 
     def _save(self) -> None:
         data = {"version": 1, self.section: dict(sorted(self._resources.items()))}
-        tmp = self.path.with_suffix(".tmp")
-        with open(tmp, "w") as f:
-            json.dump(data, f, indent=1)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
+        atomic_write(self.path, json.dumps(data, indent=1).encode())

@@ -37,7 +37,7 @@ async def handle_list_config_resources(ctx: RequestContext, req) -> ListConfigRe
     out = []
     # in the order Kafka 4.4 lists them: groups, client metrics, broker loggers, brokers, topics
     if GROUP in wanted:
-        out += [ConfigResource(g, GROUP) for g in broker.group_configs.group_ids()]
+        out += [ConfigResource(g, GROUP) for g in broker.group_configs.names()]
     if CLIENT_METRICS in wanted:
         out += metrics
     if BROKER_LOGGER in wanted:

@@ -4,25 +4,18 @@ compacting a large partition, stock clients produce to and fetch from another to
 from __future__ import annotations
 
 import threading
-import time
 
 from confluent_kafka import KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from pykafkad.testing import run_broker
 from tests.integration.clients import WAIT_S, confluent_consume, confluent_produce, create_topic
+from tests.integration.groups_support import wait_until
 
 KEYS = 200
 ROUNDS = 20
 RETAINED_RECORDS = 40
 COMPACTED_CONFIG = {"cleanup.policy": "compact", "segment.bytes": "1048576"}
-
-
-def _wait_for(condition, what: str) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def test_clients_are_served_while_the_cleaner_is_mid_run(tmp_path, topic_name):
@@ -66,7 +59,7 @@ def test_clients_are_served_while_the_cleaner_is_mid_run(tmp_path, topic_name):
 
         key = (compacted, 0)
         checkpoints = b.broker.logs.cleaner.checkpoints
-        _wait_for(lambda: checkpoints.get(key, 0) >= leo, "the cleaning to finish")
+        wait_until(lambda: checkpoints.get(key, 0) >= leo, "the cleaning to finish")
         assert served_while_held == [True]
         assert key not in b.broker.logs.cleaner.uncleanable
         # only the newest value of each key is left, so the first KEYS records are those
@@ -86,14 +79,14 @@ def test_the_broker_s_retention_timer_deletes_old_segments(tmp_path, topic_name)
             producer.produce(topic_name, b"%03d" % i + bytes(100_000))
             producer.flush(WAIT_S)  # one batch each: four 1 MiB segments
         plog = b.broker.logs.get(topic_name, 0)
-        _wait_for(lambda: plog.log_start_offset > 0, "retention to delete segments")
+        wait_until(lambda: plog.log_start_offset > 0, "retention to delete segments")
 
         def leftovers() -> list[str]:
             names = [p.name for p in plog.dir.iterdir()]
             live = {f"{s.base_offset:020d}" for s in b.call(lambda: plog.segments)}
             return [n for n in names if n[:20].isdigit() and n[:20] not in live]
 
-        _wait_for(lambda: not leftovers(), "the deleted segments' files to go")
+        wait_until(lambda: not leftovers(), "the deleted segments' files to go")
         start = plog.log_start_offset
         got = confluent_consume(b.bootstrap_servers, topic_name, RETAINED_RECORDS - start)
         assert [m.value()[:3] for m in got] == [b"%03d" % i for i in range(start, RETAINED_RECORDS)]
@@ -113,8 +106,8 @@ def test_deleted_topics_directories_are_removed_in_the_background(tmp_path, topi
             return [p.name for p in (tmp_path / "data").iterdir()
                     if p.name.startswith(topic_name) and p.name.endswith("-delete")]
 
-        _wait_for(lambda: not doomed(), "the deleted partitions' directories to go")
-        _wait_for(lambda: _recreated(b.bootstrap_servers, admin, topic_name), "the re-creation")
+        wait_until(lambda: not doomed(), "the deleted partitions' directories to go")
+        wait_until(lambda: _recreated(b.bootstrap_servers, admin, topic_name), "the re-creation")
         delivered = confluent_produce(b.bootstrap_servers, topic_name,
                                       [{"value": b"new", "partition": 0}])
         assert [m.offset() for m in delivered] == [0]

@@ -19,7 +19,7 @@ from kafka.admin import NewPartitions as KNewPartitions
 from kafka.admin import NewTopic as KNewTopic
 from kafka.errors import InvalidReplicationFactorError, TopicAlreadyExistsError
 
-from tests.integration.clients import WAIT_S
+from tests.integration.clients import WAIT_S, needs_java
 
 
 def test_confluent_admin_topics_and_configs(broker, topic_name):
@@ -169,12 +169,20 @@ def test_topic_name_rules(broker):
         assert info.value.args[0].name() == code, bad  # librdkafka names 17 so
 
 
-def test_log_dirs_is_described_as_the_data_dir(broker):
+@needs_java
+def test_log_dirs_is_described_as_the_data_dir(broker, reference_kafka):
     """Kafka describes its ``log.dirs`` as the static config it was started with; pykafkad's
     data dir (``--data-dir``, a test's directory, the default) is that directory."""
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
-    resource = ConfigResource("BROKER", "1")
-    configs = admin.describe_configs([resource])[resource].result(WAIT_S)
-    log_dirs = configs["log.dirs"]
-    assert log_dirs.value == str(broker.data_dir.resolve())
-    assert log_dirs.source == ConfigSource.STATIC_BROKER_CONFIG.value
+
+    def described(bootstrap: str):
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        resource = ConfigResource("BROKER", "1")
+        configs = admin.describe_configs([resource])[resource].result(WAIT_S)
+        return configs["log.dirs"], configs["log.dir"]
+
+    (ours, our_dir), (kafkas, kafka_dir) = described(broker.bootstrap_servers), described(
+        reference_kafka.bootstrap_servers)
+    assert ours.value == str(broker.data_dir.resolve())
+    assert kafkas.value == str(reference_kafka.data_dir / "logs")
+    assert ours.source == kafkas.source == ConfigSource.STATIC_BROKER_CONFIG.value
+    assert (our_dir.value, our_dir.source) == (kafka_dir.value, kafka_dir.source)

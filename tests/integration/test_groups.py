@@ -118,13 +118,16 @@ def test_cooperative_sticky_rebalances_incrementally(kafka, topic_name, kind):
     bootstrap = kafka.bootstrap_servers
     create_topic(bootstrap, topic_name, PARTITIONS)
     sent = produce(bootstrap, topic_name, 0, 30)
-    first = GroupMember(kind, bootstrap, "coop", topic_name, strategy="cooperative-sticky").start()
+    # a generous session: this test is about joins and leaves, and an in-process kafka-python
+    # member starved of the GIL on a loaded machine can miss 6 s of heartbeats (and be removed,
+    # as Kafka would remove it)
+    conf = {"strategy": "cooperative-sticky", "session_ms": 30_000}
+    first = GroupMember(kind, bootstrap, "coop", topic_name, **conf).start()
     members = [first]
     try:
         wait_until(lambda: len(first.assignment) == PARTITIONS, "the first member holding all",
                    members=members)
-        second = GroupMember(kind, bootstrap, "coop", topic_name,
-                             strategy="cooperative-sticky").start()
+        second = GroupMember(kind, bootstrap, "coop", topic_name, **conf).start()
         members.append(second)
         wait_until(lambda: covers_all(members) and len(second.assignment) == 3,
                    "the partitions shared between both members", members=members)

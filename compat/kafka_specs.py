@@ -14,6 +14,8 @@ from pathlib import Path
 SPECS_VERSION = "4.4.0"
 #: where the message specs live inside the kafka-clients jar
 JAR_PREFIX = "common/message/"
+#: where the KRaft metadata record specs live inside the kafka-metadata jar
+METADATA_PREFIX = "common/metadata/"
 
 
 def specs_jar(version: str = SPECS_VERSION) -> Path:
@@ -27,13 +29,24 @@ def specs_jar(version: str = SPECS_VERSION) -> Path:
     return jar
 
 
-def read_specs(source: Path) -> dict[str, str]:
-    """{spec file name: JSON text} from a directory of specs or a kafka-clients jar."""
+def metadata_specs_jar(version: str = SPECS_VERSION) -> Path:
+    """The kafka-metadata jar of ``version`` (among the reference broker's jars, fetched with
+    Maven when not cached): it holds the KRaft metadata record specs."""
+    from compat.kafka_broker import kafka_classpath
+
+    for entry in kafka_classpath(version).split(":"):
+        if Path(entry).name == f"kafka-metadata-{version}.jar":
+            return Path(entry)
+    raise FileNotFoundError(f"no kafka-metadata-{version}.jar among Kafka {version}'s jars")
+
+
+def read_specs(source: Path, prefix: str = JAR_PREFIX) -> dict[str, str]:
+    """{spec file name: JSON text} from a directory of specs or a jar (specs under ``prefix``)."""
     if source.is_dir():
         return {p.name: p.read_text() for p in sorted(source.glob("*.json"))}
     with zipfile.ZipFile(source) as jar:
         return {
-            name[len(JAR_PREFIX):]: jar.read(name).decode()
+            name[len(prefix):]: jar.read(name).decode()
             for name in sorted(jar.namelist())
-            if name.startswith(JAR_PREFIX) and name.endswith(".json") and "/" not in name[len(JAR_PREFIX):]
+            if name.startswith(prefix) and name.endswith(".json") and "/" not in name[len(prefix):]
         }

@@ -149,3 +149,27 @@ def test_generated_code_is_fresh(tmp_path: Path) -> None:
     have = {p.name: p.read_text() for p in committed.glob("*.py") if p.name != "_base.py"}
     stale = sorted(n for n in fresh.keys() | have.keys() if fresh.get(n) != have.get(n))
     assert not stale, f"wire/messages is stale; run scripts/gen_messages.py: {stale[:10]}"
+
+
+def test_generated_metadata_records_are_fresh(tmp_path: Path) -> None:
+    """wire/metadata is generated from the kafka-metadata jar of the same release."""
+    from compat import maven
+    from compat.kafka_specs import metadata_specs_jar
+
+    try:
+        jar = metadata_specs_jar()
+    except (maven.MavenError, FileNotFoundError, OSError) as e:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"the kafka-metadata jar with Kafka's record specs cannot be had: {e}")
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gen_messages.py"), "--metadata", "--specs",
+         str(jar), str(tmp_path)],
+        check=True,
+        capture_output=True,
+    )
+    committed = ROOT / "wire" / "metadata"
+    fresh = {p.name: p.read_text() for p in tmp_path.glob("*.py")}
+    have = {p.name: p.read_text() for p in committed.glob("*.py")}
+    stale = sorted(n for n in fresh.keys() | have.keys() if fresh.get(n) != have.get(n))
+    assert not stale, f"wire/metadata is stale; run scripts/gen_messages.py --metadata: {stale[:10]}"

@@ -189,7 +189,16 @@ async def serve(server, needed: int) -> None:
                 break
 
 
+#: subcommands that are Kafka's kafka-storage.sh (pykafkad/metadata/storage_tool.py)
+STORAGE_COMMANDS = ("format", "random-uuid", "info")
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in STORAGE_COMMANDS:
+        from pykafkad.metadata.storage_tool import main as storage_main
+
+        return storage_main(argv)
     args = parse_args(argv)
     logging.basicConfig(
         level=args.log_level,

@@ -44,6 +44,12 @@ class BrokerRegistration:
     fenced: bool = True
     in_controlled_shutdown: bool = False
     directories: tuple[bytes, ...] = ()
+    cordoned_dirs: tuple[bytes, ...] = ()
+
+    @property
+    def all_dirs_cordoned(self) -> bool:
+        """KIP-1066: a broker whose every log dir is cordoned takes no new replicas."""
+        return bool(self.directories) and set(self.directories) <= set(self.cordoned_dirs)
 
     def has_online_dir(self, directory: bytes) -> bool:
         return directories.is_online(directory, list(self.directories))
@@ -90,12 +96,13 @@ class ClusterControlManager:
         return directories.UNASSIGNED
 
     def usable_brokers(self) -> list[UsableBroker]:
-        """Brokers the placer may use: every session not in controlled shutdown."""
+        """Brokers the placer may use: every session not in controlled shutdown, except
+        brokers with all their log dirs cordoned."""
         out = []
         for broker_id in sorted(self.heartbeats.brokers):
             hb = self.heartbeats.brokers[broker_id]
             reg = self.registrations.get(broker_id)
-            if hb.shutting_down or reg is None:
+            if hb.shutting_down or reg is None or reg.all_dirs_cordoned:
                 continue
             out.append(UsableBroker(broker_id, reg.rack, reg.fenced))
         return out
@@ -203,6 +210,7 @@ class ClusterControlManager:
             rack=record.rack, fenced=record.fenced,
             in_controlled_shutdown=record.in_controlled_shutdown,
             directories=tuple(record.log_dirs or ()),
+            cordoned_dirs=tuple(record.cordoned_log_dirs or ()),
         )
         if prev is not None:
             self.heartbeats.remove(record.broker_id)
@@ -224,8 +232,9 @@ class ClusterControlManager:
         fenced = {FENCE: True, UNFENCE: False, NO_CHANGE: None}[record.fenced]
         shutdown = {IN_CONTROLLED_SHUTDOWN: True, NO_CHANGE: None}[record.in_controlled_shutdown]
         dirs = tuple(record.log_dirs) if record.log_dirs else None
+        cordoned = None if record.cordoned_log_dirs is None else tuple(record.cordoned_log_dirs)
         self._change(record, record.broker_id, record.broker_epoch, fenced=fenced,
-                     in_controlled_shutdown=shutdown, directories=dirs)
+                     in_controlled_shutdown=shutdown, directories=dirs, cordoned=cordoned)
 
     def _registration_for(self, record, broker_id: int, epoch: int) -> BrokerRegistration:
         reg = self.registrations.get(broker_id)
@@ -239,7 +248,7 @@ class ClusterControlManager:
 
     def _change(self, record, broker_id: int, epoch: int, *, fenced: bool | None,
                 in_controlled_shutdown: bool | None = None,
-                directories: tuple | None = None) -> None:
+                directories: tuple | None = None, cordoned: tuple | None = None) -> None:
         reg = self._registration_for(record, broker_id, epoch)
         changes: dict = {}
         if fenced is not None:
@@ -248,6 +257,8 @@ class ClusterControlManager:
             changes["in_controlled_shutdown"] = in_controlled_shutdown
         if directories is not None:
             changes["directories"] = directories
+        if cordoned is not None:
+            changes["cordoned_dirs"] = cordoned
         new = replace(reg, **changes)
         self.registrations[broker_id] = new
         if broker_id in self.heartbeats.brokers:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from pykafkad.cluster import validate_topic_name
 from pykafkad.config.broker_defs import BROKER_CONFIGS
 from pykafkad.config.broker_unused import UNUSED_LIST_CONFIGS
 from pykafkad.config.incremental import apply_operations
@@ -18,6 +17,7 @@ from pykafkad.config.topic import validate_topic_configs
 from pykafkad.config.topic_defs import TOPIC_CONFIGS
 from pykafkad.config.types import ConfigError
 from pykafkad.controller.result import NONE, ApiError
+from pykafkad.controller.topic_names import validate_topic_name
 from wire.errors import ErrorCode, KafkaError
 from wire.metadata import ConfigRecord
 

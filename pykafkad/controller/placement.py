@@ -127,11 +127,13 @@ def check_placement(replication_factor: int, num_total: int, num_unfenced: int) 
             f"Invalid replication factor {replication_factor}: the replication factor must "
             "be positive.")
     if num_unfenced == 0:
-        raise InvalidReplicationFactor("All brokers are currently fenced.")
+        raise InvalidReplicationFactor(
+            "All brokers are currently fenced, or have all their log directories cordoned.")
     if replication_factor > num_total:
         raise InvalidReplicationFactor(
             f"The target replication factor of {replication_factor} cannot be reached "
-            f"because only {num_total} broker(s) are registered.")
+            f"because only {num_total} broker(s) are registered or some brokers have all their "
+            "log directories cordoned.")
 
 
 class StripedReplicaPlacer:

@@ -14,7 +14,6 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from pykafkad.cluster import validate_topic_name
 from pykafkad.controller.cluster_control import ClusterControlManager
 from pykafkad.controller.config_control import BROKER, TOPIC, ConfigurationControlManager
 from pykafkad.controller.feature_control import FeatureControlManager
@@ -24,7 +23,8 @@ from pykafkad.controller.partition_registration import (
 )
 from pykafkad.controller.placement import StripedReplicaPlacer
 from pykafkad.controller.result import NONE, ApiError, ControllerResult
-from wire.errors import ErrorCode, KafkaError
+from pykafkad.controller.topic_names import collision_key, validate_topic_name
+from wire.errors import ErrorCode
 from wire.messages.create_partitions_response import (
     CreatePartitionsResponse,
     CreatePartitionsTopicResult,
@@ -59,10 +59,6 @@ def random_topic_id(rnd: _random.Random) -> bytes:
         u = uuid.UUID(int=rnd.getrandbits(128), version=4).bytes
         if u not in _RESERVED_IDS and not base64.urlsafe_b64encode(u).startswith(b"-"):
             return u
-
-
-def _collision_key(name: str) -> str:
-    return name.replace(".", "_")
 
 
 class ReplicationControlManager:
@@ -158,10 +154,15 @@ class ReplicationControlManager:
                            "The manual partition assignment includes an empty replica list.")
         prev = None
         for broker in sorted(replicas):
-            if self.cluster.registration(broker) is None:
+            reg = self.cluster.registration(broker)
+            if reg is None:
                 raise ApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                                f"The manual partition assignment includes broker {broker}, but "
                                "no such broker is registered.")
+            if reg.all_dirs_cordoned:
+                raise ApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                               f"The manual partition assignment includes broker {broker}, but "
+                               "all its log directories are cordoned.")
             if broker == prev:
                 raise ApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                                f"The manual partition assignment includes the broker {prev} "
@@ -184,12 +185,12 @@ class ReplicationControlManager:
         for t in topics:
             try:
                 validate_topic_name(t.name)
-            except KafkaError as e:
-                errors[t.name] = ApiError(e.code, e.message)
+            except ApiError as e:
+                errors[t.name] = e
                 continue
             if ("." in t.name or "_" in t.name) and t.name not in self.topics_by_name:
                 for existing in self.topics_by_name:
-                    if existing != t.name and _collision_key(existing) == _collision_key(t.name):
+                    if existing != t.name and collision_key(existing) == collision_key(t.name):
                         errors[t.name] = ApiError(
                             ErrorCode.INVALID_TOPIC_EXCEPTION,
                             f"Topic '{t.name}' collides with existing topic: {existing}")
@@ -342,7 +343,7 @@ class ReplicationControlManager:
     def _create_partitions(self, t, records: list) -> None:
         topic_id = self.topics_by_name.get(t.name)
         if topic_id is None:
-            raise ApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            raise ApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
         topic = self.topics[topic_id]
         current = len(topic.parts)
         if t.count == current:

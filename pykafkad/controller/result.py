@@ -51,11 +51,18 @@ DEFAULT_MESSAGES: dict[ErrorCode, str] = {
 }
 
 
-class ApiError(Exception):
-    """Kafka's ApiError: raised inside an operation, answered as (code, message)."""
+_DEFAULT = object()
 
-    def __init__(self, code: ErrorCode, message: str | None = None) -> None:
-        if message is None:
+
+class ApiError(Exception):
+    """Kafka's ApiError: raised inside an operation, answered as (code, message).
+
+    Without a message it carries the error's default one, as ``new ApiError(Errors.X)``
+    does; ``message=None`` answers no message, as an exception thrown without one does.
+    """
+
+    def __init__(self, code: ErrorCode, message=_DEFAULT) -> None:
+        if message is _DEFAULT:
             message = DEFAULT_MESSAGES.get(code)
         super().__init__(message or code.name)
         self.code = code

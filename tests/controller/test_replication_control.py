@@ -89,7 +89,8 @@ def test_replication_factor_larger_than_the_brokers_is_refused_with_kafkas_messa
     assert result.error_code == ErrorCode.INVALID_REPLICATION_FACTOR and records == []
     assert result.error_message == ("Unable to replicate the partition 3 time(s): The target "
                                     "replication factor of 3 cannot be reached because only 1 "
-                                    "broker(s) are registered.")
+                                    "broker(s) are registered or some brokers have all their log directories "
+                                    "cordoned.")
 
 
 def test_create_topic_errors():
@@ -122,8 +123,11 @@ def test_create_topic_errors():
          "A manual partition assignment was specified, but replication factor was not set "
          "to -1."),
         (dict(name="bad name"), ErrorCode.INVALID_TOPIC_EXCEPTION,
-         "Topic name bad name is illegal, it contains a character other than ASCII "
+         "Topic name is invalid: 'bad name' contains one or more characters other than ASCII "
          "alphanumerics, '.', '_' and '-'"),
+        (dict(name="t" * 250), ErrorCode.INVALID_TOPIC_EXCEPTION,
+         f"Topic name is invalid: the length of '{'t' * 250}' is longer than the max allowed "
+         "length 249"),
         (dict(name="u", configs={"cleanup.policy": "nope"}), ErrorCode.INVALID_CONFIG, None),
     ]
     for kwargs, code, message in cases:

@@ -19,6 +19,7 @@ KAFKA_44_DEFAULT_FEATURES = {
 }
 
 IBP_3_7_IV2 = 17   # the first metadata.version with directory assignment (JBOD)
+IBP_4_3_IV0 = 30   # the first with cordoned log dirs (KIP-1066)
 
 
 class FeatureControlManager:
@@ -38,6 +39,10 @@ class FeatureControlManager:
     @property
     def directory_assignment(self) -> bool:
         return self.metadata_version >= IBP_3_7_IV2
+
+    @property
+    def cordoned_log_dirs(self) -> bool:
+        return self.metadata_version >= IBP_4_3_IV0
 
     @property
     def elr_enabled(self) -> bool:

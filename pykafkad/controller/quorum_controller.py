@@ -213,6 +213,12 @@ class QuorumController:
         if self.features.directory_assignment and request.offline_log_dirs:
             self._directories_offline(broker_id, request.broker_epoch,
                                       list(request.offline_log_dirs), records)
+        if self.features.cordoned_log_dirs and request.cordoned_log_dirs is not None:
+            reg = self.cluster.registration(broker_id)
+            if set(reg.cordoned_dirs) != set(request.cordoned_log_dirs):
+                records.append(BrokerRegistrationChangeRecord(
+                    broker_id=broker_id, broker_epoch=request.broker_epoch, log_dirs=None,
+                    cordoned_log_dirs=list(request.cordoned_log_dirs)))
         if nxt.in_controlled_shutdown:
             hb.maybe_update_controlled_shutdown_offset(broker_id, offset + len(records) - 1)
         return ControllerResult(records, BrokerHeartbeatResponse(

@@ -44,6 +44,7 @@ from wire.primitives import ZERO_UUID
 
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
 _RESERVED_IDS = {ZERO_UUID, (1).to_bytes(16, "big")}
+MAX_PARTITIONS_PER_REQUEST = 10_000     # Kafka's MAX_RECORDS_PER_USER_OP guard
 
 
 @dataclass
@@ -177,6 +178,15 @@ class ReplicationControlManager:
     # --- CreateTopics ----------------------------------------------------------------------
     def create_topics(self, request) -> ControllerResult:
         """CreateTopics as Kafka's controller answers it (ControllerApis + createTopics)."""
+        total = sum((self.default_num_partitions if t.num_partitions == -1 else
+                     max(t.num_partitions, 0)) if not t.assignments else len(t.assignments)
+                    for t in request.topics)
+        if total > MAX_PARTITIONS_PER_REQUEST:
+            return ControllerResult([], CreateTopicsResponse(topics=[
+                CreatableTopicResult(name=t.name, error_code=ErrorCode.POLICY_VIOLATION,
+                                     error_message="Excessively large number of partitions "
+                                                   "per request.")
+                for t in request.topics]))
         names = [t.name for t in request.topics]
         duplicates = {n for n in names if names.count(n) > 1}
         errors: dict[str, ApiError] = {}
@@ -325,6 +335,17 @@ class ReplicationControlManager:
 
     # --- CreatePartitions ------------------------------------------------------------------
     def create_partitions(self, request) -> ControllerResult:
+        additional = 0
+        for t in request.topics:
+            topic_id = self.topics_by_name.get(t.name)
+            if t.count >= 0 and topic_id is not None:
+                additional += max(t.count - len(self.topics[topic_id].parts), 0)
+        if additional > MAX_PARTITIONS_PER_REQUEST:
+            return ControllerResult([], CreatePartitionsResponse(results=[
+                CreatePartitionsTopicResult(name=t.name, error_code=ErrorCode.POLICY_VIOLATION,
+                                            error_message="Excessively large number of "
+                                                          "additional partitions per request.")
+                for t in request.topics]))
         records: list = []
         results = []
         for t in request.topics:

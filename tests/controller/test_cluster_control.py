@@ -118,3 +118,32 @@ def test_unleading_broker_asking_to_shut_down_is_let_go_at_once():
     log.start_brokers(1)
     response, _ = log.heartbeat(1, want_shut_down=True)
     assert response.should_shut_down is True and response.is_fenced is True
+
+
+def test_cordoning_every_log_dir_keeps_new_replicas_off_the_broker():
+    """KIP-1066: a heartbeat listing cordoned dirs records them; a broker whose dirs are all
+    cordoned gets no new replicas and cannot be named in a manual assignment."""
+    from tests.controller.test_replication_control import create_topic
+    from wire.messages.broker_heartbeat_request import BrokerHeartbeatRequest
+
+    log = MetadataLog()
+    log.start_brokers(1, 2)
+    dirs = list(log.controller.cluster.registration(2).directories)
+    request = BrokerHeartbeatRequest(broker_id=2, broker_epoch=log.epochs[2],
+                                     current_metadata_offset=log.end_offset - 1,
+                                     offline_log_dirs=[], cordoned_log_dirs=dirs)
+    response, records = log.handle(request)
+    assert [(type(r), r.cordoned_log_dirs) for r in records] == [
+        (BrokerRegistrationChangeRecord, dirs)]
+    assert log.handle(request)[1] == []          # unchanged: nothing more to write
+    create_topic(log, "t", 4, 1)
+    assert {log.partition("t", p).replicas for p in range(4)} == {(1,)}
+    result, _ = create_topic(log, "u", 2, 2)
+    assert result.error_code == ErrorCode.INVALID_REPLICATION_FACTOR
+    assert result.error_message.endswith("because only 1 broker(s) are registered or some "
+                                         "brokers have all their log directories cordoned.")
+    result, _ = create_topic(log, "v", -1, -1, assignments=[[2]])
+    assert (result.error_code, result.error_message) == (
+        ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+        "The manual partition assignment includes broker 2, but all its log directories are "
+        "cordoned.")

@@ -219,3 +219,30 @@ def test_create_partitions():
     assert result.error_code == 0 and log.partition("t", 5).replicas == (3, 1)
     result, _ = grow(2, name="nope")
     assert result.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_more_than_10000_partitions_in_one_request_is_a_policy_violation():
+    log = MetadataLog()
+    log.start_brokers(1)
+    request = CreateTopicsRequest(topics=[
+        CreatableTopic(name=f"big{i}", num_partitions=5_000, replication_factor=1)
+        for i in range(3)])
+    response, records = log.handle(request)
+    assert records == []
+    assert {(t.error_code, t.error_message) for t in response.topics} == {
+        (ErrorCode.POLICY_VIOLATION, "Excessively large number of partitions per request.")}
+    create_topic(log, "t")
+    response, records = log.handle(CreatePartitionsRequest(topics=[
+        CreatePartitionsTopic(name="t", count=10_002)]))
+    assert records == [] and (response.results[0].error_code, response.results[0].error_message) \
+        == (ErrorCode.POLICY_VIOLATION,
+            "Excessively large number of additional partitions per request.")
+
+
+def test_names_colliding_on_dot_and_underscore_are_refused():
+    log = MetadataLog()
+    log.start_brokers(1)
+    create_topic(log, "a.b")
+    result, records = create_topic(log, "a_b")
+    assert (result.error_code, result.error_message, records) == (
+        ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic 'a_b' collides with existing topic: a.b", [])

@@ -1,0 +1,405 @@
+"""Kafka's QuorumController as one synchronous, deterministic state machine.
+
+``replay(record, offset)`` is the only way state changes: the node appends the records an
+operation returns to the metadata log and replays them once committed (or, as Kafka's active
+controller does, right after appending). ``handle(request, now_ms)`` answers one controller
+API with a ControllerResult; it reads the replayed state only, so the node must replay one
+operation's records before handling the next write operation (Kafka's single event queue).
+Time comes in as ``now_ms``; randomness (placement, topic ids) from the seeded ``rnd``.
+"""
+
+from __future__ import annotations
+
+import random as _random
+from collections.abc import Callable
+
+from pykafkad.controller import leadership, reassignment
+from pykafkad.controller.cluster_control import ClusterControlManager
+from pykafkad.controller.config_control import BROKER as BROKER_RESOURCE
+from pykafkad.controller.config_control import TOPIC as TOPIC_RESOURCE
+from pykafkad.controller.config_control import (
+    ConfigurationControlManager,
+    Resource,
+    default_validator,
+)
+from pykafkad.controller.feature_control import FeatureControlManager
+from pykafkad.controller.heartbeat import BrokerControlState
+from pykafkad.controller.producer_id_control import ProducerIdControlManager
+from pykafkad.controller.replication_control import ReplicationControlManager
+from pykafkad.controller.result import NONE, ApiError, ControllerResult
+from wire.errors import ErrorCode
+from wire.messages.allocate_producer_ids_response import AllocateProducerIdsResponse
+from wire.messages.alter_configs_response import AlterConfigsResourceResponse as LegacyResult
+from wire.messages.alter_configs_response import AlterConfigsResponse
+from wire.messages.alter_partition_response import AlterPartitionResponse
+from wire.messages.broker_heartbeat_response import BrokerHeartbeatResponse
+from wire.messages.broker_registration_response import BrokerRegistrationResponse
+from wire.messages.delete_topics_response import DeletableTopicResult, DeleteTopicsResponse
+from wire.messages.elect_leaders_response import ElectLeadersResponse
+from wire.messages.incremental_alter_configs_response import (
+    AlterConfigsResourceResponse,
+    IncrementalAlterConfigsResponse,
+)
+from wire.messages.unregister_broker_response import UnregisterBrokerResponse
+from wire.metadata import (
+    BrokerRegistrationChangeRecord,
+    ConfigRecord,
+    FeatureLevelRecord,
+    FenceBrokerRecord,
+    NoOpRecord,
+    PartitionChangeRecord,
+    PartitionRecord,
+    ProducerIdsRecord,
+    RegisterBrokerRecord,
+    RemoveTopicRecord,
+    TopicRecord,
+    UnfenceBrokerRecord,
+    UnregisterBrokerRecord,
+)
+from wire.primitives import ZERO_UUID
+
+
+class QuorumController:
+    def __init__(self, cluster_id: str, *, node_id: int = 0,
+                 rnd: _random.Random | None = None,
+                 session_timeout_ms: int = 9000,
+                 default_num_partitions: int = 1, default_replication_factor: int = 1,
+                 broker_defaults: dict[str, str] | None = None,
+                 delete_topic_enable: bool = True,
+                 kraft_version: int = 1,
+                 config_validator=default_validator,
+                 describe_configs: Callable[[dict[str, str]], list] | None = None) -> None:
+        self.node_id = node_id
+        self.random = rnd if rnd is not None else _random.Random()
+        self.kraft_version = kraft_version
+        self.delete_topic_enable = delete_topic_enable
+        self.features = FeatureControlManager()
+        self.cluster = ClusterControlManager(cluster_id, session_timeout_ms=session_timeout_ms)
+        self.configs = ConfigurationControlManager(validator=config_validator,
+                                                   existence=self._check_exists)
+        self.replication = ReplicationControlManager(
+            self.cluster, self.configs, self.features, rnd=self.random,
+            default_num_partitions=default_num_partitions,
+            default_replication_factor=default_replication_factor,
+            broker_defaults=broker_defaults, describe_configs=describe_configs)
+        self.producer_ids = ProducerIdControlManager(self.cluster)
+        self.last_replayed_offset = -1
+        self._replayers = {
+            RegisterBrokerRecord: self.cluster.replay_register,
+            UnregisterBrokerRecord: self.cluster.replay_unregister,
+            FenceBrokerRecord: self.cluster.replay_fence,
+            UnfenceBrokerRecord: self.cluster.replay_unfence,
+            BrokerRegistrationChangeRecord: self.cluster.replay_change,
+            TopicRecord: self.replication.replay_topic,
+            PartitionRecord: self.replication.replay_partition,
+            PartitionChangeRecord: self.replication.replay_partition_change,
+            RemoveTopicRecord: self.replication.replay_remove_topic,
+            ConfigRecord: self.configs.replay,
+            ProducerIdsRecord: self.producer_ids.replay,
+            FeatureLevelRecord: self.features.replay,
+        }
+        self._handlers = {
+            "BrokerRegistrationRequest": self._broker_registration,
+            "BrokerHeartbeatRequest": self._broker_heartbeat,
+            "UnregisterBrokerRequest": self._unregister_broker,
+            "CreateTopicsRequest": lambda r, v, o: self.replication.create_topics(r),
+            "DeleteTopicsRequest": self._delete_topics,
+            "CreatePartitionsRequest": lambda r, v, o: self.replication.create_partitions(r),
+            "IncrementalAlterConfigsRequest": self._incremental_alter_configs,
+            "AlterConfigsRequest": self._alter_configs,
+            "AlterPartitionRequest": self._alter_partition,
+            "AllocateProducerIdsRequest": self._allocate_producer_ids,
+            "ElectLeadersRequest": self._elect_leaders,
+            "AlterPartitionReassignmentsRequest":
+                lambda r, v, o: reassignment.alter_partition_reassignments(
+                    self.replication, r, 1 if v is None else v),
+            "ListPartitionReassignmentsRequest":
+                lambda r, v, o: reassignment.list_partition_reassignments(self.replication, r),
+        }
+
+    # --- replay ----------------------------------------------------------------------------
+    def replay(self, record, offset: int) -> None:
+        """Apply one committed metadata record (written at ``offset``)."""
+        if isinstance(record, RegisterBrokerRecord):
+            self.cluster.replay_register(record, offset)
+        else:
+            replayer = self._replayers.get(type(record))
+            if replayer is not None:
+                replayer(record)
+            elif not isinstance(record, NoOpRecord):
+                pass    # records of areas this controller does not model (ACLs, quotas, ...)
+        self.last_replayed_offset = max(self.last_replayed_offset, offset)
+
+    # --- requests --------------------------------------------------------------------------
+    def handle(self, request, now_ms: int, *, version: int | None = None,
+               next_write_offset: int | None = None) -> ControllerResult:
+        """Answer one controller API. ``next_write_offset`` is where the returned records
+        will be written (default: just after the last replayed record); broker epochs are it."""
+        self.cluster.now_ms = now_ms
+        self.now_ms = now_ms
+        offset = self.last_replayed_offset + 1 if next_write_offset is None else next_write_offset
+        handler = self._handlers.get(type(request).__name__)
+        if handler is None:
+            raise ValueError(f"the controller does not handle {type(request).__name__}")
+        return handler(request, version, offset)
+
+    def fence_stale_brokers(self, now_ms: int) -> ControllerResult:
+        """Fence the broker whose session expired longest ago, moving its leaderships away.
+
+        One broker at a time, as Kafka does, so each fencing sees the previous one's effect:
+        replay the records, then call again until it returns no records.
+        """
+        self.cluster.now_ms = now_ms
+        records: list = []
+        broker = self.cluster.heartbeats.find_one_stale_broker(now_ms)
+        if broker is not None and self.cluster.registration(broker) is not None:
+            leadership.handle_broker_fenced(self.replication, broker, records)
+            self.cluster.heartbeats.fence(broker)
+        return ControllerResult(records, None)
+
+    def next_fence_check_ms(self) -> int | None:
+        """When the next session may expire (for the node's timer)."""
+        return self.cluster.heartbeats.next_check_time_ms()
+
+    def bootstrap_records(self, features: dict[str, int] | None = None) -> list:
+        return FeatureControlManager.bootstrap_records(features)
+
+    # --- brokers ---------------------------------------------------------------------------
+    def _finalized_features(self) -> dict[str, int]:
+        features = dict(self.features.finalized)
+        features["kraft.version"] = self.kraft_version
+        return features
+
+    def _broker_registration(self, request, version, offset) -> ControllerResult:
+        try:
+            records, epoch = self.cluster.register_broker(
+                request, offset, self._finalized_features(), self.now_ms,
+                version=4 if version is None else version,
+                directory_assignment=self.features.directory_assignment,
+                shutdown_handler=lambda b, clean, recs: leadership.handle_broker_shutdown(
+                    self.replication, b, clean, recs))
+        except ApiError as e:
+            return ControllerResult([], BrokerRegistrationResponse(error_code=e.code))
+        return ControllerResult(records, BrokerRegistrationResponse(
+            error_code=ErrorCode.NONE, broker_epoch=epoch), atomic=True)
+
+    def _broker_heartbeat(self, request, version, offset) -> ControllerResult:
+        rc, hb = self.replication, self.cluster.heartbeats
+        broker_id = request.broker_id
+        try:
+            register_offset = self.cluster.register_offsets.get(broker_id)
+            if register_offset is None:
+                raise ApiError(ErrorCode.STALE_BROKER_EPOCH,
+                               f"Receive a heartbeat from broker {broker_id} before "
+                               "registration")
+            self.cluster.check_broker_epoch(broker_id, request.broker_epoch)
+        except ApiError as e:
+            return ControllerResult([], BrokerHeartbeatResponse(error_code=e.code))
+        current, nxt = hb.next_state(
+            broker_id, want_fence=request.want_fence, want_shut_down=request.want_shut_down,
+            current_metadata_offset=request.current_metadata_offset,
+            register_offset=register_offset,
+            has_leaderships=leadership.has_leaderships(rc, broker_id))
+        records: list = []
+        if current != nxt:
+            if nxt in (BrokerControlState.FENCED, BrokerControlState.SHUTDOWN_NOW):
+                leadership.handle_broker_fenced(rc, broker_id, records)
+            elif nxt is BrokerControlState.UNFENCED:
+                leadership.handle_broker_unfenced(rc, broker_id, request.broker_epoch, records)
+            elif nxt is BrokerControlState.CONTROLLED_SHUTDOWN:
+                leadership.handle_broker_in_controlled_shutdown(rc, broker_id,
+                                                                request.broker_epoch, records)
+        hb.touch(broker_id, nxt.fenced, request.current_metadata_offset, self.now_ms)
+        if self.features.directory_assignment and request.offline_log_dirs:
+            self._directories_offline(broker_id, request.broker_epoch,
+                                      list(request.offline_log_dirs), records)
+        if self.features.cordoned_log_dirs and request.cordoned_log_dirs is not None:
+            reg = self.cluster.registration(broker_id)
+            if set(reg.cordoned_dirs) != set(request.cordoned_log_dirs):
+                records.append(BrokerRegistrationChangeRecord(
+                    broker_id=broker_id, broker_epoch=request.broker_epoch, log_dirs=None,
+                    cordoned_log_dirs=list(request.cordoned_log_dirs)))
+        if nxt.in_controlled_shutdown:
+            hb.maybe_update_controlled_shutdown_offset(broker_id, offset + len(records) - 1)
+        return ControllerResult(records, BrokerHeartbeatResponse(
+            error_code=ErrorCode.NONE,
+            is_caught_up=request.current_metadata_offset >= register_offset,
+            is_fenced=nxt.fenced, should_shut_down=nxt.should_shut_down))
+
+    def _directories_offline(self, broker_id: int, epoch: int, offline: list[bytes],
+                             records: list) -> None:
+        reg = self.cluster.registration(broker_id)
+        newly_offline = [d for d in reg.directories if d in offline]
+        if not newly_offline:
+            return
+        parts = [(t, pid, p) for t, pid, p in self.replication.all_partitions()
+                 if broker_id in p.replicas and p.directory(broker_id) in newly_offline]
+        leadership.generate_leader_and_isr_updates(self.replication, broker_id, -1, -1,
+                                                   records, parts)
+        records.append(BrokerRegistrationChangeRecord(
+            broker_id=broker_id, broker_epoch=epoch,
+            log_dirs=[d for d in reg.directories if d not in offline]))
+
+    def _unregister_broker(self, request, version, offset) -> ControllerResult:
+        reg = self.cluster.registration(request.broker_id)
+        if reg is None:
+            return ControllerResult([], UnregisterBrokerResponse(
+                error_code=ErrorCode.BROKER_ID_NOT_REGISTERED,
+                error_message=f"Broker ID {request.broker_id} is not currently registered"))
+        records: list = []
+        leadership.handle_broker_unregistered(self.replication, request.broker_id, reg.epoch,
+                                              records)
+        return ControllerResult(records, UnregisterBrokerResponse(error_code=ErrorCode.NONE,
+                                                                  error_message=None))
+
+    def _allocate_producer_ids(self, request, version, offset) -> ControllerResult:
+        try:
+            records, block = self.producer_ids.generate_next_producer_id(request.broker_id,
+                                                                         request.broker_epoch)
+        except ApiError as e:
+            return ControllerResult([], AllocateProducerIdsResponse(error_code=e.code))
+        return ControllerResult(records, AllocateProducerIdsResponse(
+            error_code=ErrorCode.NONE, producer_id_start=block.first_producer_id,
+            producer_id_len=block.size))
+
+    def _alter_partition(self, request, version, offset) -> ControllerResult:
+        try:
+            return leadership.alter_partition(self.replication, request,
+                                              3 if version is None else version)
+        except ApiError as e:
+            return ControllerResult([], AlterPartitionResponse(error_code=e.code, topics=[]))
+
+    def _elect_leaders(self, request, version, offset) -> ControllerResult:
+        try:
+            return leadership.elect_leaders(self.replication, request)
+        except ApiError as e:
+            return ControllerResult([], ElectLeadersResponse(error_code=e.code,
+                                                             replica_election_results=[]))
+
+    # --- topics ----------------------------------------------------------------------------
+    def _delete_topics(self, request, version, offset) -> ControllerResult:
+        """DeleteTopics by names (v0-5) or names/ids (v6), as ControllerApis resolves them."""
+        v = 6 if version is None else version
+        if not self.delete_topic_enable:
+            code = ErrorCode.INVALID_REQUEST if v < 3 else ErrorCode.TOPIC_DELETION_DISABLED
+            msg = "Topic deletion is disabled." if v < 3 else None
+            names = list(request.topic_names or []) + [t.name for t in request.topics or []]
+            return ControllerResult([], DeleteTopicsResponse(responses=[
+                DeletableTopicResult(name=n, error_code=code, error_message=msg)
+                for n in names]))
+        results: list = []
+
+        def answer(name, topic_id, error: ApiError) -> None:
+            results.append(DeletableTopicResult(name=name, topic_id=topic_id,
+                                                error_code=error.code,
+                                                error_message=error.message))
+
+        names: list[str] = []
+        dup_names: set[str] = set()
+        ids: list[bytes] = []
+        dup_ids: set[bytes] = set()
+
+        def add_name(name: str) -> None:
+            if name in dup_names:
+                return
+            if name in names:
+                names.remove(name)
+                dup_names.add(name)
+            else:
+                names.append(name)
+
+        for n in request.topic_names or []:
+            add_name(n)
+        for t in request.topics or []:
+            if t.name is None:
+                if t.topic_id == ZERO_UUID:
+                    answer(None, ZERO_UUID, ApiError(ErrorCode.INVALID_REQUEST,
+                                                     "Neither topic name nor id were specified."))
+                elif t.topic_id in dup_ids:
+                    pass
+                elif t.topic_id in ids:
+                    ids.remove(t.topic_id)
+                    dup_ids.add(t.topic_id)
+                else:
+                    ids.append(t.topic_id)
+            elif t.topic_id == ZERO_UUID:
+                add_name(t.name)
+            else:
+                answer(t.name, t.topic_id, ApiError(
+                    ErrorCode.INVALID_REQUEST, "You may not specify both topic name and topic id."))
+        for n in sorted(dup_names):
+            answer(n, ZERO_UUID, ApiError(ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
+        for i in sorted(dup_ids):
+            answer(None, i, ApiError(ErrorCode.INVALID_REQUEST, "Duplicate topic id."))
+        rc = self.replication
+        id_to_name: dict[bytes, str] = {}
+        for i in ids:
+            topic = rc.topics.get(i)
+            if topic is None:
+                answer(None, i, ApiError(ErrorCode.UNKNOWN_TOPIC_ID))
+            else:
+                id_to_name[i] = topic.name
+        for n in names:
+            i = rc.topics_by_name.get(n)
+            if i is None:
+                answer(n, ZERO_UUID, ApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+            elif i in dup_ids or i in id_to_name:
+                dup_ids.add(i)
+                id_to_name.pop(i, None)
+                answer(n, i, ApiError(ErrorCode.INVALID_REQUEST,
+                                      "The provided topic name maps to an ID that was already "
+                                      "supplied."))
+            else:
+                id_to_name[i] = n
+        records: list = []
+        for i, n in id_to_name.items():
+            records.extend(rc.delete_topic_records(i))
+            answer(n, i, NONE)
+        # Kafka shuffles so positions reveal nothing about which topics exist.
+        self.random.shuffle(results)
+        return ControllerResult(records, DeleteTopicsResponse(responses=results), atomic=True)
+
+    def _check_exists(self, resource: Resource) -> None:
+        rtype, name = resource
+        if rtype == BROKER_RESOURCE and name:
+            try:
+                node = int(name)
+            except ValueError:
+                raise ApiError(ErrorCode.INVALID_REQUEST, f"Invalid broker name {name}") from None
+            if self.cluster.registration(node) is None and node != self.node_id:
+                raise ApiError(ErrorCode.BROKER_ID_NOT_REGISTERED,
+                               f"No node with id {node} found.")
+        elif rtype == TOPIC_RESOURCE and name not in self.replication.topics_by_name:
+            raise ApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                           f"The topic '{name}' does not exist.")
+
+    # --- configs ---------------------------------------------------------------------------
+    def _incremental_alter_configs(self, request, version, offset) -> ControllerResult:
+        records: list = []
+        responses = []
+        for res in request.resources:
+            ops = [(c.name, c.config_operation, c.value) for c in res.configs]
+            recs, error = self.configs.incremental_alter((res.resource_type, res.resource_name),
+                                                         ops)
+            records.extend(recs)
+            responses.append(AlterConfigsResourceResponse(
+                error_code=error.code, error_message=error.message,
+                resource_type=res.resource_type, resource_name=res.resource_name))
+        if request.validate_only:
+            records = []
+        return ControllerResult(records, IncrementalAlterConfigsResponse(responses=responses),
+                                atomic=True)
+
+    def _alter_configs(self, request, version, offset) -> ControllerResult:
+        records: list = []
+        responses = []
+        for res in request.resources:
+            recs, error = self.configs.legacy_alter((res.resource_type, res.resource_name),
+                                                    {c.name: c.value for c in res.configs})
+            records.extend(recs)
+            responses.append(LegacyResult(
+                error_code=error.code, error_message=error.message,
+                resource_type=res.resource_type, resource_name=res.resource_name))
+        if request.validate_only:
+            records = []
+        return ControllerResult(records, AlterConfigsResponse(responses=responses), atomic=True)

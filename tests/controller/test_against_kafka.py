@@ -1,0 +1,120 @@
+"""The controller answers as Apache Kafka 4.4.0's does: the same CreateTopics /
+CreatePartitions / ElectLeaders / AlterPartitionReassignments requests go to the reference
+broker (a single KRaft node, id 1) through kafka-python's admin client and to a controller
+with the same one broker; the error codes and messages must be the same."""
+
+from __future__ import annotations
+
+import pytest
+from kafka import TopicPartition
+from kafka.admin import KafkaAdminClient
+
+from tests.controller.support import MetadataLog
+from tests.integration.clients import needs_java
+from wire.messages.alter_partition_reassignments_request import (
+    AlterPartitionReassignmentsRequest,
+    ReassignablePartition,
+    ReassignableTopic,
+)
+from wire.messages.create_partitions_request import (
+    CreatePartitionsAssignment,
+    CreatePartitionsRequest,
+    CreatePartitionsTopic,
+)
+from wire.messages.create_topics_request import (
+    CreatableReplicaAssignment,
+    CreatableTopic,
+    CreatableTopicConfig,
+    CreateTopicsRequest,
+)
+from wire.messages.elect_leaders_request import ElectLeadersRequest, TopicPartitions
+
+pytestmark = needs_java
+
+# name -> (num_partitions, replication_factor, assignments, configs)
+CREATE_CASES = {
+    "rf-above-brokers": (1, 3, None, {}),
+    "rf-zero": (1, 0, None, {}),
+    "no-partitions": (0, 1, None, {}),
+    "unknown-broker": (-1, -1, {0: [1, 9]}, {}),
+    "broker-twice": (-1, -1, {0: [1, 1]}, {}),
+    "empty-assignment": (-1, -1, {0: []}, {}),
+    "gap": (-1, -1, {0: [1], 2: [1]}, {}),
+    "assignment-with-rf": (-1, 1, {0: [1]}, {}),
+    "assignment-with-count": (2, -1, {0: [1]}, {}),
+    "bad config": (1, 1, None, {}),
+    "bad-config-value": (1, 1, None, {"cleanup.policy": "nope"}),
+    "__cluster_metadata": (1, 1, None, {}),
+    "fine": (2, 1, None, {"retention.ms": "1000"}),
+}
+
+
+@pytest.fixture(scope="module")
+def admin(reference_kafka):
+    client = KafkaAdminClient(bootstrap_servers=reference_kafka.bootstrap_servers)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def ours():
+    log = MetadataLog()
+    log.start_brokers(1)
+    return log
+
+
+def test_create_topics_errors_are_kafkas(admin, ours):
+    theirs = admin.create_topics(
+        {name: {"num_partitions": n, "replication_factor": rf,
+                **({"assignments": a} if a else {}), "configs": c}
+         for name, (n, rf, a, c) in CREATE_CASES.items()},
+        validate_only=True, raise_errors=False)
+    theirs = {t["name"]: (t["error_code"], t["error_message"]) for t in theirs["topics"]}
+    request = CreateTopicsRequest(validate_only=True, topics=[
+        CreatableTopic(name=name, num_partitions=n, replication_factor=rf,
+                       assignments=[CreatableReplicaAssignment(partition_index=p, broker_ids=b)
+                                    for p, b in (a or {}).items()],
+                       configs=[CreatableTopicConfig(name=k, value=v) for k, v in c.items()])
+        for name, (n, rf, a, c) in CREATE_CASES.items()])
+    response, records = ours.handle(request)
+    assert records == []
+    mine = {t.name: (t.error_code, t.error_message) for t in response.topics}
+    assert mine == theirs
+
+
+def test_create_partitions_elect_leaders_and_reassignment_errors_are_kafkas(admin, ours):
+    topic = "grow-me"
+    admin.create_topics({topic: {"num_partitions": 1, "replication_factor": 1}})
+    ours.handle(CreateTopicsRequest(topics=[CreatableTopic(name=topic, num_partitions=1,
+                                                           replication_factor=1)]))
+    grow_cases = [(topic, 1, None), (topic, 0, None), (topic, 3, [[1]]), (topic, 2, [[9]]),
+                  ("no-such-topic", 2, None)]
+    for name, count, assignments in grow_cases:
+        spec = {"count": count, "assignments": assignments} if assignments else count
+        theirs = admin.create_partitions({name: spec}, validate_only=True, raise_errors=False)
+        response, records = ours.handle(CreatePartitionsRequest(validate_only=True, topics=[
+            CreatePartitionsTopic(name=name, count=count, assignments=None if assignments is None
+                                  else [CreatePartitionsAssignment(broker_ids=b)
+                                        for b in assignments])]))
+        t, m = theirs.results[0], response.results[0]
+        assert (m.error_code, m.error_message) == (t.error_code, t.error_message), name
+
+    for election_type in (0, 1):
+        theirs = admin.elect_leaders(election_type, {topic: [0, 4]}, raise_errors=False)
+        response, _ = ours.handle(ElectLeadersRequest(
+            election_type=election_type,
+            topic_partitions=[TopicPartitions(topic=topic, partitions=[0, 4])]))
+        assert [(p.partition_id, p.error_code, p.error_message)
+                for p in response.replica_election_results[0].partition_result] == \
+            [(p.partition_id, p.error_code, p.error_message)
+             for p in theirs.replica_election_results[0].partition_result]
+
+    for tp, replicas in [((topic, 0), [9]), ((topic, 0), [1, 1]), ((topic, 0), None),
+                         ((topic, 5), [1]), (("no-such-topic", 0), [1])]:
+        theirs = admin.alter_partition_reassignments({TopicPartition(*tp): replicas})
+        expected = theirs.get(TopicPartition(*tp))
+        expected_code = 0 if expected is None else expected.errno
+        response, records = ours.handle(AlterPartitionReassignmentsRequest(topics=[
+            ReassignableTopic(name=tp[0], partitions=[
+                ReassignablePartition(partition_index=tp[1], replicas=replicas)])]))
+        assert response.responses[0].partitions[0].error_code == expected_code, tp

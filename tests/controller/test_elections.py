@@ -1,0 +1,147 @@
+"""Leader elections: leaders leave fenced brokers, come back with unfencing to leaderless
+partitions, preferred and unclean ElectLeaders, and KIP-966's ELR (on in Kafka 4.4)."""
+
+from __future__ import annotations
+
+from tests.controller.support import MetadataLog
+from tests.controller.test_replication_control import create_topic
+from wire.errors import ErrorCode
+from wire.messages.alter_partition_request import (
+    AlterPartitionRequest,
+    BrokerState,
+    PartitionData,
+    TopicData,
+)
+from wire.messages.elect_leaders_request import ElectLeadersRequest, TopicPartitions
+from wire.messages.incremental_alter_configs_request import (
+    AlterableConfig,
+    AlterConfigsResource,
+    IncrementalAlterConfigsRequest,
+)
+from wire.metadata import FeatureLevelRecord
+
+
+def silence(log, broker, others):
+    """Let ``broker``'s session expire while ``others`` keep heartbeating."""
+    for _ in range(3):
+        log.now_ms += 4_000
+        for b in others:
+            log.heartbeat(b)
+    log.tick(0)
+    assert log.controller.cluster.registration(broker).fenced
+
+
+def elect(log, election_type, partitions=None):
+    request = ElectLeadersRequest(election_type=election_type, topic_partitions=None if
+                                  partitions is None else [TopicPartitions(topic="t",
+                                                                           partitions=partitions)])
+    response, records = log.handle(request)
+    return response, records
+
+
+def set_topic_config(log, name, value):
+    log.handle(IncrementalAlterConfigsRequest(resources=[AlterConfigsResource(
+        resource_type=2, resource_name="t",
+        configs=[AlterableConfig(name=name, config_operation=0, value=value)])]))
+
+
+def test_preferred_election_moves_leadership_back():
+    log = MetadataLog()
+    log.start_brokers(1, 2)
+    create_topic(log, "t", -1, -1, assignments=[[1, 2]])
+    silence(log, 1, [2])
+    assert log.partition("t", 0).leader == 2 and log.partition("t", 0).isr == (2,)
+    response, records = elect(log, 0, [0])
+    assert records == []
+    assert response.replica_election_results[0].partition_result[0].error_code == \
+        ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
+    # Broker 1 comes back (same incarnation), rejoins the ISR, then a preferred election.
+    log.register(1)
+    log.heartbeat(1)
+    assert log.controller.cluster.is_active(1)
+    part = log.partition("t", 0)
+    log.handle(AlterPartitionRequest(broker_id=2, broker_epoch=log.epochs[2], topics=[TopicData(
+        topic_id=log.topic_id("t"), partitions=[PartitionData(
+            partition_index=0, leader_epoch=part.leader_epoch,
+            partition_epoch=part.partition_epoch,
+            new_isr_with_epochs=[BrokerState(broker_id=b, broker_epoch=log.epochs[b])
+                                 for b in (2, 1)])])]))
+    response, records = elect(log, 0, [0])
+    assert len(records) == 1
+    assert response.replica_election_results[0].partition_result[0].error_code == 0
+    assert log.partition("t", 0).leader == 1
+    response, records = elect(log, 0, [0])
+    result = response.replica_election_results[0].partition_result[0]
+    assert (result.error_code, result.error_message) == (
+        ErrorCode.ELECTION_NOT_NEEDED, "Leader election not needed for topic partition.")
+    # All partitions: those already led by their preferred replica are left out.
+    response, records = elect(log, 0, None)
+    assert records == [] and response.replica_election_results[0].partition_result == []
+
+
+def test_unknown_partition_election():
+    log = MetadataLog()
+    log.start_brokers(1)
+    create_topic(log, "t")
+    response, _ = elect(log, 0, [4])
+    result = response.replica_election_results[0].partition_result[0]
+    assert (result.error_code, result.error_message) == (
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "No such partition as t-4")
+
+
+def test_last_isr_member_fenced_leaves_the_partition_leaderless_with_elr():
+    """Kafka 4.4 finalizes eligible.leader.replicas.version=1: the ISR may empty out and the
+    last member is remembered in the ELR; it leads again when it is back."""
+    log = MetadataLog()
+    log.start_brokers(1, 2)
+    create_topic(log, "t", -1, -1, assignments=[[1]])
+    silence(log, 1, [2])
+    part = log.partition("t", 0)
+    assert part.leader == -1 and part.isr == () and part.elr == (1,)
+    log.register(1)
+    _, records = log.heartbeat(1)
+    part = log.partition("t", 0)
+    assert part.leader == 1 and part.isr == (1,) and part.elr == ()
+
+
+def test_without_elr_the_isr_keeps_its_last_member():
+    log = MetadataLog()
+    log.apply_records([FeatureLevelRecord(name="eligible.leader.replicas.version",
+                                          feature_level=0)])
+    log.start_brokers(1, 2)
+    create_topic(log, "t", -1, -1, assignments=[[1]])
+    silence(log, 1, [2])
+    part = log.partition("t", 0)
+    assert part.leader == -1 and part.isr == (1,) and part.elr == ()
+
+
+def test_unclean_election_picks_a_live_replica_outside_the_isr():
+    log = MetadataLog()
+    log.start_brokers(1, 2)
+    create_topic(log, "t", -1, -1, assignments=[[1, 2]])
+    silence(log, 2, [1])                  # ISR shrinks to [1]
+    log.register(2)
+    log.heartbeat(2)                      # 2 is back but not in the ISR
+    silence(log, 1, [2])                  # the last ISR member goes away
+    part = log.partition("t", 0)
+    assert part.leader == -1
+    response, records = elect(log, 1, [0])
+    assert response.replica_election_results[0].partition_result[0].error_code == 0
+    part = log.partition("t", 0)
+    assert part.leader == 2 and part.isr == (2,) and part.leader_recovery_state == 1
+    response, _ = elect(log, 1, [0])
+    assert response.replica_election_results[0].partition_result[0].error_code == \
+        ErrorCode.ELECTION_NOT_NEEDED
+
+
+def test_unclean_leader_election_enable_elects_on_fencing():
+    log = MetadataLog()
+    log.start_brokers(1, 2)
+    create_topic(log, "t", -1, -1, assignments=[[1, 2]])
+    set_topic_config(log, "unclean.leader.election.enable", "true")
+    silence(log, 2, [1])
+    log.register(2)
+    log.heartbeat(2)
+    silence(log, 1, [2])
+    part = log.partition("t", 0)
+    assert part.leader == 2 and part.isr == (2,)

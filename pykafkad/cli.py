@@ -244,6 +244,11 @@ async def serve(server, needed: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["cluster"]:
+        from pykafkad.launcher import main as cluster_main
+
+        return cluster_main(argv[1:])
     args = parse_args(argv)
     logging.basicConfig(
         level=args.log_level,

@@ -88,6 +88,8 @@ class KafkaBroker:
     data_dir: Path
     proc: subprocess.Popen
     log_path: Path
+    #: the CONTROLLER listener's port (ControllerApis), 0 when unknown
+    controller_port: int = 0
 
     @property
     def bootstrap_servers(self) -> str:
@@ -167,7 +169,7 @@ def run_kafka(
         proc = subprocess.Popen(
             [java, *JAVA_OPTS, "kafka.Kafka", str(props)], env=env, stdout=log,
             stderr=subprocess.STDOUT, start_new_session=True)
-    broker = KafkaBroker(version, port, data_dir, proc, log_path)
+    broker = KafkaBroker(version, port, data_dir, proc, log_path, controller_port)
     try:
         _wait_ready(broker, time.monotonic() + STARTUP_TIMEOUT_S)
         yield broker
@@ -175,3 +177,30 @@ def run_kafka(
         broker.stop()
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def kafka_config_error(properties: dict[str, str], work_dir: Path) -> tuple[int, str | None]:
+    """Runs Apache Kafka's ``kafka.Kafka`` on ``properties`` and returns its exit status and
+    the message of the exception it exits with (None if it printed none), with Scala's
+    "requirement failed: " prefix removed.  A config Kafka accepts gets as far as its storage
+    check: "No readable meta.properties files found." on an unformatted dir."""
+    import re
+
+    from compat.kafka_tools import tools_dir
+
+    java = shutil.which("java")
+    if java is None:
+        raise RuntimeError("java is not installed (Apache Kafka needs Java 17+)")
+    binding = [j for j in tools_dir().glob("slf4j-simple-*.jar")]
+    cp = os.pathsep.join([kafka_classpath(), *map(str, binding)])
+    work_dir.mkdir(parents=True, exist_ok=True)
+    props = work_dir / "server.properties"
+    props.write_text("".join(f"{k}={v}\n" for k, v in properties.items()))
+    proc = subprocess.run(
+        [java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", cp, "kafka.Kafka", str(props)],
+        capture_output=True, text=True, timeout=STARTUP_TIMEOUT_S)
+    for line in (proc.stdout + proc.stderr).splitlines():
+        m = re.match(r"(?:[\w.]+\.)?\w*(?:Exception|Error): (.*)", line)
+        if m:
+            return proc.returncode, m.group(1).replace("requirement failed: ", "")
+    return proc.returncode, None

@@ -45,6 +45,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="pykafkad",
         description="A Kafka broker in Python that stock Kafka clients use unchanged.",
+        epilog="`pykafkad cluster --help`: several KRaft node processes on this machine.",
     )
     p.add_argument("--host", default=None, help="address to listen on (default: localhost)")
     p.add_argument("--port", type=int, default=None, help="port to listen on (default: 9092; 0 = any free port)")

@@ -134,6 +134,8 @@ class Broker:
         self._log_configs: dict[str, tuple] = {}
         self.node_id: int = config["node.id"]
         self.endpoint = Endpoint(self.node_id, "localhost", 9092)
+        #: advertised endpoints by listener name (server.py fills it)
+        self.endpoints: dict[str, Endpoint] = {}
         data_dir.mkdir(parents=True, exist_ok=True)
         config.record_data_dir(str(data_dir.resolve()))
         self.cluster_id = read_or_create_meta(data_dir, self.node_id)
@@ -171,8 +173,17 @@ class Broker:
         self.produce_fault: Callable[..., None] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def set_endpoint(self, host: str, port: int) -> None:
-        self.endpoint = Endpoint(self.node_id, host, port)
+    def set_endpoint(self, host: str, port: int, listener_name: str | None = None) -> None:
+        """Records an advertised endpoint; the first one set is the default (``endpoint``)."""
+        endpoint = Endpoint(self.node_id, host, port)
+        if listener_name is None or not self.endpoints:
+            self.endpoint = endpoint
+        if listener_name is not None:
+            self.endpoints[listener_name] = endpoint
+
+    def endpoint_for(self, listener_name: str) -> Endpoint:
+        """The advertised endpoint of a listener, as Kafka's brokers advertise per listener."""
+        return self.endpoints.get(listener_name, self.endpoint)
 
     def close(self) -> None:
         self.logs.close()

@@ -45,6 +45,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="pykafkad",
         description="A Kafka broker in Python that stock Kafka clients use unchanged.",
+        epilog="`pykafkad cluster --help`: several KRaft node processes on this machine.",
     )
     p.add_argument("--host", default=None, help="address to listen on (default: localhost)")
     p.add_argument("--port", type=int, default=None, help="port to listen on (default: 9092; 0 = any free port)")
@@ -137,8 +138,11 @@ def build(args: argparse.Namespace, needed: int):
         raise UsageError(f"config file {props} does not exist")
     try:
         config = BrokerConfig.from_sources(props, overrides)
+        config.check_served_listeners()
     except ConfigError as e:
         raise UsageError(str(e)) from None
+    if config.is_kraft:
+        return build_node(args, config, needed)
     host, port = args.host, args.port
     if config.is_set("listeners"):  # the first listener that is not a controller's
         first = config.broker_listeners[0]
@@ -171,19 +175,70 @@ def build(args: argparse.Namespace, needed: int):
     return Server(broker, host, port, advertised_host, advertised_port), data_path
 
 
+def data_dir_of(args: argparse.Namespace, config) -> Path:
+    """--data-dir, else the first of log.dirs / log.dir when set, else the default."""
+    if args.data_dir is not None:
+        return Path(args.data_dir)
+    if config.is_set("log.dirs") or config.is_set("log.dir"):
+        return Path(config.log_dirs[0])
+    return Path(DEFAULT_DATA_DIR)
+
+
+def build_node(args: argparse.Namespace, config, needed: int):
+    """A KRaft node (process.roles set): every listener bound, each serving its API set; the
+    storage must have been formatted first, as Kafka's must."""
+    from pykafkad.broker import Broker
+    from pykafkad.cluster import TopicsFileError
+    from pykafkad.formatted import NotFormattedError, check_formatted
+    from pykafkad.server import Server, served_listeners
+
+    if args.port is not None and not 0 <= args.port <= 65535:
+        raise UsageError(f"--port must be between 0 and 65535, got {args.port}")
+    data_path = data_dir_of(args, config)
+    try:
+        check_formatted([data_path])
+    except NotFormattedError as e:
+        raise UsageError(str(e)) from None
+    check_data_dir(data_path)
+    try:
+        broker = Broker(config, data_path)
+    except TopicsFileError as e:
+        raise UsageError(str(e)) from None
+    except OSError as e:
+        if not out_of_descriptors(e):
+            raise
+        raise UsageError(too_few_descriptors(needed)) from None
+    listeners = served_listeners(config, args.host, args.port)
+    if args.advertised_host is not None:
+        for spec in listeners:
+            spec.advertised_host = spec.advertised_host or args.advertised_host
+    return Server(broker, "", 0, listeners=listeners), data_path
+
+
+def ready_line(server) -> str:
+    """The one line a started process prints (the launcher and scripts wait for it)."""
+    if not server.broker.config.is_kraft:
+        return f"pykafkad listening on {server.host}:{server.port}"
+    config = server.broker.config
+    roles = ",".join(r for r in ("broker", "controller") if r in config.node_roles)
+    bound = ",".join(f"{s.name}://{s.host or '0.0.0.0'}:{s.port}" for s in server.listeners)
+    return f"pykafkad node {config.node_id} ({roles}) listening on {bound}"
+
+
 async def serve(server, needed: int) -> None:
     import trio
 
     async with trio.open_nursery() as nursery:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             try:
-                port = await nursery.start(server.run)
+                await nursery.start(server.run)
             except OSError as e:
                 if out_of_descriptors(e):
                     raise UsageError(too_few_descriptors(needed)) from None
                 reason = "address already in use" if e.errno == errno.EADDRINUSE else (e.strerror or str(e))
-                raise UsageError(f"cannot listen on {server.host}:{server.port}: {reason}") from None
-            print(f"pykafkad listening on {server.host}:{port}", flush=True)
+                where = ", ".join(f"{s.host}:{s.port}" for s in server.listeners)
+                raise UsageError(f"cannot listen on {where}: {reason}") from None
+            print(ready_line(server), flush=True)
             async for _ in signals:
                 server.request_shutdown()
                 break
@@ -199,6 +254,10 @@ def main(argv: list[str] | None = None) -> int:
         from pykafkad.metadata.storage_tool import main as storage_main
 
         return storage_main(argv)
+    if argv[:1] == ["cluster"]:
+        from pykafkad.launcher import main as cluster_main
+
+        return cluster_main(argv[1:])
     args = parse_args(argv)
     logging.basicConfig(
         level=args.log_level,

@@ -13,7 +13,7 @@ import os
 
 import trio
 
-from pykafkad.dispatch import HANDLERS, RequestContext
+from pykafkad.dispatch import BROKER, HANDLERS_BY_KIND, ListenerKind, RequestContext
 from wire.errors import RemoteProtocolError
 from wire.framing import API_VERSIONS_KEY, encode_response, frame_size, read_request_header
 from wire.primitives import Reader
@@ -28,10 +28,15 @@ class ConnectionClosed(Exception):
 
 
 class Connection:
-    def __init__(self, stream: trio.SocketStream, broker, server) -> None:
+    def __init__(self, stream: trio.SocketStream, broker, server, *,
+                 listener_name: str = "PLAINTEXT", listener_kind: ListenerKind = BROKER) -> None:
         self.stream = stream
         self.broker = broker
         self.server = server
+        #: the listener this connection was accepted on, and so the APIs it may call
+        self.listener_name = listener_name
+        self.listener_kind = listener_kind
+        self.handlers = HANDLERS_BY_KIND[listener_kind]
         self.buf = bytearray()
         try:
             host, port = stream.socket.getpeername()[:2]
@@ -123,11 +128,14 @@ class Connection:
     async def handle_frame(self, frame: memoryview) -> None:
         r = Reader(frame)
         header = read_request_header(r)
-        handler = HANDLERS.get(header.api_key)
-        if handler is None:
-            raise RemoteProtocolError(f"unknown API key {header.api_key}")
+        handler = self.handlers.get(header.api_key)
+        if handler is None:  # Kafka: "not enabled" on this listener, the connection closes
+            raise RemoteProtocolError(
+                f"API key {header.api_key} is not served on {self.listener_kind.value} "
+                f"listener {self.listener_name}")
         version = header.api_version
-        ctx = RequestContext(self.broker, header, self.peer)
+        ctx = RequestContext(self.broker, header, self.peer, self.listener_name,
+                             self.listener_kind)
         if not handler.min_version <= version <= handler.max_version:
             if header.api_key != API_VERSIONS_KEY:
                 raise RemoteProtocolError(

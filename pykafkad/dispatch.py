@@ -1,11 +1,16 @@
-"""The handler registry: which APIs and versions the broker serves, and how to call them.
+"""The handler registry: which APIs and versions each kind of listener serves, and how to
+call them.
 
-ApiVersions advertises exactly what is registered here, so an API exists for clients only
-once a handler for it is written and tested.
+ApiVersions advertises exactly what is registered here for the listener it is asked on, so an
+API exists for clients only once a handler for it is written and tested.  As in Kafka, a
+broker listener serves the broker's APIs (KafkaApis) and a controller listener (one named in
+``controller.listener.names``) the controller's (ControllerApis): a handler registers for the
+kinds of listener it serves, BROKER unless it says otherwise.
 """
 
 from __future__ import annotations
 
+import enum
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -17,15 +22,38 @@ from wire.messages import API_KEYS
 log = logging.getLogger("pykafkad.dispatch")
 
 
+class ListenerKind(enum.Enum):
+    """Which API set a listener serves: Kafka's KafkaApis or ControllerApis."""
+
+    BROKER = "broker"
+    CONTROLLER = "controller"
+
+
+BROKER, CONTROLLER = ListenerKind.BROKER, ListenerKind.CONTROLLER
+
+
 @dataclass
 class RequestContext:
     broker: Any  # pykafkad.broker.Broker (not imported: dispatch sits above handlers)
     header: RequestHeader
     peer: str
+    #: the listener the request came in on (Metadata advertises that listener's endpoints)
+    listener_name: str = "PLAINTEXT"
+    listener_kind: ListenerKind = BROKER
 
     @property
     def version(self) -> int:
         return self.header.api_version
+
+    @property
+    def handlers(self) -> dict[int, Handler]:
+        """The APIs served on this request's listener (what ApiVersions advertises)."""
+        return HANDLERS_BY_KIND[self.listener_kind]
+
+    @property
+    def endpoint(self):
+        """This broker's advertised endpoint on the request's listener."""
+        return self.broker.endpoint_for(self.listener_name)
 
 
 HandlerFn = Callable[[RequestContext, Any], Awaitable[Any]]
@@ -50,20 +78,32 @@ class Handler:
         return API_KEYS[self.api_key].response_type()
 
 
+#: the broker listeners' APIs (KafkaApis)
 HANDLERS: dict[int, Handler] = {}
+#: the controller listeners' APIs (ControllerApis)
+CONTROLLER_HANDLERS: dict[int, Handler] = {}
+HANDLERS_BY_KIND: dict[ListenerKind, dict[int, Handler]] = {
+    BROKER: HANDLERS, CONTROLLER: CONTROLLER_HANDLERS}
 
 
 def handles(
-    api_key: int, min_version: int, max_version: int, *, advertised_min_version: int | None = None
+    api_key: int, min_version: int, max_version: int, *, advertised_min_version: int | None = None,
+    listeners: ListenerKind | tuple[ListenerKind, ...] = BROKER,
 ) -> Callable[[HandlerFn], HandlerFn]:
-    """Registers an ``async def handle_x(ctx, request) -> response | None``."""
+    """Registers an ``async def handle_x(ctx, request) -> response | None`` for the listener
+    kinds in ``listeners`` (one kind or a tuple); an API may have a different handler per kind
+    (Kafka's CreateTopics is KafkaApis' forwarding on a broker, the controller's own on a
+    controller), but only one per kind."""
     spec = API_KEYS[api_key]
     assert spec.lowest_version <= min_version <= max_version <= spec.highest_version
     advertised = min_version if advertised_min_version is None else advertised_min_version
     assert advertised <= min_version
+    kinds = (listeners,) if isinstance(listeners, ListenerKind) else tuple(listeners)
 
     def register(fn: HandlerFn) -> HandlerFn:
-        HANDLERS[api_key] = Handler(api_key, min_version, max_version, fn, advertised)
+        for kind in kinds:
+            HANDLERS_BY_KIND[kind][api_key] = Handler(
+                api_key, min_version, max_version, fn, advertised)
         return fn
 
     return register

@@ -11,12 +11,13 @@ import logging
 import math
 import socket
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import trio
 
 from pykafkad.connection import Connection
 from pykafkad.connection_quotas import ConnectionQuotas
-from pykafkad.dispatch import load_handlers
+from pykafkad.dispatch import BROKER, CONTROLLER, ListenerKind, load_handlers
 from pykafkad.log.housekeeping import (
     apply_retention,
     clean_all_in_thread,
@@ -74,15 +75,58 @@ async def open_listeners(
     return listeners
 
 
+@dataclass
+class ServedListener:
+    """One entry of ``listeners`` to bind: its name, address, API set and what it advertises
+    (``advertised_host`` None: the bound host, or localhost for a wildcard; ``advertised_port``
+    None: the bound port).  ``port`` becomes the bound port once listening (0: a free one)."""
+
+    name: str
+    host: str
+    port: int
+    kind: ListenerKind = BROKER
+    advertised_host: str | None = None
+    advertised_port: int | None = None
+
+
+def served_listeners(config, host_override: str | None = None,
+                     port_override: int | None = None) -> list[ServedListener]:
+    """Every listener of a KRaft node's config: controller.listener.names serve the controller
+    APIs, the others the broker's, each advertising its advertised.listeners entry."""
+    controllers = set(config.controller_listener_names)
+    advertised = {}
+    if config.is_set("advertised.listeners") and "broker" in config.node_roles:
+        advertised = {e.listener_name: e for e in config.advertised_listeners}
+    out = []
+    for e in config.listeners:
+        kind = CONTROLLER if e.listener_name in controllers else BROKER
+        adv = advertised.get(e.listener_name)
+        out.append(ServedListener(
+            e.listener_name, e.host or "", e.port, kind,
+            adv.host if adv else None, (adv.port or None) if adv else None))
+    first_broker = next((s for s in out if s.kind is BROKER), None)
+    if first_broker is not None:  # --host / --port apply to the first broker listener
+        if host_override is not None:
+            first_broker.host = host_override
+        if port_override is not None:
+            first_broker.port = port_override
+    return out
+
+
 class Server:
     def __init__(self, broker, host: str, port: int, advertised_host: str | None = None,
-                 advertised_port: int | None = None):
+                 advertised_port: int | None = None, *,
+                 listeners: list[ServedListener] | None = None):
         self.broker = broker
-        self.host = host
-        self.port = port
-        self.advertised_host = advertised_host
+        #: what is bound: ``listeners``, or one PLAINTEXT broker listener at host:port
+        self.listeners = listeners or [
+            ServedListener("PLAINTEXT", host, port, BROKER, advertised_host, advertised_port)]
+        main = next((s for s in self.listeners if s.kind is BROKER), self.listeners[0])
+        self.host = main.host
+        self.port = main.port
+        self.advertised_host = main.advertised_host
         #: advertised.listeners' port when it differs from the bound one (NAT, proxies)
-        self.advertised_port = advertised_port
+        self.advertised_port = main.advertised_port
         self.shutting_down = False
         self.connections: set[Connection] = set()
         self._shutdown = trio.Event()
@@ -103,11 +147,13 @@ class Server:
     def request_shutdown(self) -> None:
         self._shutdown.set()
 
-    async def _serve_connection(self, stream: trio.SocketStream, ip: str) -> None:
+    async def _serve_connection(self, stream: trio.SocketStream, ip: str,
+                                spec: ServedListener) -> None:
         stream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self.send_buffer != -1:
             stream.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer)
-        conn = Connection(stream, self.broker, self)
+        conn = Connection(stream, self.broker, self, listener_name=spec.name,
+                          listener_kind=spec.kind)
         self.connections.add(conn)
         try:
             await conn.serve()
@@ -117,7 +163,8 @@ class Server:
             if self.shutting_down and not self.connections:
                 self._drained.set()
 
-    async def _accept(self, listener: trio.SocketListener, nursery: trio.Nursery) -> None:
+    async def _accept(self, listener: trio.SocketListener, nursery: trio.Nursery,
+                      spec: ServedListener) -> None:
         while True:
             await self.quotas.wait_for_slot()  # max.connections: the backlog holds the rest
             try:
@@ -134,7 +181,7 @@ class Server:
             if not self.quotas.admit(ip):  # max.connections.per.ip
                 await stream.aclose()
                 continue
-            nursery.start_soon(self._serve_connection, stream, ip)
+            nursery.start_soon(self._serve_connection, stream, ip, spec)
 
     async def _periodically(self, interval_ms: int, task: Callable[[], object], what: str) -> None:
         """Runs ``task`` every ``interval_ms``; a failure is logged. A task that returns an
@@ -166,19 +213,33 @@ class Server:
                                "log cleaner")
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        listeners = await open_listeners(
-            self.host, self.port, backlog=self.broker.config["socket.listen.backlog.size"],
-            receive_buffer=self.receive_buffer)
-        self.port = listeners[0].socket.getsockname()[1]
-        adv = self.advertised_host
-        if not adv:
-            adv = "localhost" if self.host in ("", "0.0.0.0", "::") else self.host
-        self.broker.set_endpoint(adv, self.advertised_port or self.port)
+        bound: list[tuple[trio.SocketListener, ServedListener]] = []
+        try:
+            for spec in self.listeners:
+                opened = await open_listeners(
+                    spec.host, spec.port, backlog=self.broker.config["socket.listen.backlog.size"],
+                    receive_buffer=self.receive_buffer)
+                bound.extend((lst, spec) for lst in opened)
+                spec.port = opened[0].socket.getsockname()[1]
+        except BaseException:
+            for lst, _ in bound:
+                await lst.aclose()
+            raise
+        main = next((s for s in self.listeners if s.kind is BROKER), self.listeners[0])
+        self.port = main.port
+        for spec in self.listeners:
+            if spec.kind is not BROKER:
+                continue
+            adv = spec.advertised_host
+            if not adv:
+                adv = "localhost" if spec.host in ("", "0.0.0.0", "::") else spec.host
+            self.broker.set_endpoint(adv, spec.advertised_port or spec.port, spec.name)
+        listeners = [lst for lst, _ in bound]
         try:
             async with trio.open_nursery() as connections:
                 async with trio.open_nursery() as accepting:
-                    for lst in listeners:
-                        accepting.start_soon(self._accept, lst, connections)
+                    for lst, spec in bound:
+                        accepting.start_soon(self._accept, lst, connections, spec)
                     self._start_timers(accepting)
                     accepting.start_soon(self.broker.groups.run_timers)
                     accepting.start_soon(self.broker.open_logs_in_background)

@@ -281,7 +281,8 @@ def test_java_double_formatting():
         ({"listeners": "PLAINTEXT://:9092,PLAINTEXT://:9093"},
          "Each listener must have a different name, listeners: "
          "PLAINTEXT://:9092,PLAINTEXT://:9093"),
-        ({"listeners": "INTERNAL://:9092"}, "No security protocol defined for listener INTERNAL"),
+        ({"listeners": "INTERNAL://:9092"}, "Error creating broker listeners from "
+         "'[INTERNAL://:9092]': No security protocol defined for listener INTERNAL"),
         ({"listeners": "localhost:9092"}, "Unable to parse localhost:9092 to a broker endpoint"),
         ({"log.cleaner.min.compaction.lag.ms": "10", "log.cleaner.max.compaction.lag.ms": "5"},
          "conflict topic config setting min.compaction.lag.ms (10) > max.compaction.lag.ms (5)"),
@@ -398,8 +399,10 @@ def test_a_stock_kraft_server_properties_loads(tmp_path: Path):
     assert config.advertised_listeners == [Endpoint("PLAINTEXT", "localhost", 9092, "PLAINTEXT")]
     assert len(config.listeners) == 2
     assert config["offsets.topic.replication.factor"] == 1
+    assert config.node_roles == {"broker", "controller"}
+    assert config.quorum_bootstrap_servers == [("localhost", 9093)]
+    assert config.inter_broker_listener == Endpoint("PLAINTEXT", "localhost", 9092, "PLAINTEXT")
     assert set(config.ignored) == {
-        "process.roles", "controller.quorum.bootstrap.servers", "inter.broker.listener.name",
         "share.coordinator.state.topic.replication.factor", "zookeeper.connect",
         "ssl.keystore.location", "listener.name.controller.sasl.enabled.mechanisms",
     }  # fmt: skip
@@ -650,7 +653,10 @@ def test_describe_broker_sources_read_only_and_synonyms():
 
 
 def test_describe_broker_lists_kafkas_configs_pykafkad_does_not_use():
-    broker = BrokerConfig({"process.roles": "broker,controller",
+    broker = BrokerConfig({"process.roles": "broker,controller", "node.id": "1",
+                           "controller.quorum.voters": "1@localhost:9093",
+                           "listeners": "PLAINTEXT://:9092,CONTROLLER://:9093",
+                           "controller.listener.names": "CONTROLLER",
                            "sasl.enabled.mechanisms": "PLAIN"})
     broker.set_dynamic("sasl.kerberos.min.time.before.relogin", "+58000", per_broker=True)
     entries = describe_broker_configs(broker, ["process.roles", "sasl.enabled.mechanisms",
@@ -658,8 +664,10 @@ def test_describe_broker_lists_kafkas_configs_pykafkad_does_not_use():
                                                "ssl.protocol", "listeners", "node.id"], True)
     assert [(e.name, e.value, e.source, e.read_only, e.config_type, synonyms(e))
             for e in entries] == [
-        ("listeners", "PLAINTEXT://:9092", S.DEFAULT_CONFIG, False, ConfigType.LIST,
-         [("listeners", "PLAINTEXT://:9092", S.DEFAULT_CONFIG)]),
+        ("listeners", "PLAINTEXT://:9092,CONTROLLER://:9093", S.STATIC_BROKER_CONFIG, False,
+         ConfigType.LIST,
+         [("listeners", "PLAINTEXT://:9092,CONTROLLER://:9093", S.STATIC_BROKER_CONFIG),
+          ("listeners", "PLAINTEXT://:9092", S.DEFAULT_CONFIG)]),
         ("node.id", "1", S.STATIC_BROKER_CONFIG, True, ConfigType.INT,
          [("node.id", "1", S.STATIC_BROKER_CONFIG)]),
         ("process.roles", "broker,controller", S.STATIC_BROKER_CONFIG, True, ConfigType.LIST,

@@ -27,6 +27,18 @@ from pykafkad.config.broker_dynamic import (
     is_per_broker,
     listener_base_name,
 )
+from pykafkad.config.kraft import (
+    BROKER_ROLE,
+    check_inter_broker,
+    check_node,
+    check_replica_fetch,
+    check_required,
+    inter_broker_listener_name,
+    parse_bootstrap_servers,
+    parse_voters,
+    refuse_secure_listeners,
+    warn_heartbeat,
+)
 from pykafkad.config.properties import read_properties
 from pykafkad.config.topic_defs import TOPIC_BROKER_SYNONYMS, TOPIC_CONFIGS
 from pykafkad.config.types import ConfigError, parse_type
@@ -75,6 +87,9 @@ class BrokerConfig(Mapping[str, Any]):
                     f"Unknown broker config '{name}': it was supplied but isn't a known config.",
                     name,
                 )
+        if "process.roles" in known:
+            BROKER_CONFIGS["process.roles"].parse(known["process.roles"])
+            check_required(known)
         for a, b in (("broker.id", "node.id"), ("node.id", "broker.id")):
             if a in known and b not in known:
                 known[b] = known[a]
@@ -88,6 +103,8 @@ class BrokerConfig(Mapping[str, Any]):
             self._values[ELR_CONFIG])
         #: Bumped by every dynamic change, so holders of derived settings can tell.
         self.version = 0
+        if self.node_roles:
+            warn_heartbeat(self._values)
 
     @classmethod
     def from_sources(
@@ -171,6 +188,52 @@ class BrokerConfig(Mapping[str, Any]):
     def advertised_listeners(self) -> list[Endpoint]:
         """What Metadata advertises: advertised.listeners or listeners, minus controller ones."""
         return _advertised(self._values, self._merged_names())
+
+    # --- the node's parsed view (KRaft): what the raft, controller and replica areas read
+
+    @property
+    def node_roles(self) -> frozenset[str]:
+        """process.roles as a set of "broker" / "controller"; empty in single-node mode."""
+        return frozenset(self._values["process.roles"] or ())
+
+    @property
+    def is_kraft(self) -> bool:
+        return bool(self._values["process.roles"])
+
+    @property
+    def quorum_voters(self) -> list[tuple[int, str, int]]:
+        """controller.quorum.voters as (id, host, port), in the order given."""
+        voters = parse_voters(self._values["controller.quorum.voters"])
+        return [(node_id, host, port) for node_id, (host, port) in voters.items()]
+
+    @property
+    def quorum_bootstrap_servers(self) -> list[tuple[str, int]]:
+        return parse_bootstrap_servers(self._values["controller.quorum.bootstrap.servers"])
+
+    @property
+    def controller_listener_names(self) -> list[str]:
+        return _controller_names(self._values)
+
+    @property
+    def controller_listeners(self) -> list[Endpoint]:
+        """The bound listeners that serve the controller APIs (``listeners`` order)."""
+        names = _controller_names(self._values)
+        return [e for e in self.listeners if e.listener_name in names]
+
+    @property
+    def inter_broker_listener(self) -> Endpoint | None:
+        """The advertised listener brokers reach each other on (inter.broker.listener.name, or
+        the one named after security.inter.broker.protocol); None on a controller-only node."""
+        if BROKER_ROLE not in self.node_roles and self.is_kraft:
+            return None
+        names = self._merged_names()
+        name = inter_broker_listener_name(self._values, names,
+                                          _protocol_map(self._values, names))
+        return next((e for e in self.advertised_listeners if e.listener_name == name), None)
+
+    def check_served_listeners(self) -> None:
+        """Refuses listeners pykafkad cannot serve yet (SSL, SASL_*): called at start."""
+        refuse_secure_listeners(self.listeners)
 
     @property
     def log_retention_ms(self) -> int:
@@ -360,7 +423,17 @@ def _check(v: Mapping[str, Any], given: set[str]) -> None:
             "log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.",
             "log.cleaner.dedupe.buffer.size",
         )
-    _advertised(v, given)
+    check_replica_fetch(v)
+    roles = v["process.roles"]
+    if roles:
+        protocols = _protocol_map(v, given)
+        inter_broker = inter_broker_listener_name(v, given, protocols)
+        check_node(v, given, _listeners(v, given), protocols, _controller_names(v))
+        if BROKER_ROLE in roles:
+            advertised = _advertised(v, given)
+            check_inter_broker(inter_broker, [e.listener_name for e in advertised])
+    else:
+        _advertised(v, given)
     if 0 < v["queued.max.request.bytes"] < v["socket.request.max.bytes"]:
         raise ConfigError(
             "queued.max.request.bytes must be larger or equal to socket.request.max.bytes",
@@ -440,7 +513,9 @@ def _parse_endpoints(
             raise ConfigError(f"Unable to parse {entry} to a broker endpoint", config)
         listener = m.group(1).upper()
         if listener not in protocols:
-            raise ConfigError(f"No security protocol defined for listener {listener}", config)
+            entries = ", ".join(e for e in _CSV.split(raw.strip()) if e)
+            raise ConfigError(f"Error creating broker listeners from '[{entries}]': "
+                              f"No security protocol defined for listener {listener}", config)
         host = m.group(2) or None
         endpoints.append(Endpoint(listener, host, int(m.group(3)), protocols[listener]))
     if len({e.listener_name for e in endpoints}) != len(endpoints):

@@ -1,14 +1,16 @@
-"""The broker configs pykafkad honours or reports, with Kafka 4.1's names, types, defaults and
+"""The broker configs pykafkad honours or reports, with Kafka 4.4's names, types, defaults and
 validators; which of them AlterConfigs may change on a running broker; and the Kafka broker
 configs that are accepted but ignored so a stock server.properties loads unchanged.
 
-One deliberate difference: Kafka requires ``node.id`` (and ``process.roles``); pykafkad defaults
-``node.id`` (and its synonym ``broker.id``) to 1, a single-node broker's natural id.
+One deliberate difference: Kafka requires ``process.roles`` and ``node.id``.  Without
+``process.roles`` pykafkad is the single-node broker it always was, and ``node.id`` (and its
+synonym ``broker.id``) defaults to 1; with it, ``node.id`` is required as in Kafka (kraft.py).
 """
 
 from __future__ import annotations
 
 from pykafkad.config.broker_unused import UNUSED_BROKER_CONFIGS
+from pykafkad.config.kraft import KRAFT_DEFS
 from pykafkad.config.topic_defs import (
     CLEANUP_POLICIES,
     COMPRESSION_TYPES,
@@ -67,7 +69,7 @@ _DEFS = [
            "Background task threads (accepted)."),
     define("num.recovery.threads.per.data.dir", INT, 2, at_least(1), HIGH,
            "Threads per data directory for recovery and shutdown flush (accepted)."),
-    define("num.replica.fetchers", INT, 1, None, HIGH, "Replica fetcher threads (accepted)."),
+    define("num.replica.fetchers", INT, 1, at_least(1), HIGH, "Replica fetcher threads."),
     define("socket.send.buffer.bytes", INT, 102400, None, HIGH,
            "SO_SNDBUF of server sockets; -1 for the OS default."),
     define("socket.receive.buffer.bytes", INT, 102400, None, HIGH,
@@ -295,6 +297,7 @@ _DEFS = [
            "Idle time after which a producer id's state is dropped."),
     define("producer.id.expiration.check.interval.ms", INT, 600000, at_least(1), LOW,
            "How often expired producer ids are removed.", internal=True),
+    *KRAFT_DEFS,
 ]  # fmt: skip
 
 #: Configs Kafka lets AlterConfigs change on a running broker (DynamicBrokerConfig.AllDynamicConfigs
@@ -336,37 +339,33 @@ BROKER_CONFIGS: dict[str, ConfigDef] = names_of(
 #: Kafka broker configs (4.1, plus ones removed since 3.x) that pykafkad accepts and ignores.
 IGNORED_BROKER_CONFIGS: frozenset[str] = frozenset(
     """
-    process.roles early.start.listeners inter.broker.listener.name security.inter.broker.protocol
-    authorizer.class.name super.users allow.everyone.if.no.acl.found principal.builder.class
-    connection.failed.authentication.delay.ms connections.max.reauth.ms
+    early.start.listeners authorizer.class.name super.users allow.everyone.if.no.acl.found
+    principal.builder.class connection.failed.authentication.delay.ms connections.max.reauth.ms
     socket.connection.setup.timeout.ms socket.connection.setup.timeout.max.ms
     num.replica.alter.log.dirs.threads controlled.shutdown.enable unstable.api.versions.enable
     unstable.feature.versions.enable initial.broker.registration.timeout.ms
-    broker.heartbeat.interval.ms broker.session.timeout.ms server.max.startup.time.ms
-    controller.socket.timeout.ms replica.socket.timeout.ms replica.socket.receive.buffer.bytes
-    replica.fetch.wait.max.ms replica.fetch.min.bytes replica.fetch.backoff.ms
-    replica.fetch.response.max.bytes replica.high.watermark.checkpoint.interval.ms
-    replica.selector.class replica.alter.log.dirs.io.max.bytes.per.second
-    fetch.purgatory.purge.interval.requests producer.purgatory.purge.interval.requests
-    delete.records.purgatory.purge.interval.requests share.fetch.purgatory.purge.interval.requests
-    auto.leader.rebalance.enable leader.imbalance.check.interval.seconds
-    unclean.leader.election.interval.ms leader.replication.throttled.rate
-    follower.replication.throttled.rate create.topic.policy.class.name
-    controller.quota.window.num controller.quota.window.size.seconds
-    alter.config.policy.class.name log.dir.failure.timeout.ms log.initial.task.delay.ms
-    metadata.log.dir metadata.log.segment.bytes metadata.log.segment.ms
+    server.max.startup.time.ms controller.socket.timeout.ms replica.socket.receive.buffer.bytes
+    replica.high.watermark.checkpoint.interval.ms replica.selector.class
+    replica.alter.log.dirs.io.max.bytes.per.second fetch.purgatory.purge.interval.requests
+    producer.purgatory.purge.interval.requests delete.records.purgatory.purge.interval.requests
+    share.fetch.purgatory.purge.interval.requests unclean.leader.election.interval.ms
+    leader.replication.throttled.rate follower.replication.throttled.rate
+    create.topic.policy.class.name controller.quota.window.num
+    controller.quota.window.size.seconds alter.config.policy.class.name
+    log.dir.failure.timeout.ms log.initial.task.delay.ms metadata.log.dir
+    metadata.log.segment.bytes metadata.log.segment.ms
     metadata.log.max.record.bytes.between.snapshots metadata.log.max.snapshot.interval.ms
     metadata.max.idle.interval.ms metadata.max.retention.bytes metadata.max.retention.ms
     metric.reporters metrics.num.samples metrics.recording.level metrics.sample.window.ms
     kafka.metrics.polling.interval.secs kafka.metrics.reporters telemetry.max.bytes
     client.quota.callback.class quota.window.num quota.window.size.seconds
     replication.quota.window.num replication.quota.window.size.seconds
-    alter.log.dirs.replication.quota.window.num alter.log.dirs.replication.quota.window.size.seconds
-    group.coordinator.threads group.coordinator.append.linger.ms group.consumer.migration.policy
+    alter.log.dirs.replication.quota.window.num
+    alter.log.dirs.replication.quota.window.size.seconds group.coordinator.threads
+    group.coordinator.append.linger.ms group.consumer.migration.policy
     group.consumer.regex.refresh.interval.ms transaction.two.phase.commit.enable
     add.partitions.to.txn.retry.backoff.ms add.partitions.to.txn.retry.backoff.max.ms
-    security.providers
-    inter.broker.protocol.version log.message.format.version
+    security.providers inter.broker.protocol.version log.message.format.version
     log.message.timestamp.difference.max.ms log.message.downconversion.enable
     offsets.commit.required.acks control.plane.listener.name broker.id.generation.enable
     reserved.broker.max.id controlled.shutdown.max.retries controlled.shutdown.retry.backoff.ms
@@ -393,6 +392,9 @@ def is_ignored_broker_config(name: str) -> bool:
 _ONE_THREAD = "one trio thread serves everything"
 _ONE_REPLICA = "a single node: every partition has one replica"
 _NO_KIP848 = "the consumer rebalance protocol (KIP-848) is not served"
+_RAFT = "validated; read once the node runs the KRaft quorum (issue 10, raft area)"
+_CONTROLLER = "validated; read once the node runs the controller (issue 10, controller area)"
+_REPLICATION = "validated; read once partitions are replicated (issue 10, replica areas)"
 
 #: Broker configs pykafkad defines (validates, describes, lets AlterConfigs change) but does not
 #: act on, with the reason; every other config in BROKER_CONFIGS is applied.  ``pykafkad
@@ -402,16 +404,16 @@ NOT_APPLIED_BROKER_CONFIGS: dict[str, str] = {
     "num.io.threads": _ONE_THREAD,
     "background.threads": _ONE_THREAD,
     "num.recovery.threads.per.data.dir": _ONE_THREAD,
-    "num.replica.fetchers": _ONE_REPLICA,
+    "num.replica.fetchers": _REPLICATION,
     "queued.max.requests": "each connection handles one request at a time; nothing queues",
     "queued.max.request.bytes": "each connection handles one request at a time; nothing queues",
     "max.connection.creation.rate": "new connections are not rate-limited",
     "request.timeout.ms": "the broker sends no requests of its own",
     "min.insync.replicas":
         "one replica: Kafka 4 caps it at the replication factor, so acks=all always succeeds",
-    "unclean.leader.election.enable": _ONE_REPLICA,
-    "replica.fetch.max.bytes": _ONE_REPLICA,
-    "replica.lag.time.max.ms": _ONE_REPLICA,
+    "unclean.leader.election.enable": _CONTROLLER,
+    "replica.fetch.max.bytes": _REPLICATION,
+    "replica.lag.time.max.ms": _REPLICATION,
     "log.flush.interval.messages": "flushing is left to the OS, as Kafka's defaults do",
     "log.flush.interval.ms": "flushing is left to the OS, as Kafka's defaults do",
     "log.flush.scheduler.interval.ms": "flushing is left to the OS, as Kafka's defaults do",
@@ -430,7 +432,7 @@ NOT_APPLIED_BROKER_CONFIGS: dict[str, str] = {
     "log.cleaner.io.buffer.size": "the cleaner sizes its own reads",
     "log.cleaner.io.buffer.load.factor": "the cleaner's offset map is not bounded",
     "log.cleaner.io.max.bytes.per.second": "the cleaner is not throttled",
-    "offsets.topic.replication.factor": _ONE_REPLICA,
+    "offsets.topic.replication.factor": _CONTROLLER,
     "offsets.commit.timeout.ms": "commits are written before they are answered",
     "group.coordinator.rebalance.protocols": _NO_KIP848,
     "group.consumer.session.timeout.ms": _NO_KIP848,
@@ -441,17 +443,33 @@ NOT_APPLIED_BROKER_CONFIGS: dict[str, str] = {
     "group.consumer.max.heartbeat.interval.ms": _NO_KIP848,
     "group.consumer.max.size": _NO_KIP848,
     "group.consumer.assignors": _NO_KIP848,
-    "transaction.state.log.replication.factor": _ONE_REPLICA,
-    "transaction.state.log.min.isr": _ONE_REPLICA,
+    "transaction.state.log.replication.factor": _CONTROLLER,
+    "transaction.state.log.min.isr": _CONTROLLER,
     "transaction.state.log.load.buffer.size": "transaction state is read in one pass at start",
+    "controller.quorum.election.timeout.ms": _RAFT,
+    "controller.quorum.fetch.timeout.ms": _RAFT,
+    "controller.quorum.election.backoff.max.ms": _RAFT,
+    "controller.quorum.request.timeout.ms": _RAFT,
+    "broker.session.timeout.ms": _CONTROLLER,
+    "broker.heartbeat.interval.ms": "validated; read once brokers heartbeat (issue 10)",
+    "replica.fetch.wait.max.ms": _REPLICATION,
+    "replica.fetch.min.bytes": _REPLICATION,
+    "replica.fetch.backoff.ms": _REPLICATION,
+    "replica.fetch.response.max.bytes": _REPLICATION,
+    "replica.socket.timeout.ms": _REPLICATION,
+    "auto.leader.rebalance.enable": _CONTROLLER,
+    "leader.imbalance.check.interval.seconds": _CONTROLLER,
 }
 
 #: Applied configs whose application differs in some way worth telling.
 APPLIED_WITH_NOTE: dict[str, str] = {
     "log.dirs": "only the first directory is used",
-    "listeners": "the first listener that is not a controller's is served, as PLAINTEXT",
+    "listeners": "every listener is bound; controller listeners serve Kafka's controller APIs",
     "socket.send.buffer.bytes": "when set; unset, the OS tunes the buffer",
     "socket.receive.buffer.bytes": "when set; unset, the OS tunes the buffer",
-    "listener.security.protocol.map": "validated; only PLAINTEXT is served",
-    "controller.listener.names": "its listeners are not served",
+    "listener.security.protocol.map": "only PLAINTEXT is served: SSL and SASL listeners are refused",
+    "controller.listener.names": "its listeners serve the controller APIs, not clients' APIs",
+    "process.roles": "unset: pykafkad's single-node broker; set: a KRaft node (issue 10)",
+    "controller.quorum.voters": "parsed for the launcher and the quorum (issue 10)",
+    "controller.quorum.bootstrap.servers": "parsed for the quorum (issue 10)",
 }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pykafkad.dispatch import HANDLERS, RequestContext, handles
+from pykafkad.dispatch import BROKER, CONTROLLER, RequestContext, handles
 from pykafkad.features import FEATURES, FINALIZED_FEATURES_EPOCH, finalized
 from wire.errors import ErrorCode
 from wire.messages.api_versions_response import (
@@ -30,9 +30,10 @@ def _error(code: int) -> ApiVersionsResponse:
                                finalized_features_epoch=-1)
 
 
-@handles(API_KEY, 0, 5)
+@handles(API_KEY, 0, 5, listeners=(BROKER, CONTROLLER))
 async def handle_api_versions(ctx: RequestContext, request) -> ApiVersionsResponse:
-    """Versions 0-5.  ``request`` is None when the client asked for a version we lack: the
+    """Versions 0-5, on every listener: each advertises its own API set (dispatch).
+    ``request`` is None when the client asked for a version we lack: the
     answer is then a v0 body with UNSUPPORTED_VERSION and only our range for key 18, as
     Kafka's, from which every client picks its retry version.  v3+ carry the features (see
     pykafkad.features) and a client software name and version, INVALID_REQUEST unless both
@@ -40,7 +41,7 @@ async def handle_api_versions(ctx: RequestContext, request) -> ApiVersionsRespon
     digit).  v5: a client that names the cluster id and node id it expects gets
     REBOOTSTRAP_REQUIRED when either is not ours, INVALID_REQUEST when it names only one."""
     if request is None:
-        h = HANDLERS[API_KEY]
+        h = ctx.handlers[API_KEY]
         return ApiVersionsResponse(
             error_code=ErrorCode.UNSUPPORTED_VERSION,
             api_keys=[ApiVersion(API_KEY, h.advertised_min_version, h.max_version)])
@@ -58,7 +59,7 @@ async def handle_api_versions(ctx: RequestContext, request) -> ApiVersionsRespon
                               or request.node_id != ctx.broker.node_id):
             return _error(ErrorCode.REBOOTSTRAP_REQUIRED)
     keys = [ApiVersion(h.api_key, h.advertised_min_version, h.max_version) for h in sorted(
-        HANDLERS.values(), key=lambda h: h.api_key)]
+        ctx.handlers.values(), key=lambda h: h.api_key)]
     return ApiVersionsResponse(
         error_code=0, api_keys=keys, throttle_time_ms=0,
         supported_features=[

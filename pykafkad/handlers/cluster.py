@@ -24,7 +24,7 @@ INVALID_REQUEST_MESSAGE = (
 async def handle_describe_cluster(ctx: RequestContext, req) -> DescribeClusterResponse:
     """Versions 0-2 (v1 adds endpoint_type: only brokers, 1, are described; v2 adds
     ``include_fenced_brokers`` and ``is_fenced``: this node is never fenced)."""
-    ep = ctx.broker.endpoint
+    ep = ctx.endpoint
     if ctx.version >= 1 and req.endpoint_type != 1:
         return DescribeClusterResponse(
             error_code=ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
@@ -50,7 +50,7 @@ async def handle_find_coordinator(ctx: RequestContext, req) -> FindCoordinatorRe
     Group and transaction keys (key_type 1; __transaction_state is created on the first
     lookup) resolve to this node.  Messages are Kafka's: v0-3 say "NONE" on success, v4+
     never set one (""), except that an unknown key type fails the request as a whole."""
-    ep = ctx.broker.endpoint
+    ep = ctx.endpoint
     v = ctx.version
 
     def answer(key: str) -> tuple[int, str | None]:

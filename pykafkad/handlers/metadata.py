@@ -99,7 +99,7 @@ async def handle_metadata(ctx: RequestContext, req) -> MetadataResponse:
     authorized operations when asked (every topic's, even an unknown one's; the cluster's up
     to v10), as Kafka does without an authorizer."""
     broker = ctx.broker
-    ep = broker.endpoint
+    ep = ctx.endpoint
     v = ctx.version
     all_topics = req.topics is None or (v == 0 and not req.topics)
     ops = (authorized_operations.TOPIC if v >= 8 and req.include_topic_authorized_operations

@@ -1,0 +1,339 @@
+"""``pykafkad cluster``: several KRaft node processes on one machine, as a Kafka cluster is run.
+
+Each node gets its own data dir ``DIR/node-<id>`` with a ``server.properties`` written as
+Kafka's would be (process.roles, node.id, controller.quorum.voters, named listeners ...), and
+runs as its own ``pykafkad --config`` process, so a test can stop, kill and restart one node
+while the others keep serving.  Ports are consecutive from ``--port``: the brokers' PLAINTEXT
+ports first, then the controller listeners'.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pykafkad
+from pykafkad.formatted import META_PROPERTIES
+
+DEFAULT_DATA_DIR = "./pykafkad-cluster"
+READY_TIMEOUT_S = 60
+STOP_TIMEOUT_S = 30
+READY_MARK = "listening on "
+TAIL_LINES = 20
+
+
+@dataclass
+class NodeSpec:
+    """One node's place in the cluster: its roles, ports and directory."""
+
+    node_id: int
+    roles: tuple[str, ...]
+    host: str
+    port: int | None  # the PLAINTEXT (broker) port; None on a dedicated controller
+    controller_port: int
+    data_dir: Path
+
+    @property
+    def properties_path(self) -> Path:
+        return self.data_dir / "server.properties"
+
+
+def plan_cluster(nodes: int, controllers: int, base_port: int, data_dir: Path,
+                 host: str = "127.0.0.1", ports: list[int] | None = None) -> list[NodeSpec]:
+    """``nodes`` brokers (combined broker+controller when ``controllers`` is 0), then
+    ``controllers`` dedicated controllers; ids from 1.  ``ports`` (free ones, for tests)
+    replaces the consecutive numbering from ``base_port``."""
+    if nodes < 1 and controllers < 1:
+        raise ValueError("a cluster needs at least one node")
+    count = nodes + (controllers or nodes)
+    ports = ports or [base_port + i for i in range(count)]
+    specs = []
+    for i in range(nodes):
+        roles = ("broker",) if controllers else ("broker", "controller")
+        specs.append(NodeSpec(i + 1, roles, host, ports[i], ports[nodes + i] if not controllers
+                              else 0, data_dir / f"node-{i + 1}"))
+    for j in range(controllers):
+        node_id = nodes + j + 1
+        specs.append(NodeSpec(node_id, ("controller",), host, None, ports[nodes + j],
+                              data_dir / f"node-{node_id}"))
+    voters = [s for s in specs if "controller" in s.roles]
+    if controllers:  # brokers reach the dedicated controllers' listener
+        for s in specs:
+            if s.controller_port == 0:
+                s.controller_port = voters[0].controller_port
+    return specs
+
+
+def server_properties(spec: NodeSpec, specs: list[NodeSpec],
+                      overrides: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The node's server.properties, with the keys and layout of Kafka's
+    config/server.properties for a KRaft node."""
+    voters = ",".join(f"{s.node_id}@{s.host}:{s.controller_port}"
+                      for s in specs if "controller" in s.roles)
+    brokers = sum(1 for s in specs if "broker" in s.roles)
+    listeners, advertised = [], []
+    if "broker" in spec.roles:
+        listeners.append(f"PLAINTEXT://{spec.host}:{spec.port}")
+        advertised.append(f"PLAINTEXT://{spec.host}:{spec.port}")
+    if "controller" in spec.roles:
+        listeners.append(f"CONTROLLER://{spec.host}:{spec.controller_port}")
+        advertised.append(f"CONTROLLER://{spec.host}:{spec.controller_port}")
+    props = {
+        "process.roles": ",".join(spec.roles),
+        "node.id": str(spec.node_id),
+        "controller.quorum.voters": voters,
+        "listeners": ",".join(listeners),
+        "advertised.listeners": ",".join(advertised),
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "log.dirs": str(spec.data_dir / "data"),
+        # Kafka's defaults need 3 brokers; fewer get what they can hold
+        "offsets.topic.replication.factor": str(min(3, brokers)),
+        "transaction.state.log.replication.factor": str(min(3, brokers)),
+        "transaction.state.log.min.isr": str(min(2, brokers)),
+    }
+    if "broker" in spec.roles:
+        props["inter.broker.listener.name"] = "PLAINTEXT"
+    props.update(overrides or {})
+    return props
+
+
+def write_properties(path: Path, props: Mapping[str, str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+
+
+def random_cluster_id() -> str:
+    """Kafka's Uuid.randomUuid().toString(): 16 random bytes, URL-safe base64, no padding."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def format_node(spec: NodeSpec, cluster_id: str) -> None:
+    """STAND-IN for ``pykafkad format`` (the metadata area's command, not on this branch yet):
+    writes meta.properties as ``kafka-storage format`` does, unless the dir is formatted
+    already (a restart keeps its cluster id).  The lead swaps this for the real command."""
+    log_dir = spec.data_dir / "data"
+    meta = log_dir / META_PROPERTIES
+    if meta.exists():
+        return
+    log_dir.mkdir(parents=True, exist_ok=True)
+    meta.write_text(
+        "#\n#Written by pykafkad cluster\n"
+        f"cluster.id={cluster_id}\ndirectory.id={random_cluster_id()}\n"
+        f"node.id={spec.node_id}\nversion=1\n")
+
+
+@dataclass
+class NodeProcess:
+    """One node's process; ``start`` again reuses the same data dir."""
+
+    spec: NodeSpec
+    proc: subprocess.Popen | None = None
+    log_offset: int = 0
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def node_id(self) -> int:
+        return self.spec.node_id
+
+    @property
+    def host(self) -> str:
+        return self.spec.host
+
+    @property
+    def port(self) -> int | None:
+        return self.spec.port
+
+    @property
+    def controller_port(self) -> int:
+        return self.spec.controller_port
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    @property
+    def log_path(self) -> Path:
+        return self.spec.data_dir / "pykafkad.log"
+
+    def start(self) -> None:
+        src = str(Path(pykafkad.__file__).resolve().parent.parent)
+        env = {**os.environ, **self.extra_env}
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        with open(self.log_path, "ab") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "pykafkad", "--config", str(self.spec.properties_path)],
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                start_new_session=True)
+
+    def printed_ready(self) -> bool:
+        """This start's process printed its ready line."""
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(self.log_offset)
+                return READY_MARK.encode() in f.read()
+        except OSError:
+            return False
+
+    def tail(self, lines: int = TAIL_LINES) -> str:
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(self.log_offset)
+                text = f.read().decode(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self, timeout: float = STOP_TIMEOUT_S) -> None:
+        """SIGTERM (a clean shutdown), then SIGKILL if it is not done in time."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+    def kill(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.kill()
+        self.proc.wait()
+
+
+class NodeFailedError(RuntimeError):
+    """A node exited while the cluster was starting: the message ends with its last log lines."""
+
+    def __init__(self, node: NodeProcess):
+        self.node = node
+        super().__init__(f"node {node.node_id} exited with status {node.proc.returncode} at "
+                         f"start; its last lines ({node.log_path}):\n{node.tail()}")
+
+
+def nodes_ready(nodes: list[NodeProcess]) -> bool:
+    """The readiness check: every node's process printed its own ready line.  (Once the nodes
+    form a cluster this becomes "every broker registered and unfenced".)"""
+    return all(n.printed_ready() for n in nodes)
+
+
+def wait_ready(nodes: list[NodeProcess], timeout: float = READY_TIMEOUT_S,
+               ready: Callable[[list[NodeProcess]], bool] = nodes_ready) -> None:
+    """Polls ``ready`` until it holds; raises NodeFailedError as soon as a node exits."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for n in nodes:
+            if n.proc is not None and n.proc.poll() is not None:
+                raise NodeFailedError(n)
+        if ready(nodes):
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError("nodes not ready in time: " + ", ".join(
+                str(n.node_id) for n in nodes if not n.printed_ready()))
+        time.sleep(0.02)  # polling other processes' log files: nothing to wait on
+
+
+class Cluster:
+    """The node processes of one cluster, created from a plan and formatted once."""
+
+    def __init__(self, specs: list[NodeSpec], overrides: Mapping[str, str] | None = None,
+                 cluster_id: str | None = None):
+        self.specs = specs
+        self.cluster_id = cluster_id or random_cluster_id()
+        self.nodes: dict[int, NodeProcess] = {s.node_id: NodeProcess(s) for s in specs}
+        for s in specs:
+            write_properties(s.properties_path, server_properties(s, specs, overrides))
+            format_node(s, self.cluster_id)
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{s.host}:{s.port}" for s in self.specs if s.port is not None)
+
+    def start_all(self, timeout: float = READY_TIMEOUT_S) -> None:
+        for n in self.nodes.values():
+            n.start()
+        try:
+            wait_ready(list(self.nodes.values()), timeout)
+        except BaseException:
+            self.stop_all()
+            raise
+
+    def stop_all(self) -> None:
+        for n in self.nodes.values():  # all at once: a cluster shuts down together
+            if n.running:
+                n.proc.send_signal(signal.SIGTERM)
+        for n in self.nodes.values():
+            n.stop()
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="pykafkad cluster",
+                                description="Runs a pykafkad KRaft cluster on this machine.")
+    p.add_argument("--nodes", type=int, default=3,
+                   help="brokers (combined broker+controller nodes unless --controllers)")
+    p.add_argument("--controllers", type=int, default=0,
+                   help="dedicated controller nodes (default 0: every node is both)")
+    p.add_argument("--port", type=int, default=9092,
+                   help="first port: brokers' PLAINTEXT ports, then controller ports")
+    p.add_argument("--host", default="127.0.0.1", help="address every listener binds")
+    p.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help="holds node-<id>/ per node")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a broker property for every node (repeatable)")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    overrides = {}
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            print(f"pykafkad cluster: --set expects KEY=VALUE, got {item!r}", file=sys.stderr)
+            return 2
+        overrides[key.strip()] = value.strip()
+    if args.nodes < 0 or args.controllers < 0 or args.nodes + args.controllers < 1:
+        print("pykafkad cluster: --nodes and --controllers must leave at least one node",
+              file=sys.stderr)
+        return 2
+    specs = plan_cluster(args.nodes, args.controllers, args.port, Path(args.data_dir), args.host)
+    if max((s.port or s.controller_port) for s in specs) > 65535:
+        print("pykafkad cluster: --port leaves too few ports", file=sys.stderr)
+        return 2
+    cluster = Cluster(specs, overrides)
+    stop = {"signal": None}
+
+    def on_signal(signum, _frame) -> None:
+        stop["signal"] = signum
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        cluster.start_all()
+    except NodeFailedError as e:
+        print(f"pykafkad cluster: {e}", file=sys.stderr)
+        return 1
+    except TimeoutError as e:
+        print(f"pykafkad cluster: {e}", file=sys.stderr)
+        return 1
+    print(f"pykafkad cluster ready: {len(specs)} nodes, bootstrap servers "
+          f"{cluster.bootstrap_servers}", flush=True)
+    try:
+        while stop["signal"] is None:
+            time.sleep(0.2)  # the handler only records the signal
+    finally:
+        cluster.stop_all()
+    return 0

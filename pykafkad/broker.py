@@ -36,6 +36,7 @@ from pykafkad.coordinator.transaction_coordinator import TransactionCoordinator
 from pykafkad.fetch_sessions import FetchSessionCache
 from pykafkad.log.checkpoint import fsync_dir
 from pykafkad.log.config import LogConfig
+from pykafkad.log.epoch import LeaderEpochCache
 from pykafkad.log.manager import ADOPT, DELETE, STRAY, LogManager, partition_dir_name
 from pykafkad.log.partition import PartitionLog
 from pykafkad.log.segment import (
@@ -151,6 +152,7 @@ class Broker:
             topic_config=lambda topic: self.topic_config(topic) if topic is not None else None,
             clock=clock,
             replica_lag_time_max_ms=lambda: config["replica.lag.time.max.ms"],
+            peek_leader_epoch=self._peek_leader_epoch,
         )
         # Lists the partition directories only: each log loads on first use or in the
         # background (open_logs_in_background), so start-up does not grow with the data.
@@ -250,6 +252,13 @@ class Broker:
             except OSError as e:  # adopted all the same; written again at the next start
                 log.warning("Could not write %s/partition.metadata: %s", dir, e)
         return ADOPT
+
+    def _peek_leader_epoch(self, topic: str, index: int) -> int | None:
+        """The latest epoch in a partition's leader-epoch-checkpoint, its log left unopened."""
+        if not self.logs.has(topic, index):
+            return None
+        path = self.data_dir / partition_dir_name(topic, index)
+        return LeaderEpochCache(path).latest_epoch if path.is_dir() else None
 
     @staticmethod
     def _partition_metadata_writer(topic: Topic) -> Callable[[Path], None]:

@@ -53,6 +53,7 @@ class ReplicaManager:
         replica_lag_time_max_ms: Callable[[], int] | int = 30000,
         alter_partition: AlterPartition = apply_locally,
         single_node: bool = True,
+        peek_leader_epoch: Callable[[str, int], int | None] | None = None,
     ):
         self.local_broker_id = local_broker_id
         self._get_log = get_log
@@ -62,6 +63,9 @@ class ReplicaManager:
         self.replica_lag_time_max_ms = replica_lag_time_max_ms
         self.alter_partition = alter_partition
         self.single_node = single_node
+        #: the latest epoch a partition's log recorded, without opening the log (or None)
+        self._peek_leader_epoch = peek_leader_epoch
+        self._epoch_hints: dict[TopicPartition, int] = {}
         self.partitions: dict[TopicPartition, Partition] = {}
         self.by_topic_id: dict[bytes, dict[int, Partition]] = {}
         self._hw_advanced = trio.Event()
@@ -81,12 +85,23 @@ class ReplicaManager:
         if plog is None:
             return None
         partition = self._new_partition(topic, index, t.topic_id, plog)
+        self._epoch_hints.pop((topic, index), None)
         epoch = plog.latest_epoch
         me = self.local_broker_id
         partition.make_leader(PartitionRegistration(
             replicas=[me], isr=[me], leader=me, leader_epoch=0 if epoch is None else epoch,
             partition_epoch=0))
         return partition
+
+    def _single_node_epoch(self, topic: str, index: int) -> int:
+        """The epoch a partition not made yet will lead in: its log's latest (read once from
+        the leader-epoch-checkpoint, the log staying unopened), else 0."""
+        key = (topic, index)
+        epoch = self._epoch_hints.get(key)
+        if epoch is None:
+            peeked = self._peek_leader_epoch(topic, index) if self._peek_leader_epoch else None
+            epoch = self._epoch_hints[key] = peeked or 0
+        return epoch
 
     def get_partition_or_error(self, topic: str, index: int) -> Partition:
         """Kafka's getPartitionOrError: UNKNOWN_TOPIC_OR_PARTITION for a partition no topic
@@ -119,7 +134,7 @@ class ReplicaManager:
         partition = self.partitions.get((topic, index))
         if partition is None:
             me = self.local_broker_id
-            return me, 0, [me], [me]
+            return me, self._single_node_epoch(topic, index), [me], [me]
         leader = partition.leader_id if partition.leader_id is not None else -1
         return leader, partition.leader_epoch, list(partition.replicas), list(partition.isr)
 
@@ -137,6 +152,7 @@ class ReplicaManager:
 
     def forget(self, topic: str, index: int) -> None:
         """Drops the partition (its topic was deleted, or its log removed)."""
+        self._epoch_hints.pop((topic, index), None)
         partition = self.partitions.pop((topic, index), None)
         if partition is not None:
             by_index = self.by_topic_id.get(partition.topic_id, {})

@@ -36,6 +36,7 @@ from pykafkad.coordinator.transaction_coordinator import TransactionCoordinator
 from pykafkad.fetch_sessions import FetchSessionCache
 from pykafkad.log.checkpoint import fsync_dir
 from pykafkad.log.config import LogConfig
+from pykafkad.log.epoch import LeaderEpochCache
 from pykafkad.log.manager import ADOPT, DELETE, STRAY, LogManager, partition_dir_name
 from pykafkad.log.partition import PartitionLog
 from pykafkad.log.segment import (
@@ -46,11 +47,13 @@ from pykafkad.log.segment import (
     segment_file_name,
 )
 from pykafkad.producer_ids import ProducerIdManager
+from pykafkad.replica import Partition, ReplicaManager
 from wire.errors import ErrorCode, KafkaError
 
 log = logging.getLogger("pykafkad")
 
-#: Kafka starts every partition at leader epoch 0; a single node never changes leader.
+#: the coordinators' own epoch for their internal-topic state (the group coordinator's
+#: partition leader epoch, as a single node never changes leader)
 LEADER_EPOCH = 0
 
 
@@ -143,7 +146,16 @@ class Broker:
         self.group_configs = GroupConfigStore(data_dir)
         self.client_metrics = ClientMetricsStore(data_dir)
         self.logs = LogManager(data_dir, clock)
-        self.logs.on_open = self._on_log_open
+        #: the one way handlers reach a partition: leadership, ISR, HW, the leader's checks
+        self.replicas = ReplicaManager(
+            self.node_id,
+            get_log=lambda topic, index: self.logs.get(topic, index, storage_errors=True),
+            get_topic=self.topics.get,
+            topic_config=lambda topic: self.topic_config(topic) if topic is not None else None,
+            clock=clock,
+            replica_lag_time_max_ms=lambda: config["replica.lag.time.max.ms"],
+            peek_leader_epoch=self._peek_leader_epoch,
+        )
         # Lists the partition directories only: each log loads on first use or in the
         # background (open_logs_in_background), so start-up does not grow with the data.
         self.logs.load_all(self._log_config_for_partition, self._classify_partition_dir)
@@ -157,7 +169,6 @@ class Broker:
         self.fetch_sessions = FetchSessionCache(
             clock=clock, max_sessions=config["max.incremental.fetch.session.cache.slots"])
         self.producer_ids = ProducerIdManager(data_dir)
-        self._appended = trio.Event()
         #: set when partitions were prepared whose directories are still to be made
         self._dirs_wanted = trio.Event()
         self.shutting_down = False
@@ -207,14 +218,9 @@ class Broker:
 
     # -- appends and waiting -----------------------------------------------------------------
     def notify_append(self) -> None:
-        """Wakes every long-polling Fetch so it can re-check its partitions."""
-        self._appended.set()
-        self._appended = trio.Event()
-
-    async def wait_for_append(self, deadline: float) -> None:
-        event = self._appended
-        with trio.move_on_at(deadline):
-            await event.wait()
+        """Wakes the long-polling Fetches of followers (and, through the HW, consumers') so
+        they re-check their partitions."""
+        self.replicas.notify_log_end()
 
     # -- topics --------------------------------------------------------------------------------
     def topic_config(self, topic: Topic):
@@ -237,10 +243,6 @@ class Broker:
             cached = self._log_configs[topic_name] = (resolved, log_config_from(resolved))
         return cached[1]
 
-    def _on_log_open(self, plog: PartitionLog) -> None:
-        if plog.latest_epoch is None:
-            plog.assign_epoch(LEADER_EPOCH)  # as a new leader does: epoch 0 from the log end
-
     def _classify_partition_dir(self, topic_name: str, partition: int, dir: str) -> str:
         """Kafka's stray detection by topic id: a directory whose ``partition.metadata`` names
         another topic id than the topic's (or a topic that does not exist) is never adopted.
@@ -261,6 +263,13 @@ class Broker:
             except OSError as e:  # adopted all the same; written again at the next start
                 log.warning("Could not write %s/partition.metadata: %s", dir, e)
         return ADOPT
+
+    def _peek_leader_epoch(self, topic: str, index: int) -> int | None:
+        """The latest epoch in a partition's leader-epoch-checkpoint, its log left unopened."""
+        if not self.logs.has(topic, index):
+            return None
+        path = self.data_dir / partition_dir_name(topic, index)
+        return LeaderEpochCache(path).latest_epoch if path.is_dir() else None
 
     @staticmethod
     def _partition_metadata_writer(topic: Topic) -> Callable[[Path], None]:
@@ -352,6 +361,8 @@ class Broker:
 
     def _remove_partitions(self, name: str, partitions) -> None:
         """Undoes partition creation (rollback): closes and deletes their logs and dirs."""
+        for p in partitions:
+            self.replicas.forget(name, p)
         self.logs.remove_partitions(name, partitions)
         for p in partitions:
             remove_new_partition_dir(self.data_dir / partition_dir_name(name, p))
@@ -397,6 +408,8 @@ class Broker:
             self.topics.remove_all(list(doomed))
         except OSError as e:
             return [e if isinstance(r, Topic) else r for r in results]
+        for name in doomed:
+            self.replicas.forget_topic(name)
         self.logs.delete_topics(doomed)
         try:
             self.topics.deleted({t.topic_id for t in doomed.values()})
@@ -445,11 +458,9 @@ class Broker:
         self.logs.update_config(topic.name, log_config_from(self.topic_config(topic)))
 
     # -- partitions ----------------------------------------------------------------------------
-    def partition(self, topic: str, index: int) -> PartitionLog:
-        plog = self.logs.get(topic, index, storage_errors=True)
-        if plog is None:
-            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        return plog
+    def partition(self, topic: str, index: int) -> Partition:
+        """The hosted partition (``ReplicaManager.get_partition_or_error``)."""
+        return self.replicas.get_partition_or_error(topic, index)
 
     # -- housekeeping --------------------------------------------------------------------------
     def apply_retention(self) -> int:

@@ -204,6 +204,9 @@ class Server:
             self._periodically,
             config["transaction.abort.timed.out.transaction.cleanup.interval.ms"],
             broker.run_transaction_timers, "transaction timers")
+        # Kafka's isr-expiration task: followers not caught up within the lag time leave the ISR
+        nursery.start_soon(self._periodically, max(config["replica.lag.time.max.ms"] // 2, 1),
+                           broker.replicas.maybe_shrink_isr, "ISR expiration")
         broker.logs.defer_dir_removal = True
         nursery.start_soon(self._periodically, DELETED_DIRS_CHECK_MS,
                            lambda: remove_deleted_dirs(broker.logs), "removing deleted logs")

@@ -124,9 +124,9 @@ class OffsetsTopicStorage:
             compression=self.config.offsets_topic_compression_codec,
             producer_id=producer_id, producer_epoch=producer_epoch,
             is_transactional=transactional)
-        plog = self.broker.partition(GROUP_METADATA_TOPIC, self.partition_for(group_id))
+        partition = self.broker.partition(GROUP_METADATA_TOPIC, self.partition_for(group_id))
         try:
-            info = plog.append(batch, self.leader_epoch, now_ms=now)
+            info = partition.append_as_leader(batch, now_ms=now)
         except OSError as e:
             raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, str(e)) from None
         self.broker.notify_append()

@@ -36,7 +36,6 @@ log = logging.getLogger("pykafkad.txn")
 
 #: a single node leads every partition of __transaction_state at epoch 0
 COORDINATOR_EPOCH = 0
-LEADER_EPOCH = 0
 
 _PREPARE = (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT)
 _COMPLETE = (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
@@ -94,10 +93,10 @@ class TransactionCoordinator:
     def _write(self, txn: TransactionMetadata, *, tombstone: bool = False) -> None:
         """Appends the record for ``txn``; only then may the caller apply the transition."""
         p = self.partition_for(txn.transactional_id)
-        plog = self.broker.partition(TRANSACTION_STATE_TOPIC, p)
+        partition = self.broker.partition(TRANSACTION_STATE_TOPIC, p)
         value = None if tombstone else encode_value(txn)
         batch = build_batch([(encode_key(txn.transactional_id), value, (), self.clock())])
-        plog.append(batch, LEADER_EPOCH)
+        partition.append_as_leader(batch)
 
     def _apply(self, txn: TransactionMetadata) -> TransactionMetadata:
         old = self.txns.get(txn.transactional_id)
@@ -350,13 +349,16 @@ class TransactionCoordinator:
         for topic, p in sorted(txn.partitions):
             if topic == GROUP_METADATA_TOPIC:
                 offsets_partitions.append(p)
-            plog = self.broker.logs.get(topic, p)
-            if plog is None:
-                continue  # e.g. the topic was deleted meanwhile
-            batch = build_control_batch(kind, pid, epoch, COORDINATOR_EPOCH, 0, LEADER_EPOCH, now)
             try:
-                plog.append_marker(
-                    batch, kind, pid, epoch, COORDINATOR_EPOCH, LEADER_EPOCH, now_ms=now)
+                partition = self.broker.replicas.get_partition(topic, p)
+            except KafkaError:
+                partition = None
+            if partition is None:
+                continue  # e.g. the topic was deleted meanwhile
+            batch = build_control_batch(
+                kind, pid, epoch, COORDINATOR_EPOCH, 0, partition.leader_epoch, now)
+            try:
+                partition.append_marker(batch, kind, pid, epoch, COORDINATOR_EPOCH, now_ms=now)
             except KafkaError as e:
                 log.warning("transaction marker for %s-%d not written: %s", topic, p, e)
         if offsets_partitions:

@@ -24,12 +24,14 @@ async def handle_delete_records(ctx: RequestContext, req) -> DeleteRecordsRespon
             res = DeleteRecordsPartitionResult(partition_index=p.partition_index, low_watermark=-1,
                                                error_code=0)
             parts.append(res)
-            plog = broker.logs.get(t.name, p.partition_index)
-            if plog is None:
-                res.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            try:  # Kafka's deleteRecordsOnLeader: the leader's log, up to its HW
+                plog = broker.replicas.get_partition_or_error(
+                    t.name, p.partition_index).local_log_with_epoch()
+            except KafkaError as e:
+                res.error_code = e.code
                 continue
-            offset = plog.log_end_offset if p.offset == HIGH_WATERMARK else p.offset
-            if offset < 0 or offset > plog.log_end_offset:
+            offset = plog.high_watermark if p.offset == HIGH_WATERMARK else p.offset
+            if offset < 0 or offset > plog.high_watermark:
                 res.error_code = ErrorCode.OFFSET_OUT_OF_RANGE
                 continue
             try:

@@ -9,7 +9,6 @@ one), and a cursor that points at the first partition left out.
 
 from __future__ import annotations
 
-from pykafkad.broker import LEADER_EPOCH
 from pykafkad.cluster import INTERNAL_TOPICS, validate_topic_name
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers import authorized_operations
@@ -28,14 +27,15 @@ API_KEY = 75
 TOPIC_AUTHORIZED_OPERATIONS = authorized_operations.TOPIC
 
 
-def _partition(node_id: int, index: int) -> DescribeTopicPartitionsResponsePartition:
+def _partition(broker, topic: str, index: int) -> DescribeTopicPartitionsResponsePartition:
+    leader, epoch, replicas, isr = broker.replicas.describe(topic, index)
     return DescribeTopicPartitionsResponsePartition(
         error_code=0,
         partition_index=index,
-        leader_id=node_id,
-        leader_epoch=LEADER_EPOCH,
-        replica_nodes=[node_id],
-        isr_nodes=[node_id],
+        leader_id=leader,
+        leader_epoch=epoch,
+        replica_nodes=replicas,
+        isr_nodes=isr,
         eligible_leader_replicas=[],
         last_known_elr=[],
         offline_replicas=[],
@@ -79,7 +79,6 @@ async def handle_describe_topic_partitions(
     page is full exactly, the cursor points at the next topic's partition 0.  All of this was
     compared with Apache Kafka 4.1 answering the same requests."""
     broker = ctx.broker
-    node_id = broker.endpoint.node_id
     cursor = req.cursor
     cursor_topic = cursor.topic_name if cursor is not None else ""
     fetch_all = not req.topics
@@ -113,7 +112,7 @@ async def handle_describe_topic_partitions(
             name=name,
             topic_id=topic.topic_id,
             is_internal=topic.is_internal,
-            partitions=[_partition(node_id, p) for p in range(start, upper)],
+            partitions=[_partition(ctx.broker, name, p) for p in range(start, upper)],
             topic_authorized_operations=TOPIC_AUTHORIZED_OPERATIONS,
         ))
         if upper < topic.num_partitions:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import trio
 
-from pykafkad.broker import LEADER_EPOCH
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.fetch_sessions import FetchSessionCache, SessionContext
-from pykafkad.log.errors import KafkaStorageError
+from pykafkad.replica.partition import HIGH_WATERMARK, LOG_END, TXN_COMMITTED
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.fetch_response import (
     AbortedTransaction,
+    EpochEndOffset,
     FetchableTopicResponse,
     FetchResponse,
     PartitionData,
@@ -25,18 +25,9 @@ TOPIC_IDS_VERSION = 13
 READ_COMMITTED = 1
 
 
-def leader_epoch_error(current_leader_epoch: int) -> int:
-    """-1 skips the check; a newer epoch than ours is unknown, an older one fenced."""
-    if current_leader_epoch < 0 or current_leader_epoch == LEADER_EPOCH:
-        return ErrorCode.NONE
-    if current_leader_epoch > LEADER_EPOCH:
-        return ErrorCode.UNKNOWN_LEADER_EPOCH
-    return ErrorCode.FENCED_LEADER_EPOCH
-
-
 class PartitionRead:
-    __slots__ = (
-        "key", "partition", "error", "hwm", "lso", "log_start", "records", "size", "aborted")
+    __slots__ = ("key", "partition", "error", "hwm", "lso", "log_start", "records", "size",
+                 "aborted", "diverging")
 
     def __init__(self, key, partition: int):
         self.key = key
@@ -46,62 +37,92 @@ class PartitionRead:
         self.records: list = []
         self.size = 0
         self.aborted: list = []
+        self.diverging: tuple[int, int] | None = None
+
+
+class FetchParams:
+    """The request-wide part of a fetch (Kafka's FetchParams)."""
+
+    __slots__ = ("replica_id", "replica_epoch", "isolation", "uses_ids", "max_bytes", "details",
+                 "update_fetch_state")
+
+    def __init__(self, replica_id: int, replica_epoch: int, read_committed: bool,
+                 uses_ids: bool, max_bytes: int, details: dict):
+        self.replica_id = replica_id
+        self.replica_epoch = replica_epoch
+        self.isolation = (LOG_END if replica_id >= 0
+                          else TXN_COMMITTED if read_committed else HIGH_WATERMARK)
+        self.uses_ids = uses_ids
+        self.max_bytes = max_bytes
+        #: (key, partition) -> (current leader epoch, last fetched epoch, follower log start)
+        self.details = details
+        #: a follower's position is recorded once per request, not on each long-poll re-read
+        self.update_fetch_state = True
+
+    @property
+    def is_from_follower(self) -> bool:
+        return self.replica_id >= 0
+
+
+def _read_one(broker, params: FetchParams, res: PartitionRead, topic, fetch_offset: int,
+              budget: int, min_one_batch: bool) -> None:
+    """One partition: the checks of Kafka's Partition.fetchRecords, the read, and for a
+    follower its new position (which may move the ISR and the HW)."""
+    current_epoch, last_fetched_epoch, follower_start = params.details.get(
+        (res.key, res.partition), (-1, -1, -1))
+    if topic is None:
+        res.error = (ErrorCode.UNKNOWN_TOPIC_ID if params.uses_ids
+                     else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        return
+    try:
+        partition = broker.replicas.get_partition_or_error(topic.name, res.partition)
+        plog = partition.local_log_with_epoch(current_epoch)
+        if params.is_from_follower:
+            partition.follower_or_error(params.replica_id, current_epoch)
+        hwm, lso, log_start, leo = (plog.high_watermark, plog.last_stable_offset,
+                                    plog.log_start_offset, plog.log_end_offset)
+        if params.is_from_follower and last_fetched_epoch >= 0:
+            res.diverging = partition.diverging_epoch(last_fetched_epoch, fetch_offset)
+        if res.diverging is None and (budget > 0 or min_one_batch):
+            result = partition.read_records(
+                fetch_offset, max(budget, 0), params.isolation, min_one_batch=min_one_batch)
+            res.records = result.regions
+            res.size = result.size
+            if params.isolation == TXN_COMMITTED and result.size:
+                res.aborted = plog.aborted_transactions(fetch_offset, lso)
+    except KafkaError as e:
+        res.error = e.code
+        return
+    res.hwm, res.lso, res.log_start = hwm, lso, log_start
+    if params.is_from_follower and params.update_fetch_state and res.diverging is None:
+        partition.update_follower_fetch_state(
+            params.replica_id, fetch_offset, follower_start, broker.clock(), leo,
+            params.replica_epoch)
 
 
 def read_partitions(
-    broker, sctx: SessionContext, epochs: dict, uses_ids: bool, max_bytes: int,
-    read_committed: bool = False,
+    broker, sctx: SessionContext, params: FetchParams,
 ) -> tuple[list[PartitionRead], int, bool]:
     """Reads every partition of the fetch once: (results, total bytes, any error).
 
-    read_committed reads stop at the last stable offset and collect the aborted transactions
-    of the range read (their records are in the data; consumers drop them)."""
+    A consumer reads up to the high watermark (read_committed: the last stable offset, with
+    the aborted transactions of the range read; consumers drop their records), a follower up
+    to the log end.  On an error the offsets are -1, as Kafka answers."""
     out: list[PartitionRead] = []
     total = 0
     any_error = False
+    max_bytes = params.max_bytes
     for key, part, fetch_offset, part_max in sctx.partitions:
         res = PartitionRead(key, part)
         out.append(res)
-        topic = broker.topics.by_id.get(key) if uses_ids else broker.topics.get(key)
-        try:
-            plog = (broker.logs.get(topic.name, part, storage_errors=True)
-                    if topic is not None else None)
-        except KafkaStorageError:  # Kafka: the partition's log dir is offline
-            res.error = ErrorCode.KAFKA_STORAGE_ERROR
-            any_error = True
-            continue
-        if plog is None:
-            res.error = (
-                ErrorCode.UNKNOWN_TOPIC_ID
-                if uses_ids and topic is None
-                else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            )
-            any_error = True
-            continue
-        res.hwm = plog.high_watermark
-        res.lso = plog.last_stable_offset
-        res.log_start = plog.log_start_offset
-        res.error = leader_epoch_error(epochs.get((key, part), -1))
-        if res.error:
-            any_error = True
-            continue
+        topic = broker.topics.by_id.get(key) if params.uses_ids else broker.topics.get(key)
         budget = min(part_max, max_bytes - total)
-        if budget <= 0 and total > 0:
-            continue
-        try:
-            result = plog.read(
-                fetch_offset, max(budget, 0), max_offset=res.lso if read_committed else res.hwm,
-                min_one_batch=total == 0,
-            )
-        except KafkaError as e:
-            res.error = e.code
+        _read_one(broker, params, res, topic, fetch_offset, budget, total == 0)
+        if res.error or res.diverging is not None:
             any_error = True
             continue
-        res.records = result.regions
-        res.size = result.size
-        total += result.size
-        if read_committed and result.size:
-            res.aborted = plog.aborted_transactions(fetch_offset, res.lso)
+        total += res.size
+    params.update_fetch_state = False
     return out, total, any_error
 
 
@@ -117,12 +138,17 @@ async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
     v = ctx.version
     uses_ids = v >= TOPIC_IDS_VERSION
     requested = []
-    epochs = {}
+    details = {}
     for t in req.topics:
         key = t.topic_id if uses_ids else t.topic
         for p in t.partitions:
             requested.append((key, p.partition, p.fetch_offset, p.partition_max_bytes))
-            epochs[(key, p.partition)] = p.current_leader_epoch
+            details[(key, p.partition)] = (
+                p.current_leader_epoch, p.last_fetched_epoch, p.log_start_offset)
+    if v >= 15:
+        replica_id, replica_epoch = req.replica_state.replica_id, req.replica_state.replica_epoch
+    else:
+        replica_id, replica_epoch = req.replica_id, -1
     if v >= 7:
         forgotten = [
             (f.topic_id if uses_ids else f.topic, p)
@@ -139,10 +165,10 @@ async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
     # as Kafka: the request's bound, never above fetch.max.bytes
     max_bytes = min(req.max_bytes, broker.config["fetch.max.bytes"])
     read_committed = req.isolation_level == READ_COMMITTED
+    params = FetchParams(replica_id, replica_epoch, read_committed, uses_ids, max_bytes, details)
     deadline = trio.current_time() + max(req.max_wait_ms, 0) / 1000
     while True:
-        reads, total, any_error = read_partitions(
-            broker, sctx, epochs, uses_ids, max_bytes, read_committed)
+        reads, total, any_error = read_partitions(broker, sctx, params)
         if (
             total >= req.min_bytes
             or any_error
@@ -151,12 +177,16 @@ async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
             or trio.current_time() >= deadline
         ):
             break
-        await broker.wait_for_append(deadline)
+        if params.is_from_follower:  # a follower waits for the log end, a consumer the HW
+            await broker.replicas.wait_for_log_end(deadline)
+        else:
+            await broker.replicas.wait_for_high_watermark(deadline)
 
     by_topic: dict = {}
     for res in reads:
         if not FetchSessionCache.should_include(
-            sctx.session, (res.key, res.partition), bool(res.size), res.error,
+            sctx.session, (res.key, res.partition), bool(res.size) or res.diverging is not None,
+            res.error,
             res.hwm, res.lso, res.log_start, sctx.incremental,
         ):
             continue
@@ -172,6 +202,9 @@ async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
                 for a in res.aborted
             ] if read_committed else None,
             preferred_read_replica=-1,
+            **({"diverging_epoch": EpochEndOffset(epoch=res.diverging[0],
+                                                  end_offset=res.diverging[1])}
+               if res.diverging is not None else {}),
             records=res.records or b"",
         ))
     responses = [

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from pykafkad.broker import LEADER_EPOCH
 from pykafkad.dispatch import RequestContext, handles
-from pykafkad.handlers.fetch import READ_COMMITTED, leader_epoch_error
-from pykafkad.log.errors import KafkaStorageError
+from pykafkad.handlers.fetch import READ_COMMITTED
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.list_offsets_response import (
     ListOffsetsPartitionResponse,
@@ -42,24 +40,33 @@ def check_timestamp(timestamp: int, version: int) -> None:
                          f"ListOffsets v{version} does not support timestamp {timestamp}")
 
 
-def lookup(plog, timestamp: int, read_committed: bool) -> tuple[int, int, int]:
+def lookup(partition, timestamp: int, isolation: int | None) -> tuple[int, int, int]:
     """(offset, timestamp, leader epoch) as Kafka answers for one partition of a topic without
-    tiered storage: the local log is the whole log and nothing is tiered or pending upload."""
+    tiered storage: the local log is the whole log and nothing is tiered or pending upload.
+    ``isolation``: 1 read_committed (up to the LSO), 0 read_uncommitted (the HW), None a
+    replica's request (the log end)."""
+    plog = partition.log
+    if isolation == READ_COMMITTED:
+        limit = plog.last_stable_offset
+    elif isolation is None:
+        limit = plog.log_end_offset
+    else:
+        limit = plog.high_watermark
+    epoch = partition.leader_epoch
     if timestamp == LATEST:
-        offset = plog.last_stable_offset if read_committed else plog.high_watermark
-        return offset, -1, LEADER_EPOCH
+        return limit, -1, epoch
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
-        return plog.log_start_offset, -1, LEADER_EPOCH
+        return plog.log_start_offset, -1, epoch
     if timestamp in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
         return -1, -1, -1  # no tiered storage: nothing was ever tiered or is pending upload
     if timestamp == MAX_TIMESTAMP:
         found = plog.max_timestamp()
     else:
         found = plog.offset_for_timestamp(timestamp)
-    limit = plog.last_stable_offset if read_committed else plog.high_watermark
     if found is None or found[0] >= limit:
         return -1, -1, -1
-    return found[0], found[1], LEADER_EPOCH
+    epoch_of_record = plog.epoch_for_offset(found[0])
+    return found[0], found[1], -1 if epoch_of_record is None else epoch_of_record
 
 
 @handles(2, 1, 11)
@@ -72,7 +79,8 @@ async def handle_list_offsets(ctx: RequestContext, req) -> ListOffsetsResponse:
     record at or after it gives -1/-1."""
     broker = ctx.broker
     v = ctx.version
-    read_committed = v >= 2 and req.isolation_level == READ_COMMITTED
+    # Kafka: a replica's request reads to the log end; v0-1 know no isolation level
+    isolation = None if req.replica_id >= 0 else (req.isolation_level if v >= 2 else 0)
     topics = []
     for t in req.topics:
         parts = []
@@ -81,21 +89,12 @@ async def handle_list_offsets(ctx: RequestContext, req) -> ListOffsetsResponse:
                 partition_index=p.partition_index, error_code=0, timestamp=-1, offset=-1,
                 leader_epoch=-1)
             parts.append(resp)
-            try:
-                plog = broker.logs.get(t.name, p.partition_index, storage_errors=True)
-            except KafkaStorageError:  # Kafka: the partition's log dir is offline
-                resp.error_code = ErrorCode.KAFKA_STORAGE_ERROR
-                continue
-            if plog is None:
-                resp.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                continue
-            if v >= 4:
-                resp.error_code = leader_epoch_error(p.current_leader_epoch)
-                if resp.error_code:
-                    continue
-            try:
+            try:  # (a debugging replica, -2, may read a follower: Kafka's fetchOnlyFromLeader)
+                partition = broker.replicas.get_partition_or_error(t.name, p.partition_index)
+                partition.local_log_with_epoch(
+                    p.current_leader_epoch if v >= 4 else -1, require_leader=req.replica_id != -2)
                 check_timestamp(p.timestamp, v)
-                offset, ts, epoch = lookup(plog, p.timestamp, read_committed)
+                offset, ts, epoch = lookup(partition, p.timestamp, isolation)
             except KafkaError as e:
                 resp.error_code = e.code
                 continue
@@ -116,15 +115,10 @@ async def handle_offset_for_leader_epoch(ctx: RequestContext, req) -> OffsetForL
             res = EpochEndOffset(error_code=0, partition=p.partition, leader_epoch=-1, end_offset=-1)
             parts.append(res)
             try:
-                plog = broker.logs.get(t.topic, p.partition, storage_errors=True)
-            except KafkaStorageError:  # Kafka: the partition's log dir is offline
-                res.error_code = ErrorCode.KAFKA_STORAGE_ERROR
-                continue
-            if plog is None:
-                res.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                continue
-            res.error_code = leader_epoch_error(p.current_leader_epoch)
-            if res.error_code:
+                partition = broker.replicas.get_partition_or_error(t.topic, p.partition)
+                plog = partition.local_log_with_epoch(p.current_leader_epoch)
+            except KafkaError as e:
+                res.error_code = e.code
                 continue
             res.leader_epoch, res.end_offset = plog.end_offset_for_epoch(p.leader_epoch)
         topics.append(OffsetForLeaderTopicResult(topic=t.topic, partitions=parts))

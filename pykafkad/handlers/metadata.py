@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pykafkad.broker import LEADER_EPOCH
 from pykafkad.cluster import validate_topic_name
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers import authorized_operations
@@ -18,19 +17,17 @@ from wire.primitives import ZERO_UUID
 API_KEY = 3
 
 
+def _partition(broker, topic: str, index: int) -> MetadataResponsePartition:
+    leader, epoch, replicas, isr = broker.replicas.describe(topic, index)
+    return MetadataResponsePartition(
+        error_code=0 if leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
+        partition_index=index, leader_id=leader, leader_epoch=epoch, replica_nodes=replicas,
+        isr_nodes=isr, offline_replicas=[])
+
+
 def topic_metadata(broker, topic, node_id: int, topic_ops: int) -> MetadataResponseTopic:
-    parts = [
-        MetadataResponsePartition(
-            error_code=0,
-            partition_index=p,
-            leader_id=node_id,
-            leader_epoch=LEADER_EPOCH,
-            replica_nodes=[node_id],
-            isr_nodes=[node_id],
-            offline_replicas=[],
-        )
-        for p in range(topic.num_partitions)
-    ]
+    """The topic's partitions as the replica layer knows them (leader, epoch, replicas, ISR)."""
+    parts = [_partition(broker, topic.name, p) for p in range(topic.num_partitions)]
     return MetadataResponseTopic(
         error_code=0,
         name=topic.name,

@@ -1,15 +1,15 @@
-"""Produce: validate each partition's batch (header and CRC, then every record as Kafka's
-LogValidator does, which may rewrite the batch for the topic's compression.type), check its
-producer's sequence and epoch (per batch, from the header), append it, answer per partition."""
+"""Produce: each partition's batch goes to its leader Partition (``append_records_to_leader``:
+the leader and min.insync.replicas checks, Kafka's batch and record validation, the producer's
+sequence and epoch, transaction verification); acks=all then waits until the ISR has it."""
 
 from __future__ import annotations
 
 import logging
 
-from pykafkad.broker import LEADER_EPOCH
+import trio
+
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.log.errors import KafkaStorageError, LogError, RecordValidationError
-from pykafkad.log.record_validation import RecordPolicy, validate_records
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.produce_response import (
     BatchIndexAndErrorMessage,
@@ -17,7 +17,6 @@ from wire.messages.produce_response import (
     ProduceResponse,
     TopicProduceResponse,
 )
-from wire.records.batch import validate_produce_records
 from wire.records.errors import InvalidRecordError
 
 log = logging.getLogger("pykafkad.produce")
@@ -35,19 +34,13 @@ def _error(index: int, code: int, message: str | None = None) -> PartitionProduc
         log_start_offset=-1, record_errors=[], error_message=message)
 
 
-def _verify_transactional(broker, topic: str, partition: int, plog, header) -> None:
+def _transaction_verifier(broker, topic: str, partition: int):
     """transaction.partition.verification.enable (KIP-890 part 1): the first transactional
     batch of a transaction in a partition needs the partition added to the transaction."""
-    if (
-        header.is_transactional
-        and not plog.producer_state.has_ongoing_txn(header.producer_id)
-        and broker.config["transaction.partition.verification.enable"]
-    ):
-        err = broker.txn_coordinator.verify_partition(
-            header.producer_id, header.producer_epoch, topic, partition)
-        if err:
-            raise KafkaError(err, f"the partition {topic}-{partition} is not part of an ongoing "
-                                  "transaction of this producer")
+    if not broker.config["transaction.partition.verification.enable"]:
+        return None
+    return lambda header: broker.txn_coordinator.verify_partition(
+        header.producer_id, header.producer_epoch, topic, partition)
 
 
 @handles(API_KEY, 3, 13, advertised_min_version=0)
@@ -59,13 +52,17 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
     batches is answered NONE with its original offsets; OUT_OF_ORDER_SEQUENCE_NUMBER,
     INVALID_PRODUCER_EPOCH and INVALID_TXN_STATE as Kafka.  Records are validated as Kafka's
     LogValidator does.  A partition whose files cannot be written (disk full) answers
-    KAFKA_STORAGE_ERROR, which clients retry; the others in the request are appended as usual."""
+    KAFKA_STORAGE_ERROR, which clients retry; the others in the request are appended as usual.
+    acks=all answers once every ISR member has the batch, or REQUEST_TIMED_OUT after the
+    request's timeout (the batch stays appended, as in Kafka)."""
     broker = ctx.broker
+    replicas = broker.replicas
     v = ctx.version
     uses_ids = v >= TOPIC_IDS_VERSION
     acks = req.acks
     responses = []
     appended = False
+    waits: list[tuple[PartitionProduceResponse, object, int]] = []
     fault = broker.produce_fault
     for td in req.topic_data:
         if uses_ids:
@@ -75,9 +72,6 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
             topic = broker.topics.get(td.name)
             unknown = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         name = topic.name if topic is not None else td.name
-        topic_config = broker.topic_config(topic) if topic else None
-        max_bytes = topic_config["max.message.bytes"] if topic else None
-        policy = RecordPolicy.from_topic_config(topic_config) if topic else None
         parts = []
         for pd in td.partition_data:
             if acks not in (-1, 0, 1):
@@ -94,25 +88,17 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
                                     f"Cannot append to internal topic {name}"))
                 continue
             try:
-                records = pd.records
-                if not records:
-                    raise KafkaError(ErrorCode.INVALID_RECORD, None)  # Kafka: no message
-                header = validate_produce_records(
-                    records, max_size=max_bytes, allow_zstd=v >= ZSTD_MIN_VERSION
-                )
-                if len(records) > header.size:  # a trailing partial batch: dropped, as Kafka
-                    records = records[:header.size]
-                now = broker.clock()
-                records, header = validate_records(
-                    records, header, policy, now, f"{name}-{pd.index}")
-                plog = broker.partition(name, pd.index)
+                partition = replicas.get_partition_or_error(name, pd.index)
+                before = None
                 if fault is not None:
-                    fault("before_append", name, pd.index, header)
-                if header.producer_id >= 0:
-                    _verify_transactional(broker, name, pd.index, plog, header)
-                info = plog.append_produced(records, header, LEADER_EPOCH, now_ms=now)
+                    def before(header, name=name, index=pd.index):
+                        fault("before_append", name, index, header)
+                info = partition.append_records_to_leader(
+                    pd.records, acks, allow_zstd=v >= ZSTD_MIN_VERSION, now_ms=broker.clock(),
+                    verify_transaction=_transaction_verifier(broker, name, pd.index),
+                    before_append=before)
                 if fault is not None:
-                    fault("after_append", name, pd.index, header)
+                    fault("after_append", name, pd.index, None)
             except KafkaStorageError as e:  # nothing was appended; Kafka sends no message
                 log.warning("%s", e)
                 parts.append(_error(pd.index, e.code))
@@ -120,6 +106,9 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
             except KafkaError as e:
                 # Kafka answers append errors without a message, except record validation's
                 message = None if isinstance(e, (InvalidRecordError, LogError)) else e.message
+                if e.code == ErrorCode.NOT_ENOUGH_REPLICAS or (
+                        e.code == ErrorCode.NOT_LEADER_OR_FOLLOWER):
+                    message = None
                 part = _error(pd.index, e.code, message)
                 if isinstance(e, RecordValidationError):
                     part.record_errors = [BatchIndexAndErrorMessage(i, m)
@@ -127,10 +116,13 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
                 parts.append(part)
                 continue
             appended = appended or not info.duplicate
-            parts.append(PartitionProduceResponse(
+            part = PartitionProduceResponse(
                 index=pd.index, error_code=0, base_offset=info.base_offset,
                 log_append_time_ms=info.log_append_time, log_start_offset=info.log_start_offset,
-                record_errors=[], error_message=None))
+                record_errors=[], error_message=None)
+            parts.append(part)
+            if acks == -1:
+                waits.append((part, partition, info.last_offset + 1))
         responses.append(
             TopicProduceResponse(topic_id=td.topic_id, partition_responses=parts)
             if uses_ids
@@ -138,6 +130,10 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
         )
     if appended:
         broker.notify_append()
+    if waits:
+        deadline = trio.current_time() + max(req.timeout_ms, 0) / 1000
+        for part, partition, required in waits:
+            part.error_code = await replicas.wait_for_acks(partition, required, deadline)
     if acks == 0:
         return None
     return ProduceResponse(responses=responses, throttle_time_ms=0)

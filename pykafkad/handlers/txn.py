@@ -210,10 +210,11 @@ async def handle_describe_producers(ctx: RequestContext, req) -> DescribeProduce
     for t in req.topics:
         parts = []
         for p in t.partition_indexes:
-            plog = broker.logs.get(t.name, p)
-            if plog is None:
+            try:  # Kafka: the leader answers (activeProducerState of the leader's log)
+                plog = broker.replicas.get_partition_or_error(t.name, p).local_log_with_epoch()
+            except KafkaError as e:
                 parts.append(PartitionResponse(
-                    partition_index=p, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    partition_index=p, error_code=e.code,
                     error_message=None, active_producers=[]))
                 continue
             producers = [

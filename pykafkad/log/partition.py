@@ -5,7 +5,8 @@ operation does work per request or per batch header, never per record, except a 
 lookup by timestamp, which reads the records of the one batch that holds the answer.
 
 Kafka semantics kept here: offsets are assigned consecutively from the log end offset and
-patched into the batches in place; the high watermark equals the log end offset (one replica);
+patched into the batches in place; the high watermark is the replica layer's (``pykafkad.replica.Partition`` moves it; until
+it does, it follows the log end offset);
 the log start offset only moves forward (DeleteRecords, retention); leader epochs are recorded
 in ``leader-epoch-checkpoint``. Persisting the log start offset and recovery point is the
 ``LogManager``'s job (Kafka's ``log-start-offset-checkpoint`` / ``recovery-point-offset-checkpoint``
@@ -63,6 +64,9 @@ class PartitionLog:
         self._bases: list[int] = []
         self._log_start_offset = 0
         self._recovery_point = 0
+        #: set by the replica layer (the leader's min LEO over the ISR, a follower's from its
+        #: leader); None: not managed, the log end offset
+        self._high_watermark: int | None = None
         self._closed = False
         self.leader_epochs = LeaderEpochCache(dir)
         self.producer_state = ProducerStateManager(dir)
@@ -131,8 +135,24 @@ class PartitionLog:
 
     @property
     def high_watermark(self) -> int:
-        """A single replica: everything appended is committed."""
-        return self.log_end_offset
+        """The offset below which records are committed (never above the log end offset)."""
+        leo = self.log_end_offset
+        hw = self._high_watermark
+        return leo if hw is None or hw > leo else hw
+
+    def update_high_watermark(self, offset: int) -> int:
+        """Sets the high watermark, bounded by the log start and end offsets (Kafka's
+        UnifiedLog.updateHighWatermark); returns it."""
+        hw = min(max(offset, self._log_start_offset), self.log_end_offset)
+        self._high_watermark = hw
+        return hw
+
+    def maybe_increment_high_watermark(self, offset: int) -> bool:
+        """Moves the high watermark up to ``offset`` (never down); whether it moved."""
+        if offset <= self.high_watermark and self._high_watermark is not None:
+            return False
+        old = self._high_watermark
+        return self.update_high_watermark(offset) != old
 
     @property
     def last_stable_offset(self) -> int:
@@ -438,6 +458,8 @@ class PartitionLog:
         if offset <= self._log_start_offset:
             return
         self._log_start_offset = offset
+        if self._high_watermark is not None and self._high_watermark < offset:
+            self._high_watermark = offset  # as Kafka: the HW never lags the log start
         self.leader_epochs.truncate_from_start(offset)
         if self.on_log_start_offset_change is not None:
             self.on_log_start_offset_change(self)

@@ -1,0 +1,248 @@
+"""The partitions this broker hosts (Kafka's ReplicaManager): the one way handlers reach a
+partition, the leadership changes the metadata layer hands in (``apply``), and the waits on
+replication (acks=all produces until the ISR has the batch, long-poll fetches until the HW or,
+for followers, the log end moves): trio events, no polling.
+
+Single-node mode (no metadata layer yet): every partition of a known topic is led by this
+broker with replicas = ISR = [this broker], in the leader epoch its log last recorded (0 for a
+new one); the Partition is made on first use, so start-up stays free of per-partition work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from pykafkad.log.partition import PartitionLog
+from pykafkad.replica.partition import (
+    AlterPartition,
+    Partition,
+    PartitionRegistration,
+    apply_locally,
+)
+from wire.errors import ErrorCode, KafkaError
+
+TopicPartition = tuple[str, int]
+
+
+@dataclass
+class LocalChanges:
+    """What a metadata change means for this broker (Kafka's LocalReplicaChanges): the
+    partitions it now leads or follows (with their topic id and registration) and those it no
+    longer hosts (``deleted``: the topic is gone, so the log goes too)."""
+
+    leaders: dict[TopicPartition, tuple[bytes, PartitionRegistration]] = field(default_factory=dict)
+    followers: dict[TopicPartition, tuple[bytes, PartitionRegistration]] = field(default_factory=dict)
+    deletes: dict[TopicPartition, bool] = field(default_factory=dict)
+
+
+class ReplicaManager:
+    """Partitions by (topic, index) and by topic id."""
+
+    def __init__(
+        self,
+        local_broker_id: int,
+        *,
+        get_log: Callable[[str, int], PartitionLog | None],
+        get_topic: Callable[[str], Any],
+        topic_config: Callable[[Any], Any],
+        clock: Callable[[], int],
+        replica_lag_time_max_ms: Callable[[], int] | int = 30000,
+        alter_partition: AlterPartition = apply_locally,
+        single_node: bool = True,
+        peek_leader_epoch: Callable[[str, int], int | None] | None = None,
+    ):
+        self.local_broker_id = local_broker_id
+        self._get_log = get_log
+        self._get_topic = get_topic
+        self._topic_config = topic_config
+        self.clock = clock
+        self.replica_lag_time_max_ms = replica_lag_time_max_ms
+        self.alter_partition = alter_partition
+        self.single_node = single_node
+        #: the latest epoch a partition's log recorded, without opening the log (or None)
+        self._peek_leader_epoch = peek_leader_epoch
+        self._epoch_hints: dict[TopicPartition, int] = {}
+        self.partitions: dict[TopicPartition, Partition] = {}
+        self.by_topic_id: dict[bytes, dict[int, Partition]] = {}
+        self._hw_advanced = trio.Event()
+        self._leo_advanced = trio.Event()
+
+    # -- lookup ----------------------------------------------------------------------------------
+    def get_partition(self, topic: str, index: int) -> Partition | None:
+        """The hosted partition, or None.  In single-node mode a partition of a known topic is
+        made leader here on first use (its log opened: KafkaStorageError when it cannot be)."""
+        partition = self.partitions.get((topic, index))
+        if partition is not None or not self.single_node:
+            return partition
+        t = self._get_topic(topic)
+        if t is None or not 0 <= index < t.num_partitions:
+            return None
+        plog = self._get_log(topic, index)
+        if plog is None:
+            return None
+        partition = self._new_partition(topic, index, t.topic_id, plog)
+        self._epoch_hints.pop((topic, index), None)
+        epoch = plog.latest_epoch
+        me = self.local_broker_id
+        partition.make_leader(PartitionRegistration(
+            replicas=[me], isr=[me], leader=me, leader_epoch=0 if epoch is None else epoch,
+            partition_epoch=0))
+        return partition
+
+    def _single_node_epoch(self, topic: str, index: int) -> int:
+        """The epoch a partition not made yet will lead in: its log's latest (read once from
+        the leader-epoch-checkpoint, the log staying unopened), else 0."""
+        key = (topic, index)
+        epoch = self._epoch_hints.get(key)
+        if epoch is None:
+            peeked = self._peek_leader_epoch(topic, index) if self._peek_leader_epoch else None
+            epoch = self._epoch_hints[key] = peeked or 0
+        return epoch
+
+    def get_partition_or_error(self, topic: str, index: int) -> Partition:
+        """Kafka's getPartitionOrError: UNKNOWN_TOPIC_OR_PARTITION for a partition no topic
+        has, NOT_LEADER_OR_FOLLOWER for one of a known topic this broker does not host, and
+        KAFKA_STORAGE_ERROR (raised by the log) for one whose log is offline."""
+        partition = self.get_partition(topic, index)
+        if partition is not None:
+            return partition
+        t = self._get_topic(topic)
+        if t is not None and 0 <= index < t.num_partitions and not self.single_node:
+            raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+
+    def leader_partition_or_error(self, topic: str, index: int,
+                                  current_leader_epoch: int = -1) -> Partition:
+        """The partition, checked as Kafka's getPartitionOrException + localLogWithEpochOrThrow
+        (epoch first, then leadership)."""
+        partition = self.get_partition_or_error(topic, index)
+        partition.local_log_with_epoch(current_leader_epoch)
+        return partition
+
+    def hosted(self, topic: str, index: int) -> Partition | None:
+        """The Partition if it was made already (never opens a log): what Metadata reports."""
+        return self.partitions.get((topic, index))
+
+    def describe(self, topic: str, index: int) -> tuple[int, int, list[int], list[int]]:
+        """(leader, leader epoch, replicas, isr) for Metadata / DescribeTopicPartitions; a
+        partition not made yet in single-node mode is this broker's, epoch 0 (its log is not
+        opened to answer)."""
+        partition = self.partitions.get((topic, index))
+        if partition is None:
+            me = self.local_broker_id
+            return me, self._single_node_epoch(topic, index), [me], [me]
+        leader = partition.leader_id if partition.leader_id is not None else -1
+        return leader, partition.leader_epoch, list(partition.replicas), list(partition.isr)
+
+    def _new_partition(self, topic: str, index: int, topic_id: bytes,
+                       plog: PartitionLog) -> Partition:
+        partition = Partition(
+            topic, index, topic_id, self.local_broker_id, plog, clock=self.clock,
+            replica_lag_time_max_ms=self.replica_lag_time_max_ms,
+            topic_config=lambda: self._topic_config(self._get_topic(topic)),
+            alter_partition=self.alter_partition)
+        partition.on_high_watermark = self._on_high_watermark
+        self.partitions[(topic, index)] = partition
+        self.by_topic_id.setdefault(topic_id, {})[index] = partition
+        return partition
+
+    def forget(self, topic: str, index: int) -> None:
+        """Drops the partition (its topic was deleted, or its log removed)."""
+        self._epoch_hints.pop((topic, index), None)
+        partition = self.partitions.pop((topic, index), None)
+        if partition is not None:
+            by_index = self.by_topic_id.get(partition.topic_id, {})
+            by_index.pop(index, None)
+            if not by_index:
+                self.by_topic_id.pop(partition.topic_id, None)
+            partition.leader_id = None
+            partition._changed()  # noqa: SLF001 - wakes its acks=all waiters (NOT_LEADER)
+
+    def forget_topic(self, topic: str) -> None:
+        for key in [k for k in self.partitions if k[0] == topic]:
+            self.forget(*key)
+
+    # -- leadership from the metadata layer ------------------------------------------------------
+    def apply(self, changes: LocalChanges) -> list[Partition]:
+        """Makes this broker leader / follower of the partitions ``changes`` names and drops
+        the removed ones (Kafka's applyDelta); returns the partitions changed."""
+        changed = []
+        for (topic, index), (topic_id, registration) in changes.leaders.items():
+            partition = self._hosted_or_new(topic, index, topic_id)
+            if partition.make_leader(registration):
+                changed.append(partition)
+        for (topic, index), (topic_id, registration) in changes.followers.items():
+            partition = self._hosted_or_new(topic, index, topic_id)
+            if partition.make_follower(registration):
+                changed.append(partition)
+        for topic, index in changes.deletes:
+            self.forget(topic, index)
+        self._wake_all()
+        return changed
+
+    def _hosted_or_new(self, topic: str, index: int, topic_id: bytes) -> Partition:
+        partition = self.partitions.get((topic, index))
+        if partition is None:
+            plog = self._get_log(topic, index)
+            if plog is None:
+                raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR,
+                                 f"no log for {topic}-{index}")
+            partition = self._new_partition(topic, index, topic_id, plog)
+        return partition
+
+    # -- the leader's view of followers ----------------------------------------------------------
+    def maybe_shrink_isr(self, now_ms: int | None = None) -> list[Partition]:
+        """Kafka's periodic isr-expiration task (every replica.lag.time.max.ms / 2): the led
+        partitions whose ISR shrank."""
+        now = self.clock() if now_ms is None else now_ms
+        return [p for p in list(self.partitions.values())
+                if p.is_leader and p.followers and p.maybe_shrink_isr(now)]
+
+    # -- waits -----------------------------------------------------------------------------------
+    def _on_high_watermark(self, partition: Partition) -> None:
+        event, self._hw_advanced = self._hw_advanced, trio.Event()
+        event.set()
+
+    def notify_log_end(self) -> None:
+        """Called after any append: wakes followers' long polls (and consumers' too, since a
+        single-replica partition's HW moves with its log end)."""
+        event, self._leo_advanced = self._leo_advanced, trio.Event()
+        event.set()
+
+    def _wake_all(self) -> None:
+        self._on_high_watermark(None)  # type: ignore[arg-type]
+        self.notify_log_end()
+
+    async def wait_for_high_watermark(self, deadline: float) -> None:
+        """Until some partition's HW moves, or ``deadline`` (trio time)."""
+        event = self._hw_advanced
+        with trio.move_on_at(deadline):
+            await event.wait()
+
+    async def wait_for_log_end(self, deadline: float) -> None:
+        """Until some partition's log end moves, or ``deadline``."""
+        event = self._leo_advanced
+        with trio.move_on_at(deadline):
+            await event.wait()
+
+    async def wait_for_acks(self, partition: Partition, required_offset: int,
+                            deadline: float) -> int:
+        """An acks=all produce's wait (Kafka's DelayedProduce): the error code once every ISR
+        member has the batch (HW >= ``required_offset``; NOT_ENOUGH_REPLICAS_AFTER_APPEND if
+        the ISR fell below min.insync.replicas meanwhile), NOT_LEADER_OR_FOLLOWER when the
+        leadership went, REQUEST_TIMED_OUT at the deadline."""
+        while True:
+            if self.partitions.get((partition.topic, partition.index)) is not partition:
+                return ErrorCode.NOT_LEADER_OR_FOLLOWER
+            done, error = partition.check_enough_replicas_reach_offset(required_offset)
+            if done or error:
+                return error
+            event = partition.changed
+            with trio.move_on_at(deadline):
+                await event.wait()
+            if trio.current_time() >= deadline and not event.is_set():
+                return ErrorCode.REQUEST_TIMED_OUT

@@ -1,0 +1,1 @@
+"""Node-to-node networking: the requests one pykafkad node sends to another."""

@@ -60,3 +60,18 @@ class RecordValidationError(KafkaError):
     def __init__(self, code: ErrorCode, message: str, record_errors: list[tuple[int, str]]):
         super().__init__(code, message)
         self.record_errors = record_errors
+
+
+class UnexpectedAppendOffsetError(LogError):
+    """A follower's append starts below its log end offset (Kafka's
+    UnexpectedAppendOffsetException); ``first_offset``/``last_offset`` are the append's."""
+
+    def __init__(self, message: str, first_offset: int, last_offset: int):
+        super().__init__(message)
+        self.first_offset = first_offset
+        self.last_offset = last_offset
+
+
+class OffsetsOutOfOrderError(LogError):
+    """A follower's append whose batches' offsets do not increase (Kafka's
+    OffsetsOutOfOrderException)."""

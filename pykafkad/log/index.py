@@ -18,7 +18,7 @@ import os
 import struct
 import sys
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from itertools import pairwise
 from pathlib import Path
 
@@ -190,6 +190,16 @@ class OffsetIndex(_IndexFile):
         self._loaded = True
 
 
+    def truncate_to(self, offset: int) -> None:
+        """Drops the entries for offsets at or above ``offset`` (Kafka's truncateTo: the log is
+        being cut at the batch holding ``offset``); the entries must be loaded."""
+        i = bisect_left(self._offsets, offset - self.base_offset)
+        if i == len(self._offsets):
+            return
+        self.reset([(self.base_offset + o, p) for o, p in zip(
+            self._offsets[:i], self._positions[:i], strict=True)])
+
+
 class TimeIndex(_IndexFile):
     entry_size = 12
 
@@ -273,3 +283,12 @@ class TimeIndex(_IndexFile):
             )
         )
         self._loaded = True
+
+    def truncate_to(self, offset: int) -> None:
+        """Drops the entries whose offset is at or above ``offset`` (Kafka's truncateTo); the
+        entries must be loaded."""
+        i = bisect_left(self._offsets, offset - self.base_offset)
+        if i == len(self._offsets):
+            return
+        self.reset([(t, self.base_offset + o) for t, o in zip(
+            self._timestamps[:i], self._offsets[:i], strict=True)])

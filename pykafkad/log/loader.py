@@ -147,21 +147,34 @@ def rebuild_producer_state(
         if pos is None:
             pos = 0
         for at, hdr in seg.iter_headers(_FULL_HEADER, pos, chunk=_REPLAY_CHUNK):
-            (base, length, _, _, _, attrs, lod, _, max_ts, pid, epoch, base_seq, _) = hdr
-            if base + lod < start or pid < 0:
+            if hdr[0] + hdr[6] < start or hdr[9] < 0:
                 continue
-            if attrs & CONTROL_FLAG:
-                try:
-                    marker = read_end_txn_marker(seg.file.pread(length + LOG_OVERHEAD, at))
-                except (KafkaError, ValueError):
-                    continue  # a control batch without a marker (cleaned)
-                completed = state.update_marker(
-                    pid, epoch, marker.coordinator_epoch, base, max_ts, marker.kind == COMMIT)
-                if completed is not None and completed.is_aborted:
-                    on_aborted(completed)
-            else:
-                last_seq = -1 if base_seq < 0 else (base_seq + lod) & 0x7FFFFFFF
-                state.update_data_batch(
-                    pid, epoch, last_seq, base, base + lod, max_ts,
-                    bool(attrs & TRANSACTIONAL_FLAG))
+            apply_batch(state, hdr, lambda s=seg, a=at, n=hdr[1]: s.file.pread(n + LOG_OVERHEAD, a),
+                        on_aborted)
         pos = None
+
+
+def apply_batch(
+    state: ProducerStateManager,
+    hdr: tuple,
+    read_batch: Callable[[], bytes | bytearray | memoryview],
+    on_aborted: Callable[[CompletedTxn], None],
+) -> None:
+    """Updates ``state`` with one appended batch of a producer, from its full header fields
+    ``hdr`` (replay, and a follower's append; no checks: the leader made them). A control
+    batch's one record, read by ``read_batch``, is decoded for its marker; an abort it completes
+    goes to ``on_aborted`` (to be indexed)."""
+    (base, length, _, _, _, attrs, lod, _, max_ts, pid, epoch, base_seq, _) = hdr
+    if attrs & CONTROL_FLAG:
+        try:
+            marker = read_end_txn_marker(read_batch())
+        except (KafkaError, ValueError):
+            return  # a control batch without a marker (cleaned)
+        completed = state.update_marker(
+            pid, epoch, marker.coordinator_epoch, base, max_ts, marker.kind == COMMIT)
+        if completed is not None and completed.is_aborted:
+            on_aborted(completed)
+    else:
+        last_seq = -1 if base_seq < 0 else (base_seq + lod) & 0x7FFFFFFF
+        state.update_data_batch(
+            pid, epoch, last_seq, base, base + lod, max_ts, bool(attrs & TRANSACTIONAL_FLAG))

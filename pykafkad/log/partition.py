@@ -14,12 +14,18 @@ at the log-dir root); it passes them back to ``open``.
 ``PartitionLog`` owns the state (segment list, offsets, epochs, producer state) and the order in
 which it changes; the algorithms over segments live beside it: ``loader`` (opening, recovery,
 producer-state rebuild), ``validator`` (a leader's append), ``read`` (Fetch, ListOffsets),
-``retention`` (which old segments go) and ``txn_index`` (aborted transactions).
+``retention`` (which old segments go), ``txn_index`` (aborted transactions) and ``follower``
+(a replica's append of its leader's batches, kept as they are).
+
+A follower's log (Kafka's appendAsFollower / truncateTo / truncateFullyAndStartAt) keeps the
+leader's offsets and epochs, is cut back when it diverged from the leader, and has a high
+watermark the replica fetcher sets from the leader's; a leader's follows its log end offset.
 """
 
 from __future__ import annotations
 
 import shutil
+from bisect import bisect_right
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,7 +33,8 @@ from pykafkad.log.cleaner_swap import swap_segment_files
 from pykafkad.log.config import LogConfig
 from pykafkad.log.epoch import LeaderEpochCache
 from pykafkad.log.errors import KafkaStorageError, LogClosedError, OffsetOutOfRangeError
-from pykafkad.log.loader import load_segments, rebuild_producer_state
+from pykafkad.log.follower import validate_follower_batches
+from pykafkad.log.loader import apply_batch, load_segments, rebuild_producer_state
 from pykafkad.log.producer_state import CompletedTxn, ProducerStateManager
 from pykafkad.log.read import (
     ReadResult,
@@ -49,7 +56,10 @@ from pykafkad.log.validator import AppendInfo, validate_and_assign_offsets
 from wire.records.control import COMMIT
 from wire.records.header import BatchHeader
 
-__all__ = ["AppendInfo", "PartitionLog", "ReadResult", "TimestampAndOffset"]
+__all__ = ["AppendInfo", "LogAppendInfo", "PartitionLog", "ReadResult", "TimestampAndOffset"]
+
+#: Kafka's name for what an append returns
+LogAppendInfo = AppendInfo
 
 
 class PartitionLog:
@@ -63,6 +73,9 @@ class PartitionLog:
         self._bases: list[int] = []
         self._log_start_offset = 0
         self._recovery_point = 0
+        #: None: the log end offset (a leader without followers); else set by the replica
+        #: fetcher (a follower) or the partition (a leader with followers)
+        self._high_watermark: int | None = None
         self._closed = False
         self.leader_epochs = LeaderEpochCache(dir)
         self.producer_state = ProducerStateManager(dir)
@@ -131,8 +144,18 @@ class PartitionLog:
 
     @property
     def high_watermark(self) -> int:
-        """A single replica: everything appended is committed."""
-        return self.log_end_offset
+        """The log end offset unless set (``update_high_watermark``); never beyond it."""
+        leo = self.log_end_offset
+        hw = self._high_watermark
+        return leo if hw is None or hw > leo else hw
+
+    def update_high_watermark(self, hw: int | None) -> int:
+        """Sets the high watermark, kept within [log start, log end] (Kafka's
+        updateHighWatermark); None: it follows the log end offset again. Returns it."""
+        if hw is not None:
+            hw = max(self._log_start_offset, min(hw, self.log_end_offset))
+        self._high_watermark = hw
+        return self.high_watermark
 
     @property
     def last_stable_offset(self) -> int:
@@ -259,6 +282,47 @@ class PartitionLog:
             self._index_aborted(completed)
         return info
 
+    def append_as_follower(self, records: bytes | bytearray | memoryview) -> AppendInfo:
+        """Appends the leader's batches as they are (Kafka's appendAsFollower): offsets and
+        partition leader epochs are the leader's, each batch's epoch goes to the epoch cache,
+        producer state and the aborted-transaction index follow the batches. Checked per batch
+        header (``follower``); a gap after the log end is allowed (a compacted leader log), an
+        offset below it is UnexpectedAppendOffsetError. A trailing partial batch is ignored."""
+        self._check_open()
+        leo = self.log_end_offset
+        v = validate_follower_batches(records, leo, self._config.segment_bytes, self.dir.name)
+        if not v.batches:
+            return AppendInfo(-1, -1, -1, self._log_start_offset, -1, -1, 0, 0)
+        data = records if v.valid_bytes == len(records) else memoryview(records)[: v.valid_bytes]
+        now = self._clock()
+        try:
+            segment = self._maybe_roll(
+                v.valid_bytes, v.max_timestamp, v.last_offset, now, next_offset=v.first_offset)
+            epochs = self.leader_epochs
+            for h in v.headers:
+                if h[2] >= 0:
+                    epochs.assign(h[2], h[0])
+            segment.append(data, v.batches, v.max_timestamp)  # type: ignore[arg-type]
+        except OSError as e:
+            raise KafkaStorageError(
+                f"Error while appending records to {self.dir.name} in dir {self.dir.parent}: {e}"
+            ) from e
+        state = self.producer_state
+        for (pos, size, _, _), h in zip(v.batches, v.headers, strict=True):
+            if h[9] >= 0:
+                apply_batch(state, h, lambda p=pos, n=size: memoryview(data)[p : p + n],
+                            self._index_aborted)
+        return AppendInfo(
+            base_offset=v.first_offset,
+            last_offset=v.last_offset,
+            log_append_time=-1,
+            log_start_offset=self._log_start_offset,
+            max_timestamp=v.max_timestamp,
+            offset_of_max_timestamp=v.offset_of_max_timestamp,
+            record_count=v.record_count,
+            size=v.valid_bytes,
+        )
+
     def _index_aborted(self, completed: CompletedTxn) -> None:
         lso = self.producer_state.last_stable_offset_after(completed)
         base = self._bases[floor_segment_index(self._bases, completed.last_offset)]
@@ -282,22 +346,25 @@ class PartitionLog:
             state.take_snapshot(leo, fsync=bool(state.producers))
             state.delete_snapshots_below(self._log_start_offset)
 
-    def _maybe_roll(self, size: int, max_ts: int, last_offset: int, now: int) -> LogSegment:
+    def _maybe_roll(
+        self, size: int, max_ts: int, last_offset: int, now: int, *, next_offset: int = 0,
+    ) -> LogSegment:
         active = self._segments[-1]
         if active.should_roll(size, max_ts, last_offset, now):
-            return self.roll(now_ms=now)
+            return self.roll(now_ms=now, next_offset=next_offset)
         return active
 
-    def roll(self, *, now_ms: int | None = None) -> LogSegment:
-        """Starts a new active segment at the log end offset (no-op if the active one is empty).
+    def roll(self, *, now_ms: int | None = None, next_offset: int = 0) -> LogSegment:
+        """Starts a new active segment at the log end offset, or at ``next_offset`` when that is
+        larger (a follower's append after a gap), no-op if the active one is empty.
 
         The old segment gets its final time-index entry and is fsynced, which moves the recovery
         point to the new segment (Kafka does that flush asynchronously).
         """
         self._check_open()
         active = self._segments[-1]
-        new_base = self.log_end_offset
-        if active.size == 0 and active.base_offset == new_base:
+        new_base = max(self.log_end_offset, next_offset)
+        if active.size == 0 and active.base_offset == self.log_end_offset:
             return active
         active.on_become_inactive()
         active.flush()
@@ -440,6 +507,80 @@ class PartitionLog:
         self._log_start_offset = offset
         self.leader_epochs.truncate_from_start(offset)
         if self.on_log_start_offset_change is not None:
+            self.on_log_start_offset_change(self)
+
+    # -- truncation (a follower that diverged from its leader) -------------------------------
+    def truncate_to(self, offset: int) -> bool:
+        """Cuts the log so that it ends before ``offset`` (Kafka's truncateTo): segments above
+        it go, the one holding it is cut at the batch holding it, and the indexes, aborted
+        transactions, epoch cache (truncate_from_end), producer state (rebuilt from a snapshot
+        at or below ``offset``), recovery point and high watermark follow. The log end offset
+        becomes ``offset``. False (only the epoch cache is trimmed) when ``offset`` is at or
+        beyond the log end; below the first segment the log starts afresh there."""
+        self._check_open()
+        if offset < 0:
+            raise ValueError(
+                f"Cannot truncate partition {self.dir.name} to a negative offset ({offset}).")
+        leo = self.log_end_offset
+        if offset >= leo:
+            # a conflicting epoch entry may sit at the end (a leader that appended nothing)
+            self.leader_epochs.truncate_from_end(leo)
+            return False
+        if self._bases[0] > offset:
+            self.truncate_fully_and_start_at(offset)
+            return True
+        keep = bisect_right(self._bases, offset)
+        for seg in self._segments[keep:]:
+            self._txn_indexes.discard(seg.base_offset)
+            seg.delete()
+        del self._segments[keep:]
+        del self._bases[keep:]
+        try:
+            active = self._segments[-1]
+            active.truncate_to(offset, self._clock())
+        except OSError as e:
+            raise KafkaStorageError(
+                f"Error while truncating log to offset {offset} for {self.dir.name} in dir "
+                f"{self.dir.parent}: {e}") from e
+        active.next_offset = offset
+        self._txn_indexes.truncate_to(offset)
+        self.leader_epochs.truncate_from_end(offset)
+        self._recovery_point = min(self._recovery_point, offset)
+        rebuild_producer_state(self.producer_state, self._segments, self._index_aborted)
+        if offset < self._log_start_offset:
+            self._log_start_offset = offset
+            if self.on_log_start_offset_change is not None:
+                self.on_log_start_offset_change(self)
+        return True
+
+    def truncate_fully_and_start_at(self, offset: int, log_start_offset: int | None = None) -> None:
+        """Deletes every segment and starts an empty log at ``offset`` (Kafka's
+        truncateFullyAndStartAt): a follower whose fetch offset fell below its leader's log
+        start, or that must drop everything. The epoch cache, producer state and its snapshots,
+        and the aborted-transaction index are emptied; log start (``log_start_offset``, default
+        ``offset``), recovery point and high watermark move to it."""
+        self._check_open()
+        for seg in self._segments:
+            seg.delete()
+        self._txn_indexes.clear()
+        try:
+            segment = LogSegment(self.dir, offset, self._config, self._clock, new=True)
+        except OSError as e:
+            raise KafkaStorageError(
+                f"Error while truncating the entire log for {self.dir.name} in dir "
+                f"{self.dir.parent}: {e}") from e
+        self._segments = [segment]
+        self._bases = [offset]
+        self.leader_epochs.clear()
+        self.producer_state.truncate_and_reload()
+        self.producer_state.delete_snapshots_below(1 << 63, keep_latest=0)
+        start = offset if log_start_offset is None else log_start_offset
+        changed = start != self._log_start_offset
+        self._log_start_offset = start
+        self._recovery_point = offset
+        if self._high_watermark is not None:
+            self._high_watermark = offset
+        if changed and self.on_log_start_offset_change is not None:
             self.on_log_start_offset_change(self)
 
     # -- compaction ----------------------------------------------------------------------------

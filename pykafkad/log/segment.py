@@ -426,6 +426,37 @@ class LogSegment:
         self.indexes_missing = False
         return truncated
 
+    # -- truncation ----------------------------------------------------------------------------
+    def truncate_to(self, offset: int, now_ms: int) -> int:
+        """Cuts the segment at the batch holding ``offset`` (or the first after it), as Kafka's
+        LogSegment.truncateTo: index entries at or above ``offset`` go, the max timestamp is
+        found again from the time index and the batches after its entry. Returns the bytes cut.
+        The caller sets ``next_offset`` (Kafka's log end offset becomes ``offset``)."""
+        self.ensure_indexes()
+        mapping = self.translate_offset(offset)
+        self.offset_index.truncate_to(offset)
+        self.time_index.truncate_to(offset)
+        cut = 0
+        if mapping is not None:
+            cut = self.size - mapping.position
+            os.ftruncate(self.file.fd, mapping.position)
+            self.size = mapping.position
+        if self.size == 0:
+            self.created_ms = now_ms
+        self.rolling_based_timestamp = None
+        self.bytes_since_last_index_entry = 0
+        self._reload_largest_timestamp()
+        return cut
+
+    def _reload_largest_timestamp(self) -> None:
+        last = self.time_index.last_entry()
+        max_ts, offset_of_max = last if last is not None else (-1, self.base_offset)
+        for batch in self.iter_batches(self.index_lookup(offset_of_max)):
+            if batch.max_timestamp > max_ts:
+                max_ts, offset_of_max = batch.max_timestamp, batch.last_offset
+        self.max_timestamp = max_ts
+        self.offset_of_max_timestamp = offset_of_max
+
     # -- timestamps ----------------------------------------------------------------------------
     def largest_timestamp(self) -> int:
         """The largest record timestamp, or the file's mtime when no batch has one (as Kafka)."""

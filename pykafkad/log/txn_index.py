@@ -143,6 +143,18 @@ class TransactionIndexes:
         if index is not None:
             index.flush()
 
+    def truncate_to(self, offset: int) -> None:
+        """Drops the entries whose abort marker is at or after ``offset`` (the log was cut
+        there); the indexes of deleted segments must be discarded first."""
+        for base, index in list(self._by_base.items()):
+            index.truncate_to(offset)
+            if not index.entries:
+                del self._by_base[base]
+
+    def clear(self) -> None:
+        """Forgets every index (the log was emptied; the files went with their segments)."""
+        self._by_base = {}
+
     def discard(self, base: int) -> None:
         """Forgets the index of a segment that is gone (its file goes with the segment)."""
         self._by_base.pop(base, None)

@@ -13,7 +13,7 @@ import os
 
 import trio
 
-from pykafkad.dispatch import HANDLERS, RequestContext
+from pykafkad.dispatch import HANDLERS, RequestContext, is_available
 from wire.errors import RemoteProtocolError
 from wire.framing import API_VERSIONS_KEY, encode_response, frame_size, read_request_header
 from wire.primitives import Reader
@@ -124,7 +124,7 @@ class Connection:
         r = Reader(frame)
         header = read_request_header(r)
         handler = HANDLERS.get(header.api_key)
-        if handler is None:
+        if handler is None or not is_available(handler, self.broker):
             raise RemoteProtocolError(f"unknown API key {header.api_key}")
         version = header.api_version
         ctx = RequestContext(self.broker, header, self.peer)

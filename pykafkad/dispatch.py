@@ -40,6 +40,9 @@ class Handler:
     #: the lowest version ApiVersions advertises; below ``min_version`` only for Produce, which
     #: Kafka advertises from 0 but refuses below 3 (KAFKA-18659: librdkafka needs the 0)
     advertised_min_version: int
+    #: whether this node serves the API at all (None: always); the quorum APIs exist only on a
+    #: node that runs a raft client, as on Kafka's controller listener
+    available: Callable[[Any], bool] | None = None
 
     @property
     def request_type(self) -> type:
@@ -54,7 +57,8 @@ HANDLERS: dict[int, Handler] = {}
 
 
 def handles(
-    api_key: int, min_version: int, max_version: int, *, advertised_min_version: int | None = None
+    api_key: int, min_version: int, max_version: int, *, advertised_min_version: int | None = None,
+    available: Callable[[Any], bool] | None = None,
 ) -> Callable[[HandlerFn], HandlerFn]:
     """Registers an ``async def handle_x(ctx, request) -> response | None``."""
     spec = API_KEYS[api_key]
@@ -63,10 +67,21 @@ def handles(
     assert advertised <= min_version
 
     def register(fn: HandlerFn) -> HandlerFn:
-        HANDLERS[api_key] = Handler(api_key, min_version, max_version, fn, advertised)
+        HANDLERS[api_key] = Handler(api_key, min_version, max_version, fn, advertised, available)
         return fn
 
     return register
+
+
+def is_available(handler: Handler, broker: Any) -> bool:
+    """Whether ``broker`` serves ``handler``'s API: a node may restrict itself to a set of API
+    keys (``served_api_keys``, e.g. a controller-only node) and a handler may need a part the
+    node lacks. Kafka neither advertises nor answers an API that is not enabled on a listener:
+    the connection is closed."""
+    served = getattr(broker, "served_api_keys", None)
+    if served is not None and handler.api_key not in served:
+        return False
+    return handler.available is None or handler.available(broker)
 
 
 def load_handlers() -> dict[int, Handler]:

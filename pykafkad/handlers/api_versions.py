@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pykafkad.dispatch import HANDLERS, RequestContext, handles
+from pykafkad.dispatch import HANDLERS, RequestContext, handles, is_available
 from pykafkad.features import FEATURES, FINALIZED_FEATURES_EPOCH, finalized
 from wire.errors import ErrorCode
 from wire.messages.api_versions_response import (
@@ -58,7 +58,7 @@ async def handle_api_versions(ctx: RequestContext, request) -> ApiVersionsRespon
                               or request.node_id != ctx.broker.node_id):
             return _error(ErrorCode.REBOOTSTRAP_REQUIRED)
     keys = [ApiVersion(h.api_key, h.advertised_min_version, h.max_version) for h in sorted(
-        HANDLERS.values(), key=lambda h: h.api_key)]
+        HANDLERS.values(), key=lambda h: h.api_key) if is_available(h, ctx.broker)]
     return ApiVersionsResponse(
         error_code=0, api_keys=keys, throttle_time_ms=0,
         supported_features=[

@@ -11,6 +11,7 @@ import trio
 from pykafkad.broker import LEADER_EPOCH
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.fetch_sessions import FetchSessionCache, SessionContext
+from pykafkad.handlers.quorum import is_raft_fetch
 from pykafkad.log.errors import KafkaStorageError
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.fetch_response import (
@@ -115,6 +116,8 @@ async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
     close from Java's consumer, epoch -1) is answered at once, as Kafka does."""
     broker = ctx.broker
     v = ctx.version
+    if is_raft_fetch(broker, req, v):
+        return await broker.raft.handle_fetch(req, v)
     uses_ids = v >= TOPIC_IDS_VERSION
     requested = []
     epochs = {}

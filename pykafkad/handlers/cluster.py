@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers import authorized_operations
+from pykafkad.handlers.quorum import describe_controllers
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.describe_cluster_response import (
     DescribeClusterBroker,
@@ -24,6 +25,8 @@ INVALID_REQUEST_MESSAGE = (
 async def handle_describe_cluster(ctx: RequestContext, req) -> DescribeClusterResponse:
     """Versions 0-2 (v1 adds endpoint_type: only brokers, 1, are described; v2 adds
     ``include_fenced_brokers`` and ``is_fenced``: this node is never fenced)."""
+    if getattr(ctx.broker, "controller_only", False):
+        return describe_controllers(ctx, req)
     ep = ctx.broker.endpoint
     if ctx.version >= 1 and req.endpoint_type != 1:
         return DescribeClusterResponse(

@@ -11,7 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from pykafkad.dispatch import RequestContext, handles
+from pykafkad.handlers import authorized_operations
 from pykafkad.raft.log import TOPIC, TOPIC_ID
+from wire.errors import ErrorCode
+from wire.messages.describe_cluster_response import DescribeClusterBroker, DescribeClusterResponse
+
+CONTROLLER_ENDPOINT_TYPE = 2
 
 
 def has_raft(broker: Any) -> bool:
@@ -57,3 +62,23 @@ async def handle_describe_quorum(ctx: RequestContext, req: Any) -> Any:
 async def handle_fetch_snapshot(ctx: RequestContext, req: Any) -> Any:
     """Versions 0-1 (v1: the replica's directory id)."""
     return ctx.broker.raft.handle_fetch_snapshot(req, ctx.version)
+
+
+def describe_controllers(ctx: RequestContext, req: Any) -> DescribeClusterResponse:
+    """DescribeCluster on a controller (KIP-919, what ``--bootstrap-controller`` tools ask
+    first): the voters' endpoints and the active controller, or UNSUPPORTED_ENDPOINT_TYPE with
+    Kafka's message when the client wants brokers (v0 cannot say, so it gets controllers)."""
+    if ctx.version >= 1 and req.endpoint_type != CONTROLLER_ENDPOINT_TYPE:
+        return DescribeClusterResponse(
+            error_code=ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
+            error_message="The request was sent to an endpoint of type CONTROLLER, but we "
+                          "wanted an endpoint of type BROKER",
+            endpoint_type=req.endpoint_type, cluster_id="", controller_id=-1)
+    raft = ctx.broker.raft
+    return DescribeClusterResponse(
+        error_code=ErrorCode.NONE, endpoint_type=CONTROLLER_ENDPOINT_TYPE,
+        cluster_id=ctx.broker.cluster_id, controller_id=raft.leader_and_epoch.leader_id,
+        brokers=[DescribeClusterBroker(broker_id=n, host=h, port=p, rack=None, is_fenced=False)
+                 for n, (h, p) in sorted(raft.voters.items())],
+        cluster_authorized_operations=authorized_operations.CLUSTER
+        if req.include_cluster_authorized_operations else authorized_operations.OMITTED)

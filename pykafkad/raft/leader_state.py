@@ -56,10 +56,12 @@ class LeaderState:
                        leader_end: int, now: int) -> bool:
         """A Fetch at ``fetch_offset`` (that replica's end offset); True when the HW moved."""
         if replica_id in self.voters:
+            # static voters (kraft.version 0) have no directory id in the voter set: Kafka
+            # describes them with the zero uuid whatever their fetches say
             state = self.voters[replica_id]
         else:
             state = self.observers.setdefault(replica_id, ReplicaState(replica_id))
-        state.directory_id = directory_id
+            state.directory_id = directory_id
         state.update(fetch_offset, leader_end, now)
         return replica_id in self.voters and self._update_high_watermark()
 

@@ -5,8 +5,8 @@ EndQuorumEpoch, DescribeQuorum, FetchSnapshot, plus ApiVersions) around a RaftCl
     python -m pykafkad.raft.node --node-id 1 --voters 1@127.0.0.1:9093,2@127.0.0.1:9094 \\
         --dir /tmp/n1 --cluster-id X [--listen 127.0.0.1:9093]
 
-Lines on stdin drive it: ``append <text>`` appends a record (NoOp-style test payload) when it
-leads and prints ``appended <offset>`` (or ``not-leader <leader> <epoch>``); ``status`` prints
+Lines on stdin drive it: ``append <text>`` appends a record with that text as its value
+(``append noop``: a NoOpRecord, which Kafka's metadata decoders read) when it leads and prints ``appended <offset>`` (or ``not-leader <leader> <epoch>``); ``status`` prints
 one JSON line (leader, epoch, high watermark, log end); EOF or SIGTERM stops it gracefully (a
 leader resigns). It prints ``listening <host>:<port>`` once it serves. The node will be folded
 into the real node (process.roles=controller) later.
@@ -31,9 +31,17 @@ from pykafkad.dispatch import load_handlers
 from pykafkad.raft.client import RaftClient
 from pykafkad.raft.config import QuorumConfig
 from pykafkad.raft.machine import NotLeaderError
+from wire.metadata.no_op_record import NoOpRecord
 
-#: the APIs of Kafka 4.4's controller listener that the quorum needs
-CONTROLLER_QUORUM_API_KEYS = frozenset({1, 18, 52, 53, 54, 55, 59})
+#: the APIs of Kafka 4.4's controller listener that the quorum needs (and DescribeCluster,
+#: which ``--bootstrap-controller`` admin clients ask first)
+CONTROLLER_QUORUM_API_KEYS = frozenset({1, 18, 52, 53, 54, 55, 59, 60})
+
+
+def noop_record() -> bytes:
+    """A NoOpRecord in Kafka's metadata record frame (frame version 1, api key, version, body),
+    the payload a controller appends when idle; Kafka's tools decode it."""
+    return bytes([1, NoOpRecord.API_KEY, 0]) + NoOpRecord().encode(0)
 
 
 def parse_voters(spec: str) -> dict[int, tuple[str, int]]:
@@ -127,7 +135,8 @@ async def _stdin_commands(node: RaftNode) -> None:
         cmd, _, arg = line.strip().partition(" ")
         if cmd == "append":
             try:
-                out = f"appended {node.append([arg.encode()])}"
+                value = noop_record() if arg == "noop" else arg.encode()
+                out = f"appended {node.append([value])}"
             except NotLeaderError:
                 leader, epoch = node.raft.leader_and_epoch
                 out = f"not-leader {leader} {epoch}"

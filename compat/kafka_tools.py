@@ -45,6 +45,7 @@ MAIN_CLASSES = {
     "kafka-cluster": "org.apache.kafka.tools.ClusterTool",
     "kafka-dump-log": "org.apache.kafka.tools.DumpLogSegments",
     "kafka-log-dirs": "org.apache.kafka.tools.LogDirsCommand",
+    "kafka-metadata-quorum": "org.apache.kafka.tools.MetadataQuorumCommand",
 }
 #: tools that reach into kafka-clients' internal classes (segment files), which change from
 #: release to release: they run with the kafka-clients of their own version

@@ -16,5 +16,6 @@ from pykafkad.handlers import (  # noqa: F401
     offsets_commit,
     produce,
     producer_ids,
+    quorum,
     txn,
 )

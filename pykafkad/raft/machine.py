@@ -1,0 +1,821 @@
+"""The KRaft replica as a deterministic state machine (the logic of Kafka's KafkaRaftClient).
+
+No sockets and no trio: inbound requests are answered by ``handle_*``, timers advance in
+``poll(now)`` which also returns the requests to send, and the outcome of a sent request comes
+back through ``on_response`` / ``on_failure``. ``client.RaftClient`` drives it over the network;
+tests drive several of them with a fake clock and route the messages between them.
+
+Requests and answers are Kafka's, field for field and error for error, so a Kafka controller
+can be a peer: Vote (pre-vote and vote), BeginQuorumEpoch, EndQuorumEpoch, Fetch of
+``__cluster_metadata`` (by topic id), FetchSnapshot and DescribeQuorum.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pykafkad.raft import records as raft_records
+from pykafkad.raft import snapshots
+from pykafkad.raft.config import QuorumConfig
+from pykafkad.raft.log import DIVERGING, SNAPSHOT, TOPIC, TOPIC_ID, MetadataLog, OffsetAndEpoch
+from pykafkad.raft.quorum import (
+    Candidate,
+    Follower,
+    Leader,
+    Prospective,
+    QuorumState,
+    Resigned,
+    Unattached,
+    majority,
+)
+from pykafkad.raft.quorum_state import NO_LEADER, FileQuorumStateStore
+from wire.errors import ErrorCode
+from wire.messages import begin_quorum_epoch_request as bqe_req
+from wire.messages import begin_quorum_epoch_response as bqe_resp
+from wire.messages import describe_quorum_response as dq_resp
+from wire.messages import end_quorum_epoch_request as eqe_req
+from wire.messages import end_quorum_epoch_response as eqe_resp
+from wire.messages import fetch_request as f_req
+from wire.messages import fetch_response as f_resp
+from wire.messages import fetch_snapshot_request as fs_req
+from wire.messages import fetch_snapshot_response as fs_resp
+from wire.messages import vote_request as v_req
+from wire.messages import vote_response as v_resp
+
+log = logging.getLogger("pykafkad.raft")
+
+LISTENER_NAME = "CONTROLLER"
+ZERO_UUID = bytes(16)
+
+
+class NotLeaderError(Exception):
+    """schedule_append on a replica that is not the leader of that epoch."""
+
+
+@dataclass
+class Outbound:
+    destination: int
+    request: Any
+
+
+@dataclass
+class _Destination:
+    in_flight: bool = False
+    backoff_until: float = 0.0
+
+
+class RaftMachine:
+    def __init__(
+        self,
+        node_id: int,
+        directory_id: bytes,
+        voters: dict[int, tuple[str, int]],
+        log: MetadataLog,
+        store: FileQuorumStateStore,
+        cluster_id: str,
+        config: QuorumConfig,
+        rng: random.Random,
+        clock: Callable[[], int],
+        *,
+        quorum_state_version: int = 0,
+    ):
+        self.node_id = node_id
+        self.directory_id = directory_id
+        self.voter_endpoints = dict(voters)
+        self.log = log
+        self.cluster_id = cluster_id
+        self.config = config
+        self.rng = rng
+        self.clock = clock
+        self.quorum = QuorumState(node_id, list(voters), store, config, rng,
+                                  directory_id=directory_id,
+                                  quorum_state_version=quorum_state_version)
+        self._destinations: dict[int, _Destination] = {}
+        self.shutting_down = False
+        #: the snapshot being fetched from the leader, if any
+        self.fetching_snapshot: snapshots.PartialSnapshot | None = None
+        #: bumped whenever the log end, the high watermark or the leader changes (wakes
+        #: long-polling fetches and listeners)
+        self.version = 0
+
+    # -- state ---------------------------------------------------------------------------------
+    @property
+    def voters(self) -> list[int]:
+        return self.quorum.voters
+
+    @property
+    def epoch(self) -> int:
+        return self.quorum.epoch
+
+    @property
+    def leader_id(self) -> int:
+        return self.quorum.leader_id
+
+    @property
+    def high_watermark(self) -> int | None:
+        s = self.quorum.state
+        if isinstance(s, Leader):
+            return s.replicas.high_watermark
+        if isinstance(s, Follower):
+            return s.high_watermark
+        return None
+
+    def start(self, now: int) -> None:
+        self.quorum.initialize(self.log.last_fetched_epoch(), now)
+        if isinstance(self.quorum.state, Candidate) and self.quorum.is_only_voter:
+            self._become_leader(now)
+        log.info("node %d starts as %s in epoch %d", self.node_id, self.quorum.state.name,
+                 self.epoch)
+
+    def _changed(self) -> None:
+        self.version += 1
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _dest(self, node: int) -> _Destination:
+        return self._destinations.setdefault(node, _Destination())
+
+    def _can_send(self, node: int, now: int) -> bool:
+        d = self._dest(node)
+        return not d.in_flight and now >= d.backoff_until
+
+    def _reset_destinations(self) -> None:
+        for d in self._destinations.values():
+            d.backoff_until = 0.0
+
+    def _valid_cluster_id(self, cluster_id: str | None) -> bool:
+        return cluster_id is None or cluster_id == self.cluster_id
+
+    def _is_log_up_to_date(self, last_epoch: int, last_offset: int) -> bool:
+        ours = self.log.end_offset_and_epoch()
+        return (last_epoch, last_offset) >= (ours.epoch, ours.offset)
+
+    def _leader_endpoint(self, leader_id: int) -> list[tuple[int, str, int]]:
+        if leader_id >= 0 and leader_id in self.voter_endpoints:
+            host, port = self.voter_endpoints[leader_id]
+            return [(leader_id, host, port)]
+        return []
+
+    # -- transitions ---------------------------------------------------------------------------
+    def _become_leader(self, now: int) -> None:
+        leader = self.quorum.to_leader(self.log.end_offset, now)
+        batch = raft_records.leader_change_batch(
+            self.node_id, leader.epoch, self.voters, list(leader.granting), now)
+        self.log.append_as_leader(batch, leader.epoch)
+        self.log.flush()
+        leader.replicas.update_local(self.log.end_offset, now)
+        self._reset_destinations()
+        self._changed()
+        log.info("node %d is the leader of epoch %d (start offset %d)", self.node_id,
+                 leader.epoch, leader.epoch_start_offset)
+
+    def _to_follower(self, epoch: int, leader_id: int, now: int) -> None:
+        self.quorum.to_follower(epoch, leader_id, now)
+        self.fetching_snapshot = None
+        self._reset_destinations()
+        self._changed()
+        log.info("node %d follows %d in epoch %d", self.node_id, leader_id, epoch)
+
+    def _to_unattached(self, epoch: int, now: int) -> None:
+        self.quorum.to_unattached(epoch, now)
+        self.fetching_snapshot = None
+        self._changed()
+
+    def _to_prospective(self, now: int) -> None:
+        self.quorum.to_prospective(now)
+        self._reset_destinations()
+        self._changed()
+        if self.quorum.is_only_voter:
+            self._to_candidate(now)
+
+    def _to_candidate(self, now: int) -> None:
+        self.quorum.to_candidate(now)
+        self._reset_destinations()
+        self._changed()
+        if self.quorum.is_only_voter:
+            self._become_leader(now)
+
+    def _maybe_transition(self, leader_id: int, epoch: int, now: int) -> bool:
+        """Kafka's maybeTransition for a leader or epoch learned from a peer: True when it
+        moved this replica (to follower of that leader, or unattached in a higher epoch)."""
+        if epoch < self.epoch:
+            return False
+        if leader_id == self.node_id:
+            return False
+        if epoch > self.epoch:
+            if leader_id >= 0:
+                self._to_follower(epoch, leader_id, now)
+            else:
+                self._to_unattached(epoch, now)
+            return True
+        s = self.quorum.state
+        knows_leader = isinstance(s, Follower | Leader) or (
+            isinstance(s, Prospective) and s.retained_leader_id >= 0)
+        if leader_id >= 0 and not knows_leader:
+            self._to_follower(epoch, leader_id, now)
+            return True
+        return False
+
+    def _lose_pre_vote(self, s: Prospective, now: int) -> None:
+        """A pre-vote round lost: back to the leader it had, if any, else retry after a
+        randomized backoff."""
+        if s.retained_leader_id >= 0:
+            self._to_follower(s.epoch, s.retained_leader_id, now)
+        else:
+            s.backoff_until = self.quorum.election_backoff(now)
+
+    # -- timers and outbound requests ----------------------------------------------------------
+    def poll(self, now: int) -> list[Outbound]:
+        """Advances the timers of the current state and returns the requests due now."""
+        q = self.quorum
+        s = q.state
+        out: list[Outbound] = []
+        if isinstance(s, Leader):
+            if not q.is_only_voter and now >= s.check_quorum_deadline:
+                log.info("leader %d of epoch %d has not heard from a majority for %d ms: resigning",
+                         self.node_id, s.epoch, self.config.check_quorum_timeout_ms)
+                q.to_resigned([], now)
+                self._changed()
+                return self.poll(now)
+            for v in self.voters:
+                if v != self.node_id and v not in s.acknowledged and self._can_send(v, now):
+                    out.append(Outbound(v, self._begin_quorum_epoch_request(v)))
+        elif isinstance(s, Resigned):
+            if now >= s.election_deadline:
+                self._to_prospective(now)
+                return self.poll(now)
+            for v in sorted(s.unacknowledged):
+                if self._can_send(v, now):
+                    out.append(Outbound(v, self._end_quorum_epoch_request(s)))
+        elif isinstance(s, Candidate):
+            if s.backoff_until is not None:
+                if now >= s.backoff_until:
+                    self._to_prospective(now)
+                    return self.poll(now)
+            elif now >= s.election_deadline:
+                s.backoff_until = q.election_backoff(now)
+            else:
+                out += self._vote_requests(s, pre_vote=False, now=now)
+        elif isinstance(s, Prospective):
+            if s.backoff_until is not None:
+                if now >= s.backoff_until:
+                    s.granted, s.rejected, s.backoff_until = {self.node_id}, set(), None
+                    s.election_deadline = q.election_timeout(now)
+                    self._reset_destinations()
+            elif now >= s.election_deadline:
+                self._lose_pre_vote(s, now)
+                return self.poll(now)
+            if s.backoff_until is None:
+                out += self._vote_requests(s, pre_vote=True, now=now)
+        elif isinstance(s, Follower):
+            if now >= s.fetch_deadline:
+                if q.is_voter:
+                    self._to_prospective(now)
+                else:
+                    self._to_unattached(s.epoch, now)
+                return self.poll(now)
+            out += self._fetch_requests(s.leader_id, now)
+        elif isinstance(s, Unattached):
+            if q.is_voter:
+                if now >= s.election_deadline:
+                    self._to_prospective(now)
+                    return self.poll(now)
+            else:
+                # an observer asks the voters until one names the leader
+                targets = [v for v in self.voters if self._can_send(v, now)]
+                if targets and not any(d.in_flight for d in self._destinations.values()):
+                    out += self._fetch_requests(self.rng.choice(targets), now)
+        for o in out:
+            self._dest(o.destination).in_flight = True
+        return out
+
+    def next_deadline(self) -> float:
+        """When ``poll`` has something to do next at the latest (ms)."""
+        s = self.quorum.state
+        times = [d.backoff_until for d in self._destinations.values() if d.backoff_until]
+        if isinstance(s, Leader):
+            times.append(s.check_quorum_deadline)
+        elif isinstance(s, Resigned | Unattached):
+            times.append(s.election_deadline)
+        elif isinstance(s, Candidate | Prospective):
+            times.append(s.backoff_until if s.backoff_until is not None else s.election_deadline)
+        elif isinstance(s, Follower):
+            times.append(s.fetch_deadline)
+        return min(times) if times else float("inf")
+
+    def _vote_requests(self, s: Candidate | Prospective, *, pre_vote: bool, now: int) -> list[Outbound]:
+        end = self.log.end_offset_and_epoch()
+        epoch = s.epoch + 1 if pre_vote else s.epoch
+        out = []
+        for v in self.voters:
+            if v == self.node_id or v in s.granted or v in s.rejected or not self._can_send(v, now):
+                continue
+            part = v_req.PartitionData(
+                partition_index=0, replica_epoch=epoch, replica_id=self.node_id,
+                replica_directory_id=self.directory_id, voter_directory_id=ZERO_UUID,
+                last_offset_epoch=end.epoch, last_offset=end.offset, pre_vote=pre_vote)
+            out.append(Outbound(v, v_req.VoteRequest(
+                cluster_id=self.cluster_id, voter_id=v,
+                topics=[v_req.TopicData(topic_name=TOPIC, partitions=[part])])))
+        return out
+
+    def _begin_quorum_epoch_request(self, voter: int) -> Any:
+        host, port = self.voter_endpoints[self.node_id]
+        return bqe_req.BeginQuorumEpochRequest(
+            cluster_id=self.cluster_id, voter_id=voter,
+            topics=[bqe_req.TopicData(topic_name=TOPIC, partitions=[bqe_req.PartitionData(
+                partition_index=0, voter_directory_id=ZERO_UUID, leader_id=self.node_id,
+                leader_epoch=self.epoch)])],
+            leader_endpoints=[bqe_req.LeaderEndpoint(name=LISTENER_NAME, host=host, port=port)])
+
+    def _end_quorum_epoch_request(self, s: Resigned) -> Any:
+        host, port = self.voter_endpoints[self.node_id]
+        return eqe_req.EndQuorumEpochRequest(
+            cluster_id=self.cluster_id,
+            topics=[eqe_req.TopicData(topic_name=TOPIC, partitions=[eqe_req.PartitionData(
+                partition_index=0, leader_id=self.node_id, leader_epoch=s.epoch,
+                preferred_successors=list(s.preferred_successors),
+                preferred_candidates=[eqe_req.ReplicaInfo(candidate_id=c,
+                                                          candidate_directory_id=ZERO_UUID)
+                                      for c in s.preferred_successors])])],
+            leader_endpoints=[eqe_req.LeaderEndpoint(name=LISTENER_NAME, host=host, port=port)])
+
+    def _fetch_requests(self, target: int, now: int) -> list[Outbound]:
+        if target < 0 or not self._can_send(target, now):
+            return []
+        if self.fetching_snapshot is not None:
+            snap = self.fetching_snapshot
+            return [Outbound(target, fs_req.FetchSnapshotRequest(
+                cluster_id=self.cluster_id, replica_id=self.node_id,
+                max_bytes=self.config.fetch_snapshot_max_bytes,
+                topics=[fs_req.TopicSnapshot(name=TOPIC, partitions=[fs_req.PartitionSnapshot(
+                    partition=0, current_leader_epoch=self.epoch,
+                    snapshot_id=fs_req.SnapshotId(end_offset=snap.offset, epoch=snap.epoch),
+                    position=snap.size, replica_directory_id=self.directory_id)])]))]
+        end = self.log.end_offset_and_epoch()
+        return [Outbound(target, f_req.FetchRequest(
+            cluster_id=self.cluster_id, replica_id=self.node_id,
+            replica_state=f_req.ReplicaState(replica_id=self.node_id, replica_epoch=-1),
+            max_wait_ms=self.config.fetch_max_wait_ms, min_bytes=0,
+            max_bytes=self.config.fetch_max_bytes, isolation_level=0, session_id=0,
+            session_epoch=-1,
+            topics=[f_req.FetchTopic(topic=TOPIC, topic_id=TOPIC_ID, partitions=[
+                f_req.FetchPartition(
+                    partition=0, current_leader_epoch=self.epoch, fetch_offset=end.offset,
+                    last_fetched_epoch=end.epoch, log_start_offset=-1,
+                    partition_max_bytes=self.config.fetch_max_bytes,
+                    replica_directory_id=self.directory_id)])],
+            rack_id=""))]
+
+    # -- outcomes of sent requests -------------------------------------------------------------
+    def on_failure(self, destination: int, request: Any, now: int) -> None:
+        """The request failed (unreachable, timed out): retry after the backoff."""
+        d = self._dest(destination)
+        d.in_flight = False
+        d.backoff_until = now + self.config.retry_backoff_ms
+
+    def on_response(self, destination: int, request: Any, response: Any, now: int) -> None:
+        d = self._dest(destination)
+        d.in_flight = False
+        handled = self._handle_response(destination, request, response, now)
+        if not handled:
+            d.backoff_until = now + self.config.retry_backoff_ms
+
+    def _handle_response(self, source: int, request: Any, response: Any, now: int) -> bool:
+        if isinstance(response, v_resp.VoteResponse):
+            return self._on_vote_response(source, request, response, now)
+        if isinstance(response, bqe_resp.BeginQuorumEpochResponse):
+            return self._on_begin_quorum_epoch_response(source, response, now)
+        if isinstance(response, eqe_resp.EndQuorumEpochResponse):
+            return self._on_end_quorum_epoch_response(source, response, now)
+        if isinstance(response, f_resp.FetchResponse):
+            return self._on_fetch_response(source, response, now)
+        if isinstance(response, fs_resp.FetchSnapshotResponse):
+            return self._on_fetch_snapshot_response(source, response, now)
+        return False
+
+    def _common_response(self, error: int, leader_id: int, epoch: int, now: int) -> bool | None:
+        """Kafka's maybeHandleCommonResponse: None when the caller should look further."""
+        if epoch < self.epoch:
+            return True  # stale
+        if self._maybe_transition(leader_id, epoch, now):
+            return True
+        if error in (ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                     ErrorCode.UNKNOWN_LEADER_EPOCH, ErrorCode.BROKER_NOT_AVAILABLE):
+            return False
+        return None
+
+    def _on_vote_response(self, source: int, request: Any, response: Any, now: int) -> bool:
+        if response.error_code != ErrorCode.NONE or not response.topics:
+            return False
+        p = response.topics[0].partitions[0]
+        handled = self._common_response(p.error_code, p.leader_id, p.leader_epoch, now)
+        if handled is not None:
+            return handled
+        if p.error_code != ErrorCode.NONE:
+            return False
+        pre_vote = request.topics[0].partitions[0].pre_vote
+        s = self.quorum.state
+        if pre_vote and isinstance(s, Prospective) and p.leader_epoch == s.epoch:
+            (s.granted if p.vote_granted else s.rejected).add(source)
+            n = len(self.voters)
+            if len(s.granted) >= majority(n):
+                self._to_candidate(now)
+            elif len(s.rejected) > n - majority(n) and s.backoff_until is None:
+                self._lose_pre_vote(s, now)
+        elif not pre_vote and isinstance(s, Candidate) and p.leader_epoch == s.epoch:
+            (s.granted if p.vote_granted else s.rejected).add(source)
+            n = len(self.voters)
+            if len(s.granted) >= majority(n):
+                self._become_leader(now)
+            elif len(s.rejected) > n - majority(n) and s.backoff_until is None:
+                s.backoff_until = self.quorum.election_backoff(now)
+        return True
+
+    def _on_begin_quorum_epoch_response(self, source: int, response: Any, now: int) -> bool:
+        if response.error_code != ErrorCode.NONE or not response.topics:
+            return False
+        p = response.topics[0].partitions[0]
+        handled = self._common_response(p.error_code, p.leader_id, p.leader_epoch, now)
+        if handled is not None:
+            return handled
+        s = self.quorum.state
+        if p.error_code == ErrorCode.NONE and isinstance(s, Leader) and p.leader_epoch == s.epoch:
+            s.acknowledged.add(source)
+            return True
+        return False
+
+    def _on_end_quorum_epoch_response(self, source: int, response: Any, now: int) -> bool:
+        if response.error_code != ErrorCode.NONE or not response.topics:
+            return False
+        p = response.topics[0].partitions[0]
+        handled = self._common_response(p.error_code, p.leader_id, p.leader_epoch, now)
+        if handled is not None:
+            return handled
+        s = self.quorum.state
+        if isinstance(s, Resigned) and p.error_code == ErrorCode.NONE:
+            s.unacknowledged.discard(source)
+            return True
+        return False
+
+    def _on_fetch_response(self, source: int, response: Any, now: int) -> bool:
+        if response.error_code != ErrorCode.NONE or not response.responses:
+            return False
+        p = response.responses[0].partitions[0]
+        leader = p.current_leader
+        handled = self._common_response(p.error_code, leader.leader_id, leader.leader_epoch, now)
+        if handled is not None:
+            return handled
+        s = self.quorum.state
+        if not isinstance(s, Follower) or p.error_code != ErrorCode.NONE:
+            return False
+        if p.diverging_epoch.epoch >= 0:
+            end = OffsetAndEpoch(p.diverging_epoch.end_offset, p.diverging_epoch.epoch)
+            if s.high_watermark is not None and end.offset < s.high_watermark:
+                raise RuntimeError(
+                    f"The leader requested truncation to offset {end.offset}, which is below "
+                    f"the current high watermark {s.high_watermark}")
+            offset = self.log.truncate_to_end_offset(end)
+            log.info("node %d truncated to offset %d from Fetch response from leader %d",
+                     self.node_id, offset, s.leader_id)
+            self._changed()
+        elif p.snapshot_id.epoch >= 0 or p.snapshot_id.end_offset >= 0:
+            if p.snapshot_id.epoch < 0 or p.snapshot_id.end_offset < 0:
+                return False
+            sid = (p.snapshot_id.end_offset, p.snapshot_id.epoch)
+            if sid not in snapshots.list_snapshots(self.log.dir):
+                self.fetching_snapshot = snapshots.PartialSnapshot(self.log.dir, *sid)
+        else:
+            records = p.records
+            if records is not None and len(records) > 0:
+                self.log.append_as_follower(bytes(records))
+                if self.quorum.is_voter:
+                    self.log.flush()
+            if p.high_watermark >= 0:
+                hw = min(p.high_watermark, self.log.end_offset)
+                if s.high_watermark is None or hw > s.high_watermark:
+                    s.high_watermark = hw
+            self._changed()
+        s.has_fetched = True
+        s.fetch_deadline = now + self.config.fetch_timeout_ms
+        return True
+
+    def _on_fetch_snapshot_response(self, source: int, response: Any, now: int) -> bool:
+        if response.error_code != ErrorCode.NONE or not response.topics:
+            return False
+        p = response.topics[0].partitions[0]
+        leader = p.current_leader
+        handled = self._common_response(p.error_code, leader.leader_id, leader.leader_epoch, now)
+        if handled is not None:
+            return handled
+        s = self.quorum.state
+        snap = self.fetching_snapshot
+        if not isinstance(s, Follower) or snap is None:
+            return False
+        if p.error_code == ErrorCode.SNAPSHOT_NOT_FOUND:
+            self.fetching_snapshot = None
+            return True
+        if p.error_code != ErrorCode.NONE or p.position != snap.size:
+            return False
+        data = bytes(p.unaligned_records or b"")
+        snap.append(data)
+        if snap.size >= p.size:
+            snap.freeze()
+            self.fetching_snapshot = None
+            self.log.log.truncate_fully_and_start_at(snap.offset)
+            self.log.log.assign_epoch(snap.epoch, snap.offset)
+            if s.high_watermark is None or s.high_watermark < snap.offset:
+                s.high_watermark = snap.offset
+            self._changed()
+        s.fetch_deadline = now + self.config.fetch_timeout_ms
+        return True
+
+    # -- inbound requests ----------------------------------------------------------------------
+    def handle_vote(self, req: Any, version: int, now: int) -> Any:
+        def answer(error: int, granted: bool) -> Any:
+            return v_resp.VoteResponse(
+                error_code=ErrorCode.NONE,
+                topics=[v_resp.TopicData(topic_name=TOPIC, partitions=[v_resp.PartitionData(
+                    partition_index=0, error_code=error, leader_id=self.leader_id,
+                    leader_epoch=self.epoch, vote_granted=granted)])],
+                node_endpoints=[v_resp.NodeEndpoint(node_id=i, host=h, port=p)
+                                for i, h, p in self._leader_endpoint(self.leader_id)])
+
+        if not self._valid_cluster_id(req.cluster_id):
+            return v_resp.VoteResponse(error_code=ErrorCode.INCONSISTENT_CLUSTER_ID)
+        if not _single_partition(req.topics, "topic_name"):
+            return v_resp.VoteResponse(error_code=ErrorCode.INVALID_REQUEST)
+        p = req.topics[0].partitions[0]
+        if p.last_offset < 0 or p.last_offset_epoch < 0 or p.last_offset_epoch >= p.replica_epoch:
+            return answer(ErrorCode.INVALID_REQUEST, False)
+        if p.replica_epoch < self.epoch:
+            return answer(ErrorCode.FENCED_LEADER_EPOCH, False)
+        if p.replica_id < 0:
+            return answer(ErrorCode.INVALID_REQUEST, False)
+        pre_vote = version >= 2 and p.pre_vote
+        if p.replica_epoch > self.epoch and not pre_vote:
+            self._to_unattached(p.replica_epoch, now)
+        if version >= 1 and req.voter_id >= 0 and req.voter_id != self.node_id:
+            return answer(ErrorCode.INVALID_VOTER_KEY, False)
+        up_to_date = self._is_log_up_to_date(p.last_offset_epoch, p.last_offset)
+        granted = self.quorum.can_grant_vote(p.replica_id, up_to_date, pre_vote)
+        s = self.quorum.state
+        if granted and not pre_vote and isinstance(s, Unattached) and s.voted_id < 0:
+            self.quorum.to_unattached_voted(p.replica_id, p.replica_epoch, now)
+        log.info("node %d: %s from %d for epoch %d %s", self.node_id,
+                 "pre-vote" if pre_vote else "vote", p.replica_id, p.replica_epoch,
+                 "granted" if granted else "rejected")
+        return answer(ErrorCode.NONE, granted)
+
+    def handle_begin_quorum_epoch(self, req: Any, version: int, now: int) -> Any:
+        def answer(error: int) -> Any:
+            return bqe_resp.BeginQuorumEpochResponse(
+                error_code=ErrorCode.NONE,
+                topics=[bqe_resp.TopicData(topic_name=TOPIC, partitions=[bqe_resp.PartitionData(
+                    partition_index=0, error_code=error, leader_id=self.leader_id,
+                    leader_epoch=self.epoch)])],
+                node_endpoints=[bqe_resp.NodeEndpoint(node_id=i, host=h, port=p)
+                                for i, h, p in self._leader_endpoint(self.leader_id)])
+
+        if not self._valid_cluster_id(req.cluster_id):
+            return bqe_resp.BeginQuorumEpochResponse(error_code=ErrorCode.INCONSISTENT_CLUSTER_ID)
+        if not _single_partition(req.topics, "topic_name"):
+            return bqe_resp.BeginQuorumEpochResponse(error_code=ErrorCode.INVALID_REQUEST)
+        p = req.topics[0].partitions[0]
+        if p.leader_epoch < self.epoch:
+            return answer(ErrorCode.FENCED_LEADER_EPOCH)
+        if p.leader_id < 0:
+            return answer(ErrorCode.INVALID_REQUEST)
+        if version >= 1 and req.voter_id >= 0 and req.voter_id != self.node_id:
+            return answer(ErrorCode.INVALID_VOTER_KEY)
+        if p.leader_id != self.node_id:
+            s = self.quorum.state
+            if not (isinstance(s, Follower) and s.epoch == p.leader_epoch
+                    and s.leader_id == p.leader_id):
+                self._to_follower(p.leader_epoch, p.leader_id, now)
+        return answer(ErrorCode.NONE)
+
+    def handle_end_quorum_epoch(self, req: Any, version: int, now: int) -> Any:
+        def answer(error: int) -> Any:
+            return eqe_resp.EndQuorumEpochResponse(
+                error_code=ErrorCode.NONE,
+                topics=[eqe_resp.TopicData(topic_name=TOPIC, partitions=[eqe_resp.PartitionData(
+                    partition_index=0, error_code=error, leader_id=self.leader_id,
+                    leader_epoch=self.epoch)])],
+                node_endpoints=[eqe_resp.NodeEndpoint(node_id=i, host=h, port=p)
+                                for i, h, p in self._leader_endpoint(self.leader_id)])
+
+        if not self._valid_cluster_id(req.cluster_id):
+            return eqe_resp.EndQuorumEpochResponse(error_code=ErrorCode.INCONSISTENT_CLUSTER_ID)
+        if not _single_partition(req.topics, "topic_name"):
+            return eqe_resp.EndQuorumEpochResponse(error_code=ErrorCode.INVALID_REQUEST)
+        p = req.topics[0].partitions[0]
+        if p.leader_epoch < self.epoch:
+            return answer(ErrorCode.FENCED_LEADER_EPOCH)
+        if p.leader_id < 0:
+            return answer(ErrorCode.INVALID_REQUEST)
+        self._maybe_transition(p.leader_id, p.leader_epoch, now)
+        s = self.quorum.state
+        if isinstance(s, Follower) and s.leader_id == p.leader_id and self.quorum.is_voter:
+            successors = (p.preferred_successors if version == 0
+                          else [c.candidate_id for c in p.preferred_candidates])
+            backoff = self._end_epoch_backoff(successors)
+            # the leader is going: this epoch has no leader any more (Unattached keeps the vote)
+            self.quorum._set(Unattached(s.epoch, now + backoff, s.voted_id))
+            self._changed()
+        return answer(ErrorCode.NONE)
+
+    def _end_epoch_backoff(self, successors: list[int]) -> int:
+        """The first preferred successor stands at once, the others after an exponential
+        backoff by their position; a voter not listed waits the full election backoff."""
+        if self.node_id not in successors:
+            return self.config.election_backoff_max_ms
+        position = successors.index(self.node_id)
+        if position == 0:
+            return 0
+        return min(self.config.election_backoff_max_ms,
+                   self.config.retry_backoff_ms * (2 ** (position - 1)))
+
+    def handle_fetch(self, req: Any, version: int, now: int) -> tuple[Any, bool]:
+        """The response now, and whether it may wait for more (a long poll with nothing yet)."""
+        if not self._valid_cluster_id(req.cluster_id):
+            return f_resp.FetchResponse(error_code=ErrorCode.INCONSISTENT_CLUSTER_ID), False
+        topics = req.topics
+        if len(topics) != 1 or len(topics[0].partitions) != 1 or topics[0].partitions[0].partition != 0 \
+                or (version >= 13 and topics[0].topic_id != TOPIC_ID) \
+                or (version < 13 and topics[0].topic != TOPIC):
+            return f_resp.FetchResponse(error_code=ErrorCode.INVALID_REQUEST), False
+        fp = topics[0].partitions[0]
+        if req.max_wait_ms < 0 or fp.fetch_offset < 0 or fp.last_fetched_epoch < 0 \
+                or fp.last_fetched_epoch > fp.current_leader_epoch:
+            return self._fetch_response(ErrorCode.INVALID_REQUEST, None), False
+        error = self._validate_leader_only(fp.current_leader_epoch)
+        if error is not None:
+            return self._fetch_response(error, None), False
+        s = self.quorum.state
+        assert isinstance(s, Leader)
+        replica_id = req.replica_state.replica_id if version >= 15 else req.replica_id
+        latest = self.log.latest_snapshot_id()
+        if fp.fetch_offset == 0 and latest is not None:
+            return self._fetch_response(ErrorCode.NONE, None, snapshot=latest), False
+        valid = self.log.validate_offset_and_epoch(fp.fetch_offset, fp.last_fetched_epoch)
+        if valid.kind == DIVERGING:
+            return self._fetch_response(ErrorCode.NONE, None, diverging=valid.offset_and_epoch), False
+        if valid.kind == SNAPSHOT:
+            return self._fetch_response(ErrorCode.NONE, None, snapshot=valid.offset_and_epoch), False
+        records = self.log.read(fp.fetch_offset, max(fp.partition_max_bytes, 1))
+        if replica_id >= 0:
+            if s.replicas.update_replica(replica_id, getattr(fp, "replica_directory_id", ZERO_UUID),
+                                         fp.fetch_offset, self.log.end_offset, now):
+                self._changed()
+            if replica_id in self.voters:
+                s.acknowledged.add(replica_id)
+                s.fetched_since_check.add(replica_id)
+                if len(s.fetched_since_check | {self.node_id}) >= majority(len(self.voters)):
+                    s.fetched_since_check.clear()
+                    s.check_quorum_deadline = now + self.config.check_quorum_timeout_ms
+        resp = self._fetch_response(ErrorCode.NONE, records)
+        return resp, not records and req.max_wait_ms > 0
+
+    def _validate_leader_only(self, request_epoch: int) -> int | None:
+        if request_epoch < self.epoch:
+            return ErrorCode.FENCED_LEADER_EPOCH
+        if request_epoch > self.epoch:
+            return ErrorCode.UNKNOWN_LEADER_EPOCH
+        if not isinstance(self.quorum.state, Leader):
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        if self.shutting_down:
+            return ErrorCode.BROKER_NOT_AVAILABLE
+        return None
+
+    def _fetch_response(self, error: int, records: bytes | None, *,
+                        diverging: OffsetAndEpoch | None = None,
+                        snapshot: OffsetAndEpoch | None = None) -> Any:
+        hw = self.high_watermark if error == ErrorCode.NONE else None
+        part = f_resp.PartitionData(
+            partition_index=0, error_code=error,
+            high_watermark=-1 if hw is None else hw,
+            log_start_offset=self.log.start_offset,
+            records=records if records is not None else b"",
+            current_leader=f_resp.LeaderIdAndEpoch(leader_id=self.leader_id,
+                                                   leader_epoch=self.epoch))
+        if diverging is not None:
+            part.diverging_epoch = f_resp.EpochEndOffset(epoch=diverging.epoch,
+                                                         end_offset=diverging.offset)
+        if snapshot is not None:
+            part.snapshot_id = f_resp.SnapshotId(end_offset=snapshot.offset, epoch=snapshot.epoch)
+        return f_resp.FetchResponse(
+            error_code=ErrorCode.NONE,
+            responses=[f_resp.FetchableTopicResponse(topic=TOPIC, topic_id=TOPIC_ID,
+                                                     partitions=[part])],
+            node_endpoints=[f_resp.NodeEndpoint(node_id=i, host=h, port=p, rack=None)
+                            for i, h, p in self._leader_endpoint(self.leader_id)])
+
+    def handle_fetch_snapshot(self, req: Any, version: int, now: int) -> Any:
+        if not self._valid_cluster_id(req.cluster_id):
+            return fs_resp.FetchSnapshotResponse(error_code=ErrorCode.INCONSISTENT_CLUSTER_ID)
+        if not _single_partition(req.topics, "name"):
+            return fs_resp.FetchSnapshotResponse(error_code=ErrorCode.INVALID_REQUEST)
+        p = req.topics[0].partitions[0]
+
+        def answer(error: int, **kw: Any) -> Any:
+            part = fs_resp.PartitionSnapshot(
+                index=0, error_code=error,
+                current_leader=fs_resp.LeaderIdAndEpoch(leader_id=self.leader_id,
+                                                        leader_epoch=self.epoch), **kw)
+            return fs_resp.FetchSnapshotResponse(
+                error_code=ErrorCode.NONE,
+                topics=[fs_resp.TopicSnapshot(name=TOPIC, partitions=[part])],
+                node_endpoints=[fs_resp.NodeEndpoint(node_id=i, host=h, port=pt)
+                                for i, h, pt in self._leader_endpoint(self.leader_id)])
+
+        error = self._validate_leader_only(p.current_leader_epoch)
+        if error is not None:
+            return answer(error)
+        sid = p.snapshot_id
+        try:
+            size, data = snapshots.read_chunk(self.log.dir, sid.end_offset, sid.epoch, p.position,
+                                              max(req.max_bytes, 1))
+        except FileNotFoundError:
+            return answer(ErrorCode.SNAPSHOT_NOT_FOUND)
+        if p.position < 0 or p.position >= size:
+            return answer(ErrorCode.POSITION_OUT_OF_RANGE)
+        return answer(ErrorCode.NONE, snapshot_id=fs_resp.SnapshotId(end_offset=sid.end_offset,
+                                                                     epoch=sid.epoch),
+                      size=size, position=p.position, unaligned_records=data)
+
+    def handle_describe_quorum(self, req: Any, version: int, now: int) -> Any:
+        topics = req.topics
+        if len(topics) != 1 or topics[0].topic_name != TOPIC or len(topics[0].partitions) != 1 \
+                or topics[0].partitions[0].partition_index != 0:
+            return dq_resp.DescribeQuorumResponse(
+                error_code=ErrorCode.NONE,
+                topics=[dq_resp.TopicData(topic_name=t.topic_name, partitions=[
+                    dq_resp.PartitionData(partition_index=p.partition_index,
+                                          error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                    for p in t.partitions]) for t in topics])
+        s = self.quorum.state
+        if not isinstance(s, Leader):
+            return dq_resp.DescribeQuorumResponse(
+                error_code=ErrorCode.NONE,
+                topics=[dq_resp.TopicData(topic_name=TOPIC, partitions=[dq_resp.PartitionData(
+                    partition_index=0, error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                    leader_id=NO_LEADER, leader_epoch=-1, high_watermark=-1)])])
+
+        def replica(r: Any, local: bool) -> Any:
+            return dq_resp.ReplicaState(
+                replica_id=r.replica_id, replica_directory_id=r.directory_id,
+                log_end_offset=r.end_offset,
+                last_fetch_timestamp=now if local else r.last_fetch_ms,
+                last_caught_up_timestamp=now if local else r.last_caught_up_ms)
+
+        voters = [replica(r, r.replica_id == self.node_id) for r in s.replicas.voters.values()]
+        observers = [replica(r, False) for r in s.replicas.observer_states(now)]
+        hw = s.replicas.high_watermark
+        return dq_resp.DescribeQuorumResponse(
+            error_code=ErrorCode.NONE,
+            topics=[dq_resp.TopicData(topic_name=TOPIC, partitions=[dq_resp.PartitionData(
+                partition_index=0, error_code=ErrorCode.NONE, leader_id=self.node_id,
+                leader_epoch=s.epoch, high_watermark=-1 if hw is None else hw,
+                current_voters=voters, observers=observers)])],
+            nodes=[dq_resp.Node(node_id=v, listeners=[dq_resp.Listener(
+                name=LISTENER_NAME, host=h, port=p)])
+                for v, (h, p) in sorted(self.voter_endpoints.items())])
+
+    # -- appends and resignation ---------------------------------------------------------------
+    def append(self, epoch: int, values: list[bytes], now: int) -> int:
+        """Appends one batch as leader of ``epoch``; the offset of its last record."""
+        s = self.quorum.state
+        if not isinstance(s, Leader) or s.epoch != epoch or self.shutting_down:
+            raise NotLeaderError(
+                f"Append failed because the replica is not the current leader (epoch {self.epoch}"
+                f", leader {self.leader_id}, requested epoch {epoch})")
+        if not values:
+            raise ValueError("an append needs at least one record")
+        info = self.log.append_as_leader(raft_records.data_batch(values, epoch, now), epoch)
+        self.log.flush()
+        s.replicas.update_local(self.log.end_offset, now)
+        self._changed()
+        return info.last_offset
+
+    def resign(self, now: int) -> None:
+        """Graceful shutdown of a leader: Resigned, EndQuorumEpoch to the voters with the
+        others as preferred successors, the most caught-up first (Kafka's resign order)."""
+        s = self.quorum.state
+        self.shutting_down = True
+        if isinstance(s, Leader):
+            others = sorted((r for r in s.replicas.voters.values() if r.replica_id != self.node_id),
+                            key=lambda r: (-r.end_offset, r.replica_id))
+            self.quorum.to_resigned([r.replica_id for r in others], now)
+            self._reset_destinations()
+            self._changed()
+
+
+def _single_partition(topics: list[Any], name_attr: str) -> bool:
+    return (len(topics) == 1 and getattr(topics[0], name_attr) == TOPIC
+            and len(topics[0].partitions) == 1
+            and getattr(topics[0].partitions[0], "partition_index",
+                        getattr(topics[0].partitions[0], "partition", 0)) == 0)

@@ -25,6 +25,9 @@ import pykafkad
 from pykafkad.formatted import META_PROPERTIES
 
 DEFAULT_DATA_DIR = "./pykafkad-cluster"
+#: set in a node's environment: the launcher's pid, whose death stops the node
+LAUNCHER_PID_ENV = "PYKAFKAD_LAUNCHER_PID"
+_PR_SET_PDEATHSIG = 1
 READY_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 30
 READY_MARK = "listening on "
@@ -171,7 +174,7 @@ class NodeProcess:
 
     def start(self) -> None:
         src = str(Path(pykafkad.__file__).resolve().parent.parent)
-        env = {**os.environ, **self.extra_env}
+        env = {**os.environ, **self.extra_env, LAUNCHER_PID_ENV: str(os.getpid())}
         env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
@@ -225,6 +228,24 @@ class NodeFailedError(RuntimeError):
                          f"start; its last lines ({node.log_path}):\n{node.tail()}")
 
 
+def die_with_launcher() -> None:
+    """Called by a node at start: on Linux the kernel sends it SIGTERM (a clean shutdown) when
+    the launcher goes, even by kill -9, so no node outlives its cluster; a node whose launcher
+    is gone already stops at once."""
+    launcher = int(os.environ.pop(LAUNCHER_PID_ENV, "0") or 0)
+    if not launcher:
+        return
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != launcher:
+        sys.exit(0)
+
+
 def nodes_ready(nodes: list[NodeProcess]) -> bool:
     """The readiness check: every node's process printed its own ready line.  (Once the nodes
     form a cluster this becomes "every broker registered and unfenced".)"""
@@ -251,8 +272,11 @@ class Cluster:
     """The node processes of one cluster, created from a plan and formatted once."""
 
     def __init__(self, specs: list[NodeSpec], overrides: Mapping[str, str] | None = None,
-                 cluster_id: str | None = None):
+                 cluster_id: str | None = None,
+                 ready: Callable[[list[NodeProcess]], bool] = nodes_ready):
         self.specs = specs
+        #: the readiness check start_all waits for (see nodes_ready)
+        self.ready = ready
         self.cluster_id = cluster_id or random_cluster_id()
         self.nodes: dict[int, NodeProcess] = {s.node_id: NodeProcess(s) for s in specs}
         for s in specs:
@@ -267,7 +291,7 @@ class Cluster:
         for n in self.nodes.values():
             n.start()
         try:
-            wait_ready(list(self.nodes.values()), timeout)
+            wait_ready(list(self.nodes.values()), timeout, self.ready)
         except BaseException:
             self.stop_all()
             raise
@@ -331,9 +355,16 @@ def main(argv: list[str]) -> int:
         return 1
     print(f"pykafkad cluster ready: {len(specs)} nodes, bootstrap servers "
           f"{cluster.bootstrap_servers}", flush=True)
+    reported: set[int] = set()
     try:
         while stop["signal"] is None:
             time.sleep(0.2)  # the handler only records the signal
+            for n in cluster.nodes.values():
+                if n.node_id not in reported and not n.running:
+                    reported.add(n.node_id)
+                    print(f"pykafkad cluster: node {n.node_id} exited with status "
+                          f"{n.proc.returncode}; its last lines ({n.log_path}):\n{n.tail()}",
+                          file=sys.stderr, flush=True)
     finally:
         cluster.stop_all()
     return 0

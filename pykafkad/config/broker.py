@@ -186,7 +186,10 @@ class BrokerConfig(Mapping[str, Any]):
 
     @property
     def advertised_listeners(self) -> list[Endpoint]:
-        """What Metadata advertises: advertised.listeners or listeners, minus controller ones."""
+        """What Metadata advertises: advertised.listeners or listeners, minus controller ones;
+        none on a controller-only node."""
+        if self.is_kraft and BROKER_ROLE not in self.node_roles:
+            return []
         return _advertised(self._values, self._merged_names())
 
     # --- the node's parsed view (KRaft): what the raft, controller and replica areas read

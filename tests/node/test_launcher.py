@@ -181,3 +181,23 @@ def test_a_bad_setting_is_reported_from_the_node(tmp_path):
     assert proc.returncode == 1 and out == ""
     assert ("pykafkad: Invalid value abc for configuration controller.quorum.election.timeout.ms: "
             "Not a number of type INT") in err
+
+
+def test_nodes_stop_when_the_launcher_is_killed_and_a_dead_node_is_reported(tmp_path):
+    base = free_base_port(4)
+    proc = launch(tmp_path, "--nodes", "2", "--port", str(base))
+    try:
+        assert proc.stdout.readline().startswith("pykafkad cluster ready: 2 nodes")
+        pids = node_pids(tmp_path / "c")
+        assert len(pids) == 2
+        os.kill(pids[0], signal.SIGKILL)
+        line = proc.stderr.readline()
+        assert line.startswith("pykafkad cluster: node ") and "exited with status -9" in line
+        proc.kill()  # the launcher goes without stopping anyone: the kernel tells the node
+        proc.wait()
+        wait_until(lambda: gone(pids[1]))
+    finally:
+        proc.kill()
+        proc.wait()
+        for pid in node_pids(tmp_path / "c"):
+            os.kill(pid, signal.SIGKILL)

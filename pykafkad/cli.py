@@ -251,9 +251,6 @@ def main(argv: list[str] | None = None) -> int:
 
         return cluster_main(argv[1:])
     args = parse_args(argv)
-    from pykafkad.launcher import die_with_launcher
-
-    die_with_launcher()  # a node of `pykafkad cluster` / run_cluster stops with its launcher
     logging.basicConfig(
         level=args.log_level,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

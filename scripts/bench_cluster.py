@@ -3,7 +3,9 @@ memory its processes hold once started, pykafkad's launcher against three Apache
 KRaft JVMs from the reference jars, in the same run.
 
 pykafkad: from planning the cluster (server.properties and meta.properties written) until
-every node printed its ready line and every broker listener answers ApiVersions.  (Until the
+every node printed its ready line and every broker listener answers ApiVersions; nodes are
+forked from the launcher's fork server (pykafkad.launcher), which the first cluster of a
+process starts.  (Until the
 nodes form a quorum that is all "ready" means; the lead's readiness becomes "every broker
 registered and unfenced".)  Kafka: from the parallel ``kafka-storage format`` runs until every
 node's Metadata lists all three brokers and a controller; its format time is reported too.

@@ -118,16 +118,16 @@ def free_base_port(count: int) -> int:
 
 
 def node_pids(data_dir: Path) -> list[int]:
-    """The node processes whose command line names a server.properties under ``data_dir``."""
+    """The node processes of a cluster in ``data_dir``: their stdout is a node's log there."""
     pids = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
-            cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
+            stdout = os.readlink(proc / "fd" / "1")
         except OSError:
             continue
-        if f"{data_dir}/node-" in cmdline and "pykafkad" in cmdline:
+        if stdout.startswith(f"{data_dir}/node-") and not gone(int(proc.name)):
             pids.append(int(proc.name))
     return pids
 

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import trio
 
+from pykafkad.launcher import NodeProcess as NodeHandle
+
 STARTUP_TIMEOUT_S = 30
 
 
@@ -99,7 +101,7 @@ def run_broker(
 
 
 class ClusterHandle:
-    """A running ``run_cluster``: ``nodes`` by id (NodeProcess: node_id, host, port,
+    """A running ``run_cluster``: ``nodes`` by id (NodeHandle: node_id, host, port,
     controller_port, pid, running), and per-node stop / kill / start."""
 
     def __init__(self, cluster, data_dir: Path):
@@ -115,7 +117,7 @@ class ClusterHandle:
         return self._cluster.cluster_id
 
     @property
-    def nodes(self) -> dict:
+    def nodes(self) -> dict[int, NodeHandle]:
         return self._cluster.nodes
 
     def stop(self, node_id: int) -> None:

@@ -31,6 +31,10 @@ class UsageError(Exception):
     pass
 
 
+#: ``pykafkad <subcommand> ...``: the module whose ``main(argv) -> int`` runs it
+SUBCOMMANDS = {"cluster": "pykafkad.launcher"}
+
+
 class HelpConfig(argparse.Action):
     """``--help-config``: prints the settings table and exits, like ``--help``."""
 
@@ -246,10 +250,10 @@ async def serve(server, needed: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["cluster"]:
-        from pykafkad.launcher import main as cluster_main
+    if argv[:1] and argv[0] in SUBCOMMANDS:
+        import importlib
 
-        return cluster_main(argv[1:])
+        return importlib.import_module(SUBCOMMANDS[argv[0]]).main(argv[1:])
     args = parse_args(argv)
     logging.basicConfig(
         level=args.log_level,

@@ -123,18 +123,33 @@ def random_cluster_id() -> str:
 
 
 def format_node(spec: NodeSpec, cluster_id: str) -> None:
+    """Formats a node's storage unless it is formatted already (a restart keeps its cluster
+    id): with ``pykafkad format --cluster-id ID --config server.properties`` (Kafka's
+    ``kafka-storage format`` flags) when the command exists, else with the stand-in below."""
+    log_dir = spec.data_dir / "data"
+    if (log_dir / META_PROPERTIES).exists():
+        return
+    from pykafkad.cli import SUBCOMMANDS
+
+    if "format" in SUBCOMMANDS:
+        subprocess.run([sys.executable, "-m", "pykafkad", "format", "--cluster-id", cluster_id,
+                        "--config", str(spec.properties_path)], check=True,
+                       capture_output=True)
+        return
+    write_meta_properties(spec, cluster_id)
+
+
+def write_meta_properties(spec: NodeSpec, cluster_id: str) -> None:
     """STAND-IN for ``pykafkad format`` (the metadata area's command, not on this branch yet):
-    writes meta.properties as ``kafka-storage format`` does, unless the dir is formatted
-    already (a restart keeps its cluster id).  The lead swaps this for the real command."""
+    writes meta.properties as ``kafka-storage format`` does.  Used only while the ``pykafkad``
+    command has no ``format`` subcommand (pykafkad.cli.SUBCOMMANDS)."""
     log_dir = spec.data_dir / "data"
     meta = log_dir / META_PROPERTIES
-    if meta.exists():
-        return
     log_dir.mkdir(parents=True, exist_ok=True)
-    meta.write_text(
-        "#\n#Written by pykafkad cluster\n"
-        f"cluster.id={cluster_id}\ndirectory.id={random_cluster_id()}\n"
-        f"node.id={spec.node_id}\nversion=1\n")
+    stamp = time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime())
+    meta.write_text(  # what Kafka 4.4's format writes, in its order
+        f"#\n#{stamp}\nnode.id={spec.node_id}\ndirectory.id={random_cluster_id()}\n"
+        f"version=1\ncluster.id={cluster_id}\n")
 
 
 _context: multiprocessing.context.BaseContext | None = None

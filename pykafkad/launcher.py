@@ -14,6 +14,7 @@ import base64
 import multiprocessing
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -110,6 +111,20 @@ def server_properties(spec: NodeSpec, specs: list[NodeSpec],
         props["inter.broker.listener.name"] = "PLAINTEXT"
     props.update(overrides or {})
     return props
+
+
+def free_ports(count: int) -> list[int]:
+    """Ports free now, all different (held open together so the OS cannot repeat one)."""
+    socks = []
+    try:
+        for _ in range(count):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
 def write_properties(path: Path, props: Mapping[str, str]) -> None:
@@ -400,7 +415,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--controllers", type=int, default=0,
                    help="dedicated controller nodes (default 0: every node is both)")
     p.add_argument("--port", type=int, default=9092,
-                   help="first port: brokers' PLAINTEXT ports, then controller ports")
+                   help="first port: brokers' PLAINTEXT ports, then controller ports "
+                        "(0: any free ports)")
     p.add_argument("--host", default="127.0.0.1", help="address every listener binds")
     p.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help="holds node-<id>/ per node")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -421,10 +437,14 @@ def main(argv: list[str]) -> int:
         print("pykafkad cluster: --nodes and --controllers must leave at least one node",
               file=sys.stderr)
         return 2
-    specs = plan_cluster(args.nodes, args.controllers, args.port, Path(args.data_dir), args.host)
-    if max((s.port or s.controller_port) for s in specs) > 65535:
-        print("pykafkad cluster: --port leaves too few ports", file=sys.stderr)
+    count = args.nodes + (args.controllers or args.nodes)
+    if not 0 <= args.port <= 65536 - count:
+        print(f"pykafkad cluster: --port must be between 0 and {65536 - count} for {count} "
+              f"ports, got {args.port}", file=sys.stderr)
         return 2
+    ports = free_ports(count) if args.port == 0 else None  # 0: any free ports
+    specs = plan_cluster(args.nodes, args.controllers, args.port, Path(args.data_dir), args.host,
+                         ports)
     cluster = Cluster(specs, overrides)
     stop = {"signal": None}
 

@@ -29,11 +29,10 @@ def _rss_mib(pid: int) -> float:
 
 
 def pykafkad_cluster_start(nodes: int = 3) -> dict[str, float]:
-    from pykafkad.launcher import Cluster, plan_cluster
-    from pykafkad.testing import _free_ports
+    from pykafkad.launcher import Cluster, free_ports, plan_cluster
 
     with tempfile.TemporaryDirectory() as d:
-        ports = _free_ports(2 * nodes)
+        ports = free_ports(2 * nodes)
         t0 = time.monotonic()
         cluster = Cluster(plan_cluster(nodes, 0, 0, Path(d), ports=ports))
         try:

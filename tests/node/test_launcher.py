@@ -201,3 +201,21 @@ def test_nodes_stop_when_the_launcher_is_killed_and_a_dead_node_is_reported(tmp_
         proc.wait()
         for pid in node_pids(tmp_path / "c"):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_port_zero_takes_free_ports_and_a_bad_port_is_refused(tmp_path):
+    proc = launch(tmp_path, "--nodes", "1", "--port", "0")
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("pykafkad cluster ready: 1 nodes, bootstrap servers 127.0.0.1:")
+        port = int(line.rsplit(":", 1)[1])
+        assert port != 0 and answers("127.0.0.1", port)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(WAIT_S) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+    bad = launch(tmp_path, "--nodes", "3", "--port", "65532")
+    out, err = bad.communicate(timeout=WAIT_S)
+    assert (bad.returncode, err) == (
+        2, "pykafkad cluster: --port must be between 0 and 65530 for 6 ports, got 65532\n")

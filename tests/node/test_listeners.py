@@ -93,17 +93,16 @@ def test_controller_api_ranges_are_kafkas_controllers(node, reference_kafka):
 
 
 def test_each_broker_listener_advertises_its_own_endpoint(tmp_path):
-    """Two broker listeners (PLAINTEXT, INTERNAL) with different advertised hosts: Metadata,
-    DescribeCluster and FindCoordinator answer with the endpoint of the listener asked, as
-    Kafka's brokers register one endpoint per listener name."""
+    """Two broker listeners (PLAINTEXT, INTERNAL) with different advertised hosts: Metadata
+    and DescribeCluster answer with the endpoint of the listener asked, as Kafka's brokers
+    register one endpoint per listener name."""
     import subprocess
     import sys
 
-    from pykafkad.launcher import NodeSpec, format_node
-    from pykafkad.testing import _free_ports
+    from pykafkad.launcher import NodeSpec, format_node, free_ports
     from wire.messages.describe_cluster_request import DescribeClusterRequest
 
-    plain, internal, controller = _free_ports(3)
+    plain, internal, controller = free_ports(3)
     spec = NodeSpec(1, ("broker", "controller"), "127.0.0.1", plain, controller, tmp_path)
     format_node(spec, "h-node-cluster-id-00000")
     props = tmp_path / "server.properties"

@@ -205,8 +205,10 @@ class BrokerConfig(Mapping[str, Any]):
 
     @property
     def quorum_voters(self) -> list[tuple[int, str, int]]:
-        """controller.quorum.voters as (id, host, port), in the order given."""
-        voters = parse_voters(self._values["controller.quorum.voters"])
+        """controller.quorum.voters as (id, host, port), in the order given (a repeated id
+        keeps its last address; connecting to 0.0.0.0 is for the quorum to refuse, as
+        Kafka's QuorumConfig.parseVoterConnections does)."""
+        voters = parse_voters(self._values["controller.quorum.voters"], routable=False)
         return [(node_id, host, port) for node_id, (host, port) in voters.items()]
 
     @property

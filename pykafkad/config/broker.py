@@ -226,6 +226,18 @@ class BrokerConfig(Mapping[str, Any]):
         return [e for e in self.listeners if e.listener_name in names]
 
     @property
+    def advertised_controller_listeners(self) -> list[Endpoint]:
+        """What this controller tells its peers and brokers (KIP-853): a controller listener's
+        advertised.listeners entry when there is one, else its ``listeners`` entry."""
+        names = self._merged_names()
+        advertised = {}
+        if self._values["advertised.listeners"] is not None:
+            advertised = {e.listener_name: e for e in _parse_endpoints(
+                "advertised.listeners", self._values["advertised.listeners"],
+                _protocol_map(self._values, names), False)}
+        return [advertised.get(e.listener_name, e) for e in self.controller_listeners]
+
+    @property
     def inter_broker_listener(self) -> Endpoint | None:
         """The advertised listener brokers reach each other on (inter.broker.listener.name, or
         the one named after security.inter.broker.protocol); None on a controller-only node."""

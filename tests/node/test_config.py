@@ -154,6 +154,12 @@ def test_parsed_views_for_the_cluster_areas():
     assert config.advertised_listeners == [Endpoint("PLAINTEXT", "a", 1, "PLAINTEXT"),
                                            Endpoint("INTERNAL", "b", 2, "PLAINTEXT")]
     assert config.inter_broker_listener == Endpoint("INTERNAL", "b", 2, "PLAINTEXT")
+    assert config.advertised_controller_listeners == config.controller_listeners
+    moved = BrokerConfig({**BASE, "advertised.listeners":
+                          "PLAINTEXT://a:1,CONTROLLER://c:3"})
+    assert moved.advertised_controller_listeners == [
+        Endpoint("CONTROLLER", "c", 3, "PLAINTEXT")]
+    assert moved.advertised_listeners == [Endpoint("PLAINTEXT", "a", 1, "PLAINTEXT")]
     single = BrokerConfig({})
     assert single.node_roles == frozenset() and not single.is_kraft
     assert single.quorum_voters == []

@@ -185,12 +185,17 @@ class Broker:
 
     # -- lifecycle ---------------------------------------------------------------------------
     def set_endpoint(self, host: str, port: int, listener_name: str | None = None) -> None:
-        """Records an advertised endpoint; the first one set is the default (``endpoint``)."""
+        """Records a listener's advertised endpoint; the first one is also the default
+        (``endpoint``).  Without a listener name it is what every listener advertises (a
+        proxy in front of the broker, scripts/capture_golden.py)."""
         endpoint = Endpoint(self.node_id, host, port)
-        if listener_name is None or not self.endpoints:
+        if listener_name is None:
             self.endpoint = endpoint
-        if listener_name is not None:
-            self.endpoints[listener_name] = endpoint
+            self.endpoints.clear()
+            return
+        if not self.endpoints:
+            self.endpoint = endpoint
+        self.endpoints[listener_name] = endpoint
 
     def endpoint_for(self, listener_name: str) -> Endpoint:
         """The advertised endpoint of a listener, as Kafka's brokers advertise per listener."""

@@ -31,6 +31,11 @@ class UsageError(Exception):
     pass
 
 
+#: ``pykafkad <subcommand> ...``: the module whose ``main(argv) -> int`` runs it
+SUBCOMMANDS = {"cluster": "pykafkad.launcher", **{
+    name: "pykafkad.metadata.storage_tool" for name in ("format", "random-uuid", "info")}}
+
+
 class HelpConfig(argparse.Action):
     """``--help-config``: prints the settings table and exits, like ``--help``."""
 
@@ -254,10 +259,10 @@ def main(argv: list[str] | None = None) -> int:
         from pykafkad.metadata.storage_tool import main as storage_main
 
         return storage_main(argv)
-    if argv[:1] == ["cluster"]:
-        from pykafkad.launcher import main as cluster_main
+    if argv[:1] and argv[0] in SUBCOMMANDS:
+        import importlib
 
-        return cluster_main(argv[1:])
+        return importlib.import_module(SUBCOMMANDS[argv[0]]).main(argv[1:])
     args = parse_args(argv)
     logging.basicConfig(
         level=args.log_level,

@@ -11,20 +11,26 @@ from __future__ import annotations
 
 import argparse
 import base64
+import multiprocessing
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-import pykafkad
 from pykafkad.formatted import META_PROPERTIES
 
 DEFAULT_DATA_DIR = "./pykafkad-cluster"
+_PR_SET_PDEATHSIG = 1
+#: what the fork server imports once, so that a node process starts without importing them
+#: (about half a second of CPU each, most of a node's start)
+PRELOAD = ["trio", "pykafkad.cli", "pykafkad.broker", "pykafkad.server", "pykafkad.handlers",
+           "pykafkad.launcher"]
 READY_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 30
 READY_MARK = "listening on "
@@ -107,6 +113,20 @@ def server_properties(spec: NodeSpec, specs: list[NodeSpec],
     return props
 
 
+def free_ports(count: int) -> list[int]:
+    """Ports free now, all different (held open together so the OS cannot repeat one)."""
+    socks = []
+    try:
+        for _ in range(count):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
 def write_properties(path: Path, props: Mapping[str, str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
@@ -118,18 +138,110 @@ def random_cluster_id() -> str:
 
 
 def format_node(spec: NodeSpec, cluster_id: str) -> None:
+    """Formats a node's storage unless it is formatted already (a restart keeps its cluster
+    id): with ``pykafkad format --cluster-id ID --config server.properties`` (Kafka's
+    ``kafka-storage format`` flags) when the command exists, else with the stand-in below."""
+    log_dir = spec.data_dir / "data"
+    if (log_dir / META_PROPERTIES).exists():
+        return
+    from pykafkad.cli import SUBCOMMANDS
+
+    if "format" in SUBCOMMANDS:
+        subprocess.run([sys.executable, "-m", "pykafkad", "format", "--cluster-id", cluster_id,
+                        "--config", str(spec.properties_path)], check=True,
+                       capture_output=True)
+        return
+    write_meta_properties(spec, cluster_id)
+
+
+def write_meta_properties(spec: NodeSpec, cluster_id: str) -> None:
     """STAND-IN for ``pykafkad format`` (the metadata area's command, not on this branch yet):
-    writes meta.properties as ``kafka-storage format`` does, unless the dir is formatted
-    already (a restart keeps its cluster id).  The lead swaps this for the real command."""
+    writes meta.properties as ``kafka-storage format`` does.  Used only while the ``pykafkad``
+    command has no ``format`` subcommand (pykafkad.cli.SUBCOMMANDS)."""
     log_dir = spec.data_dir / "data"
     meta = log_dir / META_PROPERTIES
-    if meta.exists():
-        return
     log_dir.mkdir(parents=True, exist_ok=True)
-    meta.write_text(
-        "#\n#Written by pykafkad cluster\n"
-        f"cluster.id={cluster_id}\ndirectory.id={random_cluster_id()}\n"
-        f"node.id={spec.node_id}\nversion=1\n")
+    stamp = time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime())
+    meta.write_text(  # what Kafka 4.4's format writes, in its order
+        f"#\n#{stamp}\nnode.id={spec.node_id}\ndirectory.id={random_cluster_id()}\n"
+        f"version=1\ncluster.id={cluster_id}\n")
+
+
+_context: multiprocessing.context.BaseContext | None = None
+
+
+def node_context() -> multiprocessing.context.BaseContext:
+    """Nodes are forked from one fork server per launcher process, which has imported
+    pykafkad already; each node is still a process of its own (own interpreter state, pid,
+    session and log), as ``python -m pykafkad`` would be."""
+    global _context
+    if _context is None:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(PRELOAD)
+        _context = ctx
+    return _context
+
+
+def run_node(argv: list[str], log_path: str) -> None:
+    """A node process's body: its own session, stdout and stderr to its log, then exactly
+    what ``pykafkad --config server.properties`` does; the exit status is the command's."""
+    os.setsid()
+    _forget_the_fork_server()
+    fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    die_with_parent()
+    from pykafkad.cli import main
+
+    code = main(argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    sys.exit(code)
+
+
+def _forget_the_fork_server() -> None:
+    """multiprocessing hands every child the write end of the pipe that keeps the fork server
+    alive while it has clients; a node is no client of it, and holding that end would keep the
+    fork server (and so, through die_with_parent, the node itself) alive after the launcher
+    was killed."""
+    from multiprocessing import forkserver
+
+    server = forkserver._forkserver
+    if server._forkserver_alive_fd is not None:
+        os.close(server._forkserver_alive_fd)
+        server._forkserver_alive_fd = None
+
+
+class NodeChild:
+    """A node process with the part of Popen's interface the launcher uses."""
+
+    def __init__(self, process: multiprocessing.process.BaseProcess):
+        self.process = process
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.exitcode
+
+    def poll(self) -> int | None:
+        return self.process.exitcode
+
+    def wait(self, timeout: float | None = None) -> int:
+        self.process.join(timeout)
+        if self.process.exitcode is None:
+            raise subprocess.TimeoutExpired("pykafkad node", timeout)
+        return self.process.exitcode
+
+    def send_signal(self, sig: int) -> None:
+        if self.process.exitcode is None:
+            os.kill(self.process.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
 
 
 @dataclass
@@ -137,9 +249,8 @@ class NodeProcess:
     """One node's process; ``start`` again reuses the same data dir."""
 
     spec: NodeSpec
-    proc: subprocess.Popen | None = None
+    proc: NodeChild | None = None
     log_offset: int = 0
-    extra_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def node_id(self) -> int:
@@ -170,16 +281,13 @@ class NodeProcess:
         return self.spec.data_dir / "pykafkad.log"
 
     def start(self) -> None:
-        src = str(Path(pykafkad.__file__).resolve().parent.parent)
-        env = {**os.environ, **self.extra_env}
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
-        with open(self.log_path, "ab") as out:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "pykafkad", "--config", str(self.spec.properties_path)],
-                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                start_new_session=True)
+        process = node_context().Process(
+            target=run_node, name=f"pykafkad-node-{self.node_id}",
+            args=(["--config", str(self.spec.properties_path)], str(self.log_path)))
+        process.start()
+        self.proc = NodeChild(process)
 
     def printed_ready(self) -> bool:
         """This start's process printed its ready line."""
@@ -225,6 +333,22 @@ class NodeFailedError(RuntimeError):
                          f"start; its last lines ({node.log_path}):\n{node.tail()}")
 
 
+def die_with_parent() -> None:
+    """On Linux the kernel sends a node SIGTERM (a clean shutdown) when its parent, the fork
+    server, goes, and the fork server goes with the launcher, even after a kill -9: no node
+    outlives its cluster.  A node whose parent is gone already stops at once."""
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if parent == 1 or os.getppid() != parent:
+        sys.exit(0)
+
+
 def nodes_ready(nodes: list[NodeProcess]) -> bool:
     """The readiness check: every node's process printed its own ready line.  (Once the nodes
     form a cluster this becomes "every broker registered and unfenced".)"""
@@ -251,8 +375,11 @@ class Cluster:
     """The node processes of one cluster, created from a plan and formatted once."""
 
     def __init__(self, specs: list[NodeSpec], overrides: Mapping[str, str] | None = None,
-                 cluster_id: str | None = None):
+                 cluster_id: str | None = None,
+                 ready: Callable[[list[NodeProcess]], bool] = nodes_ready):
         self.specs = specs
+        #: the readiness check start_all waits for (see nodes_ready)
+        self.ready = ready
         self.cluster_id = cluster_id or random_cluster_id()
         self.nodes: dict[int, NodeProcess] = {s.node_id: NodeProcess(s) for s in specs}
         for s in specs:
@@ -267,7 +394,7 @@ class Cluster:
         for n in self.nodes.values():
             n.start()
         try:
-            wait_ready(list(self.nodes.values()), timeout)
+            wait_ready(list(self.nodes.values()), timeout, self.ready)
         except BaseException:
             self.stop_all()
             raise
@@ -288,7 +415,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--controllers", type=int, default=0,
                    help="dedicated controller nodes (default 0: every node is both)")
     p.add_argument("--port", type=int, default=9092,
-                   help="first port: brokers' PLAINTEXT ports, then controller ports")
+                   help="first port: brokers' PLAINTEXT ports, then controller ports "
+                        "(0: any free ports)")
     p.add_argument("--host", default="127.0.0.1", help="address every listener binds")
     p.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help="holds node-<id>/ per node")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -309,10 +437,14 @@ def main(argv: list[str]) -> int:
         print("pykafkad cluster: --nodes and --controllers must leave at least one node",
               file=sys.stderr)
         return 2
-    specs = plan_cluster(args.nodes, args.controllers, args.port, Path(args.data_dir), args.host)
-    if max((s.port or s.controller_port) for s in specs) > 65535:
-        print("pykafkad cluster: --port leaves too few ports", file=sys.stderr)
+    count = args.nodes + (args.controllers or args.nodes)
+    if not 0 <= args.port <= 65536 - count:
+        print(f"pykafkad cluster: --port must be between 0 and {65536 - count} for {count} "
+              f"ports, got {args.port}", file=sys.stderr)
         return 2
+    ports = free_ports(count) if args.port == 0 else None  # 0: any free ports
+    specs = plan_cluster(args.nodes, args.controllers, args.port, Path(args.data_dir), args.host,
+                         ports)
     cluster = Cluster(specs, overrides)
     stop = {"signal": None}
 
@@ -331,9 +463,16 @@ def main(argv: list[str]) -> int:
         return 1
     print(f"pykafkad cluster ready: {len(specs)} nodes, bootstrap servers "
           f"{cluster.bootstrap_servers}", flush=True)
+    reported: set[int] = set()
     try:
         while stop["signal"] is None:
             time.sleep(0.2)  # the handler only records the signal
+            for n in cluster.nodes.values():
+                if n.node_id not in reported and not n.running:
+                    reported.add(n.node_id)
+                    print(f"pykafkad cluster: node {n.node_id} exited with status "
+                          f"{n.proc.returncode}; its last lines ({n.log_path}):\n{n.tail()}",
+                          file=sys.stderr, flush=True)
     finally:
         cluster.stop_all()
     return 0

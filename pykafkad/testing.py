@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import socket
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -19,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import trio
+
+from pykafkad.launcher import NodeProcess as NodeHandle
 
 STARTUP_TIMEOUT_S = 30
 
@@ -99,7 +100,7 @@ def run_broker(
 
 
 class ClusterHandle:
-    """A running ``run_cluster``: ``nodes`` by id (NodeProcess: node_id, host, port,
+    """A running ``run_cluster``: ``nodes`` by id (NodeHandle: node_id, host, port,
     controller_port, pid, running), and per-node stop / kill / start."""
 
     def __init__(self, cluster, data_dir: Path):
@@ -115,7 +116,7 @@ class ClusterHandle:
         return self._cluster.cluster_id
 
     @property
-    def nodes(self) -> dict:
+    def nodes(self) -> dict[int, NodeHandle]:
         return self._cluster.nodes
 
     def stop(self, node_id: int) -> None:
@@ -149,14 +150,14 @@ def run_cluster(
     """Starts ``nodes`` KRaft node processes (combined broker+controller, or brokers plus
     ``controllers`` dedicated controllers) on free ports, each with its own data dir under
     ``data_dir`` (a temporary one by default), and stops them all on exit."""
-    from pykafkad.launcher import Cluster, plan_cluster
+    from pykafkad.launcher import Cluster, free_ports, plan_cluster
 
     tmp = None
     if data_dir is None:
         tmp = tempfile.mkdtemp(prefix="pykafkad-cluster-")
         data_dir = tmp
     path = Path(data_dir)
-    ports = _free_ports(nodes + (controllers or nodes))
+    ports = free_ports(nodes + (controllers or nodes))
     cluster = Cluster(plan_cluster(nodes, controllers, 0, path, host, ports), config)
     try:
         cluster.start_all(STARTUP_TIMEOUT_S)
@@ -167,15 +168,3 @@ def run_cluster(
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _free_ports(count: int) -> list[int]:
-    """Ports free now, all different (held open together so the OS cannot repeat one)."""
-    socks = []
-    try:
-        for _ in range(count):
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()

@@ -224,8 +224,14 @@ def cluster_start(args: argparse.Namespace) -> None:
     """``--workloads cluster_start``: a 3-node cluster's start time and memory (bench_cluster)."""
     from bench_cluster import kafka_cluster_start, pykafkad_cluster_start
 
-    rounds = [pykafkad_cluster_start() for _ in range(args.rounds)]
-    ours = {name: min(r[name] for r in rounds) for name in rounds[0]}
+    # the first round also starts the launcher's fork server (what `pykafkad cluster` pays);
+    # later ones reuse it (what a test session's second cluster pays)
+    rounds = [pykafkad_cluster_start() for _ in range(max(args.rounds, 2))]
+    ours = dict(rounds[0])
+    warm = {name: min(r[name] for r in rounds[1:]) for name in rounds[0]}
+    for name, value in warm.items():
+        ours[name.replace("start s", "start, fork server up s")
+             .replace("RSS MiB", "RSS, fork server up MiB")] = value
     theirs = {} if args.skip_kafka else kafka_cluster_start()
     print(f"{'cluster_start':38} {'pykafkad':>12} {'kafka':>12} {'ratio':>8}")
     for name in [*ours, *(n for n in theirs if n not in ours)]:
@@ -233,10 +239,9 @@ def cluster_start(args: argparse.Namespace) -> None:
         print(f"{name:38} " + (f"{a:12.3f}" if a is not None else f"{'-':>12}")
               + (f" {b:12.3f}" if b is not None else f" {'-':>12}")
               + (f" {a / b:8.2f}" if a is not None and b else f" {'-':>8}"))
-    if args.rounds > 1:
-        name = next(iter(ours))
-        print(f"pykafkad {name} over {args.rounds} rounds: "
-              f"{min(r[name] for r in rounds):.3f} .. {max(r[name] for r in rounds):.3f}")
+    name = next(iter(ours))
+    print(f"pykafkad {name} later rounds: "
+          + ", ".join(f"{r[name]:.3f}" for r in rounds[1:]))
 
 
 def main() -> int:

@@ -186,7 +186,10 @@ class BrokerConfig(Mapping[str, Any]):
 
     @property
     def advertised_listeners(self) -> list[Endpoint]:
-        """What Metadata advertises: advertised.listeners or listeners, minus controller ones."""
+        """What Metadata advertises: advertised.listeners or listeners, minus controller ones;
+        none on a controller-only node."""
+        if self.is_kraft and BROKER_ROLE not in self.node_roles:
+            return []
         return _advertised(self._values, self._merged_names())
 
     # --- the node's parsed view (KRaft): what the raft, controller and replica areas read
@@ -202,8 +205,10 @@ class BrokerConfig(Mapping[str, Any]):
 
     @property
     def quorum_voters(self) -> list[tuple[int, str, int]]:
-        """controller.quorum.voters as (id, host, port), in the order given."""
-        voters = parse_voters(self._values["controller.quorum.voters"])
+        """controller.quorum.voters as (id, host, port), in the order given (a repeated id
+        keeps its last address; connecting to 0.0.0.0 is for the quorum to refuse, as
+        Kafka's QuorumConfig.parseVoterConnections does)."""
+        voters = parse_voters(self._values["controller.quorum.voters"], routable=False)
         return [(node_id, host, port) for node_id, (host, port) in voters.items()]
 
     @property
@@ -219,6 +224,18 @@ class BrokerConfig(Mapping[str, Any]):
         """The bound listeners that serve the controller APIs (``listeners`` order)."""
         names = _controller_names(self._values)
         return [e for e in self.listeners if e.listener_name in names]
+
+    @property
+    def advertised_controller_listeners(self) -> list[Endpoint]:
+        """What this controller tells its peers and brokers (KIP-853): a controller listener's
+        advertised.listeners entry when there is one, else its ``listeners`` entry."""
+        names = self._merged_names()
+        advertised = {}
+        if self._values["advertised.listeners"] is not None:
+            advertised = {e.listener_name: e for e in _parse_endpoints(
+                "advertised.listeners", self._values["advertised.listeners"],
+                _protocol_map(self._values, names), False)}
+        return [advertised.get(e.listener_name, e) for e in self.controller_listeners]
 
     @property
     def inter_broker_listener(self) -> Endpoint | None:

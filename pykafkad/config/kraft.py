@@ -95,7 +95,9 @@ def _java_int(text: str) -> int:
 
 
 def _voters_validator(name: str, value: Any) -> None:
-    parse_voters(value or ())
+    """ControllerQuorumVotersValidator: parseable; 0.0.0.0 is refused only where a voter is
+    connected to."""
+    parse_voters(value or (), routable=False)
 
 
 def _bootstrap_validator(name: str, value: Any) -> None:

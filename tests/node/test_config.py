@@ -154,6 +154,12 @@ def test_parsed_views_for_the_cluster_areas():
     assert config.advertised_listeners == [Endpoint("PLAINTEXT", "a", 1, "PLAINTEXT"),
                                            Endpoint("INTERNAL", "b", 2, "PLAINTEXT")]
     assert config.inter_broker_listener == Endpoint("INTERNAL", "b", 2, "PLAINTEXT")
+    assert config.advertised_controller_listeners == config.controller_listeners
+    moved = BrokerConfig({**BASE, "advertised.listeners":
+                          "PLAINTEXT://a:1,CONTROLLER://c:3"})
+    assert moved.advertised_controller_listeners == [
+        Endpoint("CONTROLLER", "c", 3, "PLAINTEXT")]
+    assert moved.advertised_listeners == [Endpoint("PLAINTEXT", "a", 1, "PLAINTEXT")]
     single = BrokerConfig({})
     assert single.node_roles == frozenset() and not single.is_kraft
     assert single.quorum_voters == []
@@ -199,3 +205,13 @@ def test_secure_listeners_are_refused_until_security_is_served(tmp_path):
     assert (result.returncode, result.stderr.strip()) == (
         2, "pykafkad: Listener SSL uses security protocol SSL: pykafkad serves only PLAINTEXT "
            "listeners (SSL and SASL are not supported yet)")
+
+
+def test_voters_parse_as_kafkas_quorum_config():
+    from pykafkad.config.kraft import parse_voters
+
+    # the config accepts a non-routable voter (Kafka's validator does); connecting refuses it
+    config = BrokerConfig({**BASE, "controller.quorum.voters": "1@0.0.0.0:9093,1@h:9094"})
+    assert config.quorum_voters == [(1, "h", 9094)]  # a repeated id: the last address
+    with pytest.raises(ConfigError, match=r"^Host string \(0.0.0.0\) is not routeable$"):
+        parse_voters(["1@0.0.0.0:9093"])

@@ -118,16 +118,16 @@ def free_base_port(count: int) -> int:
 
 
 def node_pids(data_dir: Path) -> list[int]:
-    """The node processes whose command line names a server.properties under ``data_dir``."""
+    """The node processes of a cluster in ``data_dir``: their stdout is a node's log there."""
     pids = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
-            cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
+            stdout = os.readlink(proc / "fd" / "1")
         except OSError:
             continue
-        if f"{data_dir}/node-" in cmdline and "pykafkad" in cmdline:
+        if stdout.startswith(f"{data_dir}/node-") and not gone(int(proc.name)):
             pids.append(int(proc.name))
     return pids
 
@@ -181,3 +181,41 @@ def test_a_bad_setting_is_reported_from_the_node(tmp_path):
     assert proc.returncode == 1 and out == ""
     assert ("pykafkad: Invalid value abc for configuration controller.quorum.election.timeout.ms: "
             "Not a number of type INT") in err
+
+
+def test_nodes_stop_when_the_launcher_is_killed_and_a_dead_node_is_reported(tmp_path):
+    base = free_base_port(4)
+    proc = launch(tmp_path, "--nodes", "2", "--port", str(base))
+    try:
+        assert proc.stdout.readline().startswith("pykafkad cluster ready: 2 nodes")
+        pids = node_pids(tmp_path / "c")
+        assert len(pids) == 2
+        os.kill(pids[0], signal.SIGKILL)
+        line = proc.stderr.readline()
+        assert line.startswith("pykafkad cluster: node ") and "exited with status -9" in line
+        proc.kill()  # the launcher goes without stopping anyone: the kernel tells the node
+        proc.wait()
+        wait_until(lambda: gone(pids[1]))
+    finally:
+        proc.kill()
+        proc.wait()
+        for pid in node_pids(tmp_path / "c"):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_port_zero_takes_free_ports_and_a_bad_port_is_refused(tmp_path):
+    proc = launch(tmp_path, "--nodes", "1", "--port", "0")
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("pykafkad cluster ready: 1 nodes, bootstrap servers 127.0.0.1:")
+        port = int(line.rsplit(":", 1)[1])
+        assert port != 0 and answers("127.0.0.1", port)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(WAIT_S) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+    bad = launch(tmp_path, "--nodes", "3", "--port", "65532")
+    out, err = bad.communicate(timeout=WAIT_S)
+    assert (bad.returncode, err) == (
+        2, "pykafkad cluster: --port must be between 0 and 65530 for 6 ports, got 65532\n")

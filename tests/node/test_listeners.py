@@ -89,3 +89,46 @@ def test_controller_api_ranges_are_kafkas_controllers(node, reference_kafka):
     assert {k: kafka.get(k) for k in ours} == ours
     assert 3 not in kafka  # Kafka's controller listener does not serve Metadata either
     assert {52, 53, 54, 55, 59, 60} <= set(ours)  # the quorum's APIs and DescribeCluster
+
+
+def test_each_broker_listener_advertises_its_own_endpoint(tmp_path):
+    """Two broker listeners (PLAINTEXT, INTERNAL) with different advertised hosts: Metadata
+    and DescribeCluster answer with the endpoint of the listener asked, as Kafka's brokers
+    register one endpoint per listener name."""
+    import subprocess
+    import sys
+
+    from pykafkad.launcher import NodeSpec, format_node, free_ports
+    from wire.messages.describe_cluster_request import DescribeClusterRequest
+
+    plain, internal, controller = free_ports(3)
+    spec = NodeSpec(1, ("broker", "controller"), "127.0.0.1", plain, controller, tmp_path)
+    format_node(spec, "h-node-cluster-id-00000")
+    props = tmp_path / "server.properties"
+    props.write_text("".join(f"{k}={v}\n" for k, v in {
+        "process.roles": "broker,controller", "node.id": "1",
+        "controller.quorum.voters": f"1@127.0.0.1:{controller}",
+        "listeners": f"PLAINTEXT://127.0.0.1:{plain},INTERNAL://127.0.0.1:{internal},"
+                     f"CONTROLLER://127.0.0.1:{controller}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{plain},INTERNAL://localhost:{internal}",
+        "listener.security.protocol.map":
+            "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "controller.listener.names": "CONTROLLER", "inter.broker.listener.name": "INTERNAL",
+        "log.dirs": str(tmp_path / "data"),
+    }.items()))
+    proc = subprocess.Popen([sys.executable, "-m", "pykafkad", "--config", str(props)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout.readline() == (
+            f"pykafkad node 1 (broker,controller) listening on PLAINTEXT://127.0.0.1:{plain},"
+            f"INTERNAL://127.0.0.1:{internal},CONTROLLER://127.0.0.1:{controller}\n")
+        for port, host in ((plain, "127.0.0.1"), (internal, "localhost")):
+            with WireClient(f"127.0.0.1:{port}") as c:
+                md = c.request(3, 12, MetadataRequest(topics=None,
+                                                      allow_auto_topic_creation=False))
+                dc = c.request(60, 0, DescribeClusterRequest())
+            assert [(b.node_id, b.host, b.port) for b in md.brokers] == [(1, host, port)]
+            assert [(b.broker_id, b.host, b.port) for b in dc.brokers] == [(1, host, port)]
+    finally:
+        proc.terminate()
+        assert proc.wait(WAIT_S) == 0

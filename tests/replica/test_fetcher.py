@@ -282,3 +282,35 @@ def test_fetcher_ids_are_kafkas():
     assert [java_string_hash(s) for s in ("", "a", "hello", "topic-é")] == [
         0, 97, 99162322, -1139260469]
     assert [fetcher_id(("hello", p), 3) for p in range(4)] == [0, 2, 1, 0]
+
+
+def test_partitions_spread_over_num_replica_fetchers(leader, tmp_path):
+    """num.replica.fetchers=2: each partition on the fetcher Kafka's hash picks, one connection
+    per fetcher, and every partition replicated."""
+    bs = leader.bootstrap_servers
+    topic = f"f-{uuid.uuid4().hex[:10]}"
+    create_topic(bs, topic, partitions=4)
+    tid = leader.broker.topics.get(topic).topic_id
+    confluent_produce(bs, topic, [{"value": b"v%d" % i, "partition": i % 4} for i in range(40)])
+    logs = {p: PartitionLog.open(tmp_path / f"{topic}-{p}", LogConfig(), lambda: 1_000_000)
+            for p in range(4)}
+    config = FetcherConfig.from_config({"num.replica.fetchers": "2",
+                                        "replica.fetch.wait.max.ms": "100"})
+    assert (config.num_fetchers, config.max_wait_ms, config.backoff_ms) == (2, 100, 1000)
+
+    async def main():
+        partitions = {(topic, p): (LogFollower(plog, LEADER_EPOCH, tid), LEADER_EPOCH, None)
+                      for p, plog in logs.items()}
+        async with fetching(leader, partitions, config=config) as manager:
+            await wait_until(lambda: all(plog.log_end_offset == 10 for plog in logs.values()),
+                             "every partition")
+            assert sorted(manager.fetchers) == [(1, 0), (1, 1)]
+            for p in range(4):
+                assert manager.fetcher_for((topic, p)) is manager.fetchers[
+                    (1, fetcher_id((topic, p), 2))]
+            manager.remove_partitions([(topic, p) for p in range(4)])
+            assert manager.fetchers == {}
+
+    trio.run(main)
+    for plog in logs.values():
+        plog.close()

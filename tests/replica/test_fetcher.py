@@ -314,3 +314,40 @@ def test_partitions_spread_over_num_replica_fetchers(leader, tmp_path):
     trio.run(main)
     for plog in logs.values():
         plog.close()
+
+
+def test_fetcher_rides_out_a_leader_restart(tmp_path):
+    """The leader goes away after the follower caught up (fetches fail: backoff, the partition
+    stays) and comes back on the same address: the fetcher reconnects and catches up again."""
+    port = free_port()
+    data = tmp_path / "leader"
+    follower = open_follower(tmp_path, "t")
+    with run_broker(data, port=port) as b:
+        create_topic(b.bootstrap_servers, "t")
+        tid = b.broker.topics.get("t").topic_id
+
+    def serve(value: bytes, until: int) -> None:
+        """The leader up until the follower has ``until`` records, ``value`` produced."""
+        with run_broker(data, port=port) as up:
+            confluent_produce(up.bootstrap_servers, "t", [{"value": value}] * 5)
+            trio.from_thread.run(wait_until, lambda: follower.log_end_offset == until,
+                                 f"the follower at {until}")
+
+    async def main():
+        part = LogFollower(follower, LEADER_EPOCH, tid)
+        async with trio.open_nursery() as nursery:
+            manager = ReplicaFetcherManager(broker_id=2, get_partition={("t", 0): part}.get,
+                                            config=FAST)
+            await nursery.start(manager.run)
+            manager.add_partitions({("t", 0): (BrokerEndpoint(1, "127.0.0.1", port), 0, None)})
+            await trio.to_thread.run_sync(serve, b"before", 5)
+            state = manager.fetch_state(("t", 0))
+            await wait_until(lambda: state.delay_until > trio.current_time(),
+                             "a backoff once the leader is gone")
+            assert manager.failed_partitions == {} and state.fetch_offset == 5
+            await trio.to_thread.run_sync(serve, b"after", 10)
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    assert follower.log_end_offset == follower.high_watermark == 10
+    follower.close()

@@ -143,6 +143,8 @@ def test_follower_log_is_byte_identical_to_the_leader(leader, tmp_path):
             assert (state.state, state.fetch_offset, state.last_fetched_epoch, state.lag) == (
                 "Fetching", follower.log_end_offset, LEADER_EPOCH, 0)
             assert manager.failed_partitions == {}
+            session = manager.fetcher_for((topic, 0)).leader.session
+            assert session.session_id != 0 and session.next_epoch > 2  # incremental fetches
 
     trio.run(main)
     assert produced.is_set()
@@ -351,3 +353,64 @@ def test_fetcher_rides_out_a_leader_restart(tmp_path):
     trio.run(main)
     assert follower.log_end_offset == follower.high_watermark == 10
     follower.close()
+
+
+@pytest.mark.parametrize("sessions", ["incremental", "declined by the leader", "off"])
+def test_fetch_sessions(tmp_path, sessions):
+    """KIP-227 as Kafka's followers use it; a leader whose session cache has no slot answers
+    without a session id (full fetches go on), and sessions can be turned off (epoch -1)."""
+    slots = "0" if sessions == "declined by the leader" else "1000"
+    with run_broker(tmp_path / "leader",
+                    config={"max.incremental.fetch.session.cache.slots": slots}) as b:
+        topic = new_topic(b.bootstrap_servers)
+        tid = b.broker.topics.get(topic).topic_id
+        follower = open_follower(tmp_path, topic)
+        config = FetcherConfig(max_wait_ms=100, backoff_ms=50,
+                               fetch_sessions=sessions != "off")
+
+        async def main():
+            tp = (topic, 0)
+            part = LogFollower(follower, LEADER_EPOCH, tid)
+            async with fetching(b, {tp: (part, LEADER_EPOCH, None)}, config=config) as manager:
+                for n in (1, 2, 3):
+                    await trio.to_thread.run_sync(
+                        confluent_produce, b.bootstrap_servers, topic, [{"value": b"v"}] * 4)
+                    await wait_until(lambda: caught_up(b, topic, follower), f"round {n}")
+                session = manager.fetcher_for(tp).leader.session
+                if sessions == "off":
+                    assert session is None
+                elif sessions == "incremental":
+                    assert session.session_id != 0 and session.next_epoch > 1
+                else:
+                    assert (session.session_id, session.next_epoch) == (0, 0)
+
+        trio.run(main)
+        assert follower.log_end_offset == 12
+        follower.close()
+
+
+def test_fetch_session_handler_sends_only_changes():
+    from pykafkad.replica.fetch_session import FetchSessionHandler
+    from pykafkad.replica.leader_endpoint import FetchPartitionData
+    from wire.messages.fetch_response import FetchResponse
+
+    def data(offset):
+        return FetchPartitionData(b"\x01" * 16, offset, 0, 0, 0, 1 << 20)
+
+    h = FetchSessionHandler()
+    a, b_, c = ("t", 0), ("t", 1), ("t", 2)
+    full = h.build({a: data(0), b_: data(0)})
+    assert (set(full.to_send), full.to_forget, full.session_id, full.epoch) == ({a, b_}, {}, 0, 0)
+    assert h.handle_response(FetchResponse(error_code=0, session_id=77))
+    inc = h.build({a: data(5), c: data(0)})  # a moved on, b left, c joined
+    assert (set(inc.to_send), set(inc.to_forget), inc.session_id, inc.epoch) == (
+        {a, c}, {b_}, 77, 1)
+    assert h.handle_response(FetchResponse(error_code=0, session_id=77))
+    assert not h.build({a: data(5), c: data(0)}).to_send  # nothing changed: nothing sent
+    assert not h.handle_response(FetchResponse(
+        error_code=ErrorCode.INVALID_FETCH_SESSION_EPOCH, session_id=0))
+    again = h.build({a: data(5), c: data(0)})  # a new session, in full, closing 77
+    assert (set(again.to_send), again.session_id, again.epoch) == ({a, c}, 77, 0)
+    assert not h.handle_response(FetchResponse(
+        error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND, session_id=0))
+    assert (h.build({a: data(5)}).session_id, h.next_epoch) == (0, 0)

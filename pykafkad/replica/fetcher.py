@@ -330,9 +330,11 @@ class ReplicaFetcher:
                 # replica.fetch.max.bytes and a follower of a topic with a smaller
                 # internal.segment.bytes fails; the first batch still always comes (KIP-74)
                 min(max_bytes, plog.config.segment_bytes))
-        if not sent:
+        if not sent and not self.leader.session_holds_partitions():
             await self._idle(now)
             return
+        # (with nothing ready but a session that still holds partitions, the fetch goes out to
+        # forget them, as Kafka's does: back in the session later, they are sent in full again)
         request, version = self.leader.build_fetch(sent)
         try:
             response = await self.leader.fetch(request, version)
@@ -341,6 +343,8 @@ class ReplicaFetcher:
             self._delay(sent)
             return
         self.fetch_count += 1
+        if response is None:
+            return  # the leader lost our fetch session: the next fetch opens a new one
         names = {data.topic_id: tp[0] for tp, data in sent.items()}
         diverging: dict[TopicPartition, tuple[int, int]] = {}
         out_of_range: list[TopicPartition] = []

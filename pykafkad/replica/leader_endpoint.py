@@ -13,8 +13,15 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from pykafkad.network.client import NodeClient
+from pykafkad.replica.fetch_session import FetchSessionHandler
 from wire.errors import ErrorCode, KafkaError
-from wire.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic, ReplicaState
+from wire.messages.fetch_request import (
+    FetchPartition,
+    FetchRequest,
+    FetchTopic,
+    ForgottenTopic,
+    ReplicaState,
+)
 from wire.messages.list_offsets_request import (
     ListOffsetsPartition,
     ListOffsetsRequest,
@@ -73,6 +80,8 @@ class FetcherConfig:
     #: how long one request may take beyond its long poll before the leader counts as gone
     #: (replica.socket.timeout.ms)
     request_timeout_ms: int = 30_000
+    #: incremental fetch sessions (KIP-227), as Kafka's followers use
+    fetch_sessions: bool = True
 
     KEYS = {
         "replica.fetch.wait.max.ms": "max_wait_ms",
@@ -128,6 +137,7 @@ class RemoteLeaderEndPoint:
         self.replica_id = replica_id
         self._broker_epoch = broker_epoch
         self.config = config
+        self.session = FetchSessionHandler() if config.fetch_sessions else None
 
     def __repr__(self) -> str:
         return f"RemoteLeaderEndPoint({self.endpoint})"
@@ -136,27 +146,44 @@ class RemoteLeaderEndPoint:
     def _timeout_s(self) -> float:
         return (self.config.max_wait_ms + self.config.request_timeout_ms) / 1000
 
+    def session_holds_partitions(self) -> bool:
+        """Whether the leader's fetch session still has partitions of ours."""
+        session = self.session
+        return session is not None and not session.is_full and bool(session.session_partitions)
+
     def build_fetch(
         self, partitions: dict[TopicPartition, FetchPartitionData]
     ) -> tuple[FetchRequest, int | None]:
-        """The Fetch for ``partitions`` and the version to send it at (None: the newest the
-        leader serves; 12 when some topic id is unknown, as Kafka does)."""
+        """The Fetch for ``partitions`` (with a session: only what changed since the last one)
+        and the version to send it at (None: the newest the leader serves; 12 when some topic
+        id is unknown, as Kafka does)."""
         config = self.config
+        names_only = any(d.topic_id == ZERO_UUID for d in partitions.values())
+        if self.session is not None:
+            data = self.session.build(partitions)
+            to_send, to_forget = data.to_send, data.to_forget
+            session_id, epoch = data.session_id, data.epoch
+        else:
+            to_send, to_forget, session_id, epoch = partitions, {}, 0, -1  # no session
         topics: dict[str, FetchTopic] = {}
-        names_only = False
-        for (topic, partition), data in partitions.items():
+        for (topic, partition), d in to_send.items():
             ft = topics.get(topic)
             if ft is None:
-                ft = topics[topic] = FetchTopic(topic=topic, topic_id=data.topic_id)
-            names_only = names_only or data.topic_id == ZERO_UUID
+                ft = topics[topic] = FetchTopic(topic=topic, topic_id=d.topic_id)
             ft.partitions.append(FetchPartition(
                 partition=partition,
-                current_leader_epoch=data.current_leader_epoch,
-                fetch_offset=data.fetch_offset,
-                last_fetched_epoch=data.last_fetched_epoch,
-                log_start_offset=data.log_start_offset,
-                partition_max_bytes=data.max_bytes,
+                current_leader_epoch=d.current_leader_epoch,
+                fetch_offset=d.fetch_offset,
+                last_fetched_epoch=d.last_fetched_epoch,
+                log_start_offset=d.log_start_offset,
+                partition_max_bytes=d.max_bytes,
             ))
+        forgotten: dict[str, ForgottenTopic] = {}
+        for (topic, partition), topic_id in to_forget.items():
+            ft = forgotten.get(topic)
+            if ft is None:
+                ft = forgotten[topic] = ForgottenTopic(topic=topic, topic_id=topic_id)
+            ft.partitions.append(partition)
         request = FetchRequest(
             replica_id=self.replica_id,
             replica_state=ReplicaState(replica_id=self.replica_id,
@@ -165,15 +192,25 @@ class RemoteLeaderEndPoint:
             min_bytes=config.min_bytes,
             max_bytes=config.response_max_bytes,
             isolation_level=READ_UNCOMMITTED,
-            session_id=0,
-            session_epoch=-1,  # no fetch session: every request names all its partitions
+            session_id=session_id,
+            session_epoch=epoch,
             topics=list(topics.values()),
+            forgotten_topics_data=list(forgotten.values()),
         )
         return request, FETCH_TOPIC_NAMES_VERSION if names_only else None
 
-    async def fetch(self, request: FetchRequest, version: int | None) -> Any:
-        """Sends the Fetch; a top-level error is raised as KafkaError."""
-        response = await self.client.request(request, version, timeout_s=self._timeout_s)
+    async def fetch(self, request: FetchRequest, version: int | None) -> Any | None:
+        """Sends the Fetch. None: the session was refused (the next fetch is a full one, at
+        once); another top-level error is raised as KafkaError."""
+        try:
+            response = await self.client.request(request, version, timeout_s=self._timeout_s)
+        except BaseException:
+            if self.session is not None:
+                self.session.handle_error()
+            raise
+        if self.session is not None and not self.session.handle_response(response):
+            if response.error_code != ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR:
+                return None
         if response.error_code:
             raise KafkaError(error_code(response.error_code), "fetch failed at the leader")
         return response

@@ -143,6 +143,8 @@ def test_follower_log_is_byte_identical_to_the_leader(leader, tmp_path):
             assert (state.state, state.fetch_offset, state.last_fetched_epoch, state.lag) == (
                 "Fetching", follower.log_end_offset, LEADER_EPOCH, 0)
             assert manager.failed_partitions == {}
+            session = manager.fetcher_for((topic, 0)).leader.session
+            assert session.session_id != 0 and session.next_epoch > 2  # incremental fetches
 
     trio.run(main)
     assert produced.is_set()
@@ -282,3 +284,133 @@ def test_fetcher_ids_are_kafkas():
     assert [java_string_hash(s) for s in ("", "a", "hello", "topic-é")] == [
         0, 97, 99162322, -1139260469]
     assert [fetcher_id(("hello", p), 3) for p in range(4)] == [0, 2, 1, 0]
+
+
+def test_partitions_spread_over_num_replica_fetchers(leader, tmp_path):
+    """num.replica.fetchers=2: each partition on the fetcher Kafka's hash picks, one connection
+    per fetcher, and every partition replicated."""
+    bs = leader.bootstrap_servers
+    topic = f"f-{uuid.uuid4().hex[:10]}"
+    create_topic(bs, topic, partitions=4)
+    tid = leader.broker.topics.get(topic).topic_id
+    confluent_produce(bs, topic, [{"value": b"v%d" % i, "partition": i % 4} for i in range(40)])
+    logs = {p: PartitionLog.open(tmp_path / f"{topic}-{p}", LogConfig(), lambda: 1_000_000)
+            for p in range(4)}
+    config = FetcherConfig.from_config({"num.replica.fetchers": "2",
+                                        "replica.fetch.wait.max.ms": "100"})
+    assert (config.num_fetchers, config.max_wait_ms, config.backoff_ms) == (2, 100, 1000)
+
+    async def main():
+        partitions = {(topic, p): (LogFollower(plog, LEADER_EPOCH, tid), LEADER_EPOCH, None)
+                      for p, plog in logs.items()}
+        async with fetching(leader, partitions, config=config) as manager:
+            await wait_until(lambda: all(plog.log_end_offset == 10 for plog in logs.values()),
+                             "every partition")
+            assert sorted(manager.fetchers) == [(1, 0), (1, 1)]
+            for p in range(4):
+                assert manager.fetcher_for((topic, p)) is manager.fetchers[
+                    (1, fetcher_id((topic, p), 2))]
+            manager.remove_partitions([(topic, p) for p in range(4)])
+            assert manager.fetchers == {}
+
+    trio.run(main)
+    for plog in logs.values():
+        plog.close()
+
+
+def test_fetcher_rides_out_a_leader_restart(tmp_path):
+    """The leader goes away after the follower caught up (fetches fail: backoff, the partition
+    stays) and comes back on the same address: the fetcher reconnects and catches up again."""
+    port = free_port()
+    data = tmp_path / "leader"
+    follower = open_follower(tmp_path, "t")
+    with run_broker(data, port=port) as b:
+        create_topic(b.bootstrap_servers, "t")
+        tid = b.broker.topics.get("t").topic_id
+
+    def serve(value: bytes, until: int) -> None:
+        """The leader up until the follower has ``until`` records, ``value`` produced."""
+        with run_broker(data, port=port) as up:
+            confluent_produce(up.bootstrap_servers, "t", [{"value": value}] * 5)
+            trio.from_thread.run(wait_until, lambda: follower.log_end_offset == until,
+                                 f"the follower at {until}")
+
+    async def main():
+        part = LogFollower(follower, LEADER_EPOCH, tid)
+        async with trio.open_nursery() as nursery:
+            manager = ReplicaFetcherManager(broker_id=2, get_partition={("t", 0): part}.get,
+                                            config=FAST)
+            await nursery.start(manager.run)
+            manager.add_partitions({("t", 0): (BrokerEndpoint(1, "127.0.0.1", port), 0, None)})
+            await trio.to_thread.run_sync(serve, b"before", 5)
+            state = manager.fetch_state(("t", 0))
+            await wait_until(lambda: state.delay_until > trio.current_time(),
+                             "a backoff once the leader is gone")
+            assert manager.failed_partitions == {} and state.fetch_offset == 5
+            await trio.to_thread.run_sync(serve, b"after", 10)
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    assert follower.log_end_offset == follower.high_watermark == 10
+    follower.close()
+
+
+@pytest.mark.parametrize("sessions", ["incremental", "declined by the leader", "off"])
+def test_fetch_sessions(tmp_path, sessions):
+    """KIP-227 as Kafka's followers use it; a leader whose session cache has no slot answers
+    without a session id (full fetches go on), and sessions can be turned off (epoch -1)."""
+    slots = "0" if sessions == "declined by the leader" else "1000"
+    with run_broker(tmp_path / "leader",
+                    config={"max.incremental.fetch.session.cache.slots": slots}) as b:
+        topic = new_topic(b.bootstrap_servers)
+        tid = b.broker.topics.get(topic).topic_id
+        follower = open_follower(tmp_path, topic)
+        config = FetcherConfig(max_wait_ms=100, backoff_ms=50,
+                               fetch_sessions=sessions != "off")
+
+        async def main():
+            tp = (topic, 0)
+            part = LogFollower(follower, LEADER_EPOCH, tid)
+            async with fetching(b, {tp: (part, LEADER_EPOCH, None)}, config=config) as manager:
+                for n in (1, 2, 3):
+                    await trio.to_thread.run_sync(
+                        confluent_produce, b.bootstrap_servers, topic, [{"value": b"v"}] * 4)
+                    await wait_until(lambda: caught_up(b, topic, follower), f"round {n}")
+                session = manager.fetcher_for(tp).leader.session
+                if sessions == "off":
+                    assert session is None
+                elif sessions == "incremental":
+                    assert session.session_id != 0 and session.next_epoch > 1
+                else:
+                    assert (session.session_id, session.next_epoch) == (0, 0)
+
+        trio.run(main)
+        assert follower.log_end_offset == 12
+        follower.close()
+
+
+def test_fetch_session_handler_sends_only_changes():
+    from pykafkad.replica.fetch_session import FetchSessionHandler
+    from pykafkad.replica.leader_endpoint import FetchPartitionData
+    from wire.messages.fetch_response import FetchResponse
+
+    def data(offset):
+        return FetchPartitionData(b"\x01" * 16, offset, 0, 0, 0, 1 << 20)
+
+    h = FetchSessionHandler()
+    a, b_, c = ("t", 0), ("t", 1), ("t", 2)
+    full = h.build({a: data(0), b_: data(0)})
+    assert (set(full.to_send), full.to_forget, full.session_id, full.epoch) == ({a, b_}, {}, 0, 0)
+    assert h.handle_response(FetchResponse(error_code=0, session_id=77))
+    inc = h.build({a: data(5), c: data(0)})  # a moved on, b left, c joined
+    assert (set(inc.to_send), set(inc.to_forget), inc.session_id, inc.epoch) == (
+        {a, c}, {b_}, 77, 1)
+    assert h.handle_response(FetchResponse(error_code=0, session_id=77))
+    assert not h.build({a: data(5), c: data(0)}).to_send  # nothing changed: nothing sent
+    assert not h.handle_response(FetchResponse(
+        error_code=ErrorCode.INVALID_FETCH_SESSION_EPOCH, session_id=0))
+    again = h.build({a: data(5), c: data(0)})  # a new session, in full, closing 77
+    assert (set(again.to_send), again.session_id, again.epoch) == ({a, c}, 77, 0)
+    assert not h.handle_response(FetchResponse(
+        error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND, session_id=0))
+    assert (h.build({a: data(5)}).session_id, h.next_epoch) == (0, 0)

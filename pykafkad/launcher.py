@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
+import io
 import multiprocessing
 import os
 import signal
@@ -139,32 +141,20 @@ def random_cluster_id() -> str:
 
 def format_node(spec: NodeSpec, cluster_id: str) -> None:
     """Formats a node's storage unless it is formatted already (a restart keeps its cluster
-    id): with ``pykafkad format --cluster-id ID --config server.properties`` (Kafka's
-    ``kafka-storage format`` flags) when the command exists, else with the stand-in below."""
+    id), as ``pykafkad format --cluster-id ID --config server.properties`` (Kafka's
+    ``kafka-storage format``) would; run in this process, its report kept out of the
+    launcher's output."""
     log_dir = spec.data_dir / "data"
     if (log_dir / META_PROPERTIES).exists():
         return
-    from pykafkad.cli import SUBCOMMANDS
+    from pykafkad.metadata.storage_tool import main as storage_main
 
-    if "format" in SUBCOMMANDS:
-        subprocess.run([sys.executable, "-m", "pykafkad", "format", "--cluster-id", cluster_id,
-                        "--config", str(spec.properties_path)], check=True,
-                       capture_output=True)
-        return
-    write_meta_properties(spec, cluster_id)
-
-
-def write_meta_properties(spec: NodeSpec, cluster_id: str) -> None:
-    """STAND-IN for ``pykafkad format`` (the metadata area's command, not on this branch yet):
-    writes meta.properties as ``kafka-storage format`` does.  Used only while the ``pykafkad``
-    command has no ``format`` subcommand (pykafkad.cli.SUBCOMMANDS)."""
-    log_dir = spec.data_dir / "data"
-    meta = log_dir / META_PROPERTIES
-    log_dir.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime())
-    meta.write_text(  # what Kafka 4.4's format writes, in its order
-        f"#\n#{stamp}\nnode.id={spec.node_id}\ndirectory.id={random_cluster_id()}\n"
-        f"version=1\ncluster.id={cluster_id}\n")
+    report = io.StringIO()
+    with contextlib.redirect_stdout(report), contextlib.redirect_stderr(report):
+        status = storage_main(["format", "--cluster-id", cluster_id,
+                               "--config", str(spec.properties_path)])
+    if status != 0:
+        raise RuntimeError(f"formatting node {spec.node_id} failed: {report.getvalue().strip()}")
 
 
 _context: multiprocessing.context.BaseContext | None = None

@@ -103,8 +103,7 @@ def test_each_broker_listener_advertises_its_own_endpoint(tmp_path):
 
     plain, internal, controller = free_ports(3)
     spec = NodeSpec(1, ("broker", "controller"), "127.0.0.1", plain, controller, tmp_path)
-    format_node(spec, "h-node-cluster-id-00000")
-    props = tmp_path / "server.properties"
+    props = spec.properties_path
     props.write_text("".join(f"{k}={v}\n" for k, v in {
         "process.roles": "broker,controller", "node.id": "1",
         "controller.quorum.voters": f"1@127.0.0.1:{controller}",
@@ -116,6 +115,7 @@ def test_each_broker_listener_advertises_its_own_endpoint(tmp_path):
         "controller.listener.names": "CONTROLLER", "inter.broker.listener.name": "INTERNAL",
         "log.dirs": str(tmp_path / "data"),
     }.items()))
+    format_node(spec, "h-node-cluster-id-00000")
     proc = subprocess.Popen([sys.executable, "-m", "pykafkad", "--config", str(props)],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:

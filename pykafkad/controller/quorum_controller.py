@@ -13,6 +13,8 @@ from __future__ import annotations
 import random as _random
 from collections.abc import Callable
 
+from pykafkad.config.broker import BrokerConfig
+from pykafkad.config.describe import describe_topic_configs
 from pykafkad.controller import leadership, reassignment
 from pykafkad.controller.cluster_control import ClusterControlManager
 from pykafkad.controller.config_control import BROKER as BROKER_RESOURCE
@@ -68,6 +70,7 @@ class QuorumController:
                  delete_topic_enable: bool = True,
                  kraft_version: int = 1,
                  config_validator=default_validator,
+                 broker_config: BrokerConfig | None = None,
                  describe_configs: Callable[[dict[str, str]], list] | None = None) -> None:
         self.node_id = node_id
         self.random = rnd if rnd is not None else _random.Random()
@@ -82,6 +85,10 @@ class QuorumController:
             default_num_partitions=default_num_partitions,
             default_replication_factor=default_replication_factor,
             broker_defaults=broker_defaults, describe_configs=describe_configs)
+        if describe_configs is None:
+            static = broker_config if broker_config is not None else BrokerConfig()
+            self.replication.describe_configs = lambda overrides: describe_topic_configs(
+                static, overrides)
         self.producer_ids = ProducerIdControlManager(self.cluster)
         self.last_replayed_offset = -1
         self._replayers = {

@@ -9,6 +9,7 @@ import pytest
 from kafka import TopicPartition
 from kafka.admin import KafkaAdminClient
 
+from pykafkad.config.describe import ConfigSource
 from tests.controller.support import MetadataLog
 from tests.integration.clients import needs_java
 from wire.messages.alter_partition_reassignments_request import (
@@ -118,3 +119,21 @@ def test_create_partitions_elect_leaders_and_reassignment_errors_are_kafkas(admi
             ReassignableTopic(name=tp[0], partitions=[
                 ReassignablePartition(partition_index=tp[1], replicas=replicas)])]))
         assert response.responses[0].partitions[0].error_code == expected_code, tp
+
+
+def test_created_topic_reports_kafkas_effective_configs(admin, ours):
+    configs = {"retention.ms": "1000", "cleanup.policy": "compact"}
+    theirs = admin.create_topics({"configured": {"num_partitions": 2, "replication_factor": 1,
+                                                 "configs": configs}},
+                                 validate_only=True, raise_errors=False)["topics"][0]
+    response, _ = ours.handle(CreateTopicsRequest(validate_only=True, topics=[CreatableTopic(
+        name="configured", num_partitions=2, replication_factor=1,
+        configs=[CreatableTopicConfig(name=k, value=v) for k, v in configs.items()])]))
+    mine = response.topics[0]
+    assert (mine.num_partitions, mine.replication_factor) == (
+        theirs["num_partitions"], theirs["replication_factor"])
+    mine_configs = {c.name: (c.value, ConfigSource(c.config_source).name,
+                             c.read_only, c.is_sensitive) for c in mine.configs}
+    theirs_configs = {name: (c["value"], c["config_source"], c["read_only"], c["is_sensitive"])
+                      for name, c in theirs["configs"].items()}
+    assert mine_configs == theirs_configs

@@ -145,3 +145,37 @@ def test_unclean_leader_election_enable_elects_on_fencing():
     silence(log, 1, [2])
     part = log.partition("t", 0)
     assert part.leader == 2 and part.isr == (2,)
+
+
+def _fenced_last_replica(log):
+    log.start_brokers(1, 2)
+    create_topic(log, "t", -1, -1, assignments=[[1]])
+    old_epoch = log.epochs[1]
+    silence(log, 1, [2])
+    assert log.partition("t", 0).elr == (1,)
+    return old_epoch
+
+
+def test_clean_restart_of_the_last_elr_member_leads_again_cleanly():
+    log = MetadataLog()
+    old_epoch = _fenced_last_replica(log)
+    response, records = log.register(1, incarnation=b"\x05" * 16, previous_epoch=old_epoch)
+    assert response.error_code == 0 and len(records) == 1      # just the RegisterBrokerRecord
+    log.heartbeat(1)
+    part = log.partition("t", 0)
+    assert (part.leader, part.isr, part.elr, part.leader_recovery_state) == (1, (1,), (), 0)
+
+
+def test_unclean_restart_leaves_the_elr_and_recovers_as_last_known_leader():
+    """A new incarnation that did not shut down cleanly (previous_broker_epoch is not its
+    registered epoch) leaves the ELR; coming back it is elected only as the last known leader,
+    which is an unclean election (leader recovery state RECOVERING)."""
+    log = MetadataLog()
+    _fenced_last_replica(log)
+    response, records = log.register(1, incarnation=b"\x06" * 16, previous_epoch=-1)
+    assert response.error_code == 0 and len(records) == 2
+    part = log.partition("t", 0)
+    assert (part.leader, part.isr, part.elr, part.last_known_elr) == (-1, (), (), (1,))
+    log.heartbeat(1)
+    part = log.partition("t", 0)
+    assert (part.leader, part.isr, part.leader_recovery_state) == (1, (1,), 1)

@@ -137,3 +137,46 @@ def test_created_topic_reports_kafkas_effective_configs(admin, ours):
     theirs_configs = {name: (c["value"], c["config_source"], c["read_only"], c["is_sensitive"])
                       for name, c in theirs["configs"].items()}
     assert mine_configs == theirs_configs
+
+
+def test_incremental_alter_topic_config_errors_are_kafkas(reference_kafka, ours):
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import (
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        NewTopic,
+        ResourceType,
+    )
+
+    from wire.messages.incremental_alter_configs_request import (
+        AlterableConfig,
+        AlterConfigsResource,
+        IncrementalAlterConfigsRequest,
+    )
+
+    topic = "configured-later"
+    admin = AdminClient({"bootstrap.servers": reference_kafka.bootstrap_servers})
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    ours.handle(CreateTopicsRequest(topics=[CreatableTopic(name=topic, num_partitions=1,
+                                                           replication_factor=1)]))
+    cases = [(topic, "retention.ms", AlterConfigOpType.APPEND, "1"),
+             (topic, "retention.ms", AlterConfigOpType.SET, "abc"),
+             (topic, "no.such.config", AlterConfigOpType.SET, "1"),
+             ("no-such-topic", "retention.ms", AlterConfigOpType.SET, "1"),
+             (topic, "cleanup.policy", AlterConfigOpType.APPEND, "compact"),
+             (topic, "retention.ms", AlterConfigOpType.DELETE, None)]
+    for name, key, op, value in cases:
+        resource = ConfigResource(ResourceType.TOPIC, name, incremental_configs=[
+            ConfigEntry(key, value, incremental_operation=op)])
+        try:
+            admin.incremental_alter_configs([resource])[resource].result(30)
+            theirs = (0, None)
+        except KafkaException as e:
+            theirs = (e.args[0].code(), e.args[0].str())
+        response, _ = ours.handle(IncrementalAlterConfigsRequest(resources=[AlterConfigsResource(
+            resource_type=2, resource_name=name,
+            configs=[AlterableConfig(name=key, config_operation=op.value, value=value)])]))
+        r = response.responses[0]
+        assert (r.error_code, r.error_message) == theirs, (name, key, op)

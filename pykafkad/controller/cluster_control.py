@@ -64,6 +64,12 @@ class ClusterControlManager:
         self.heartbeats = BrokerHeartbeatManager(session_timeout_ms)
         self.now_ms = 0    # the time of the last handled operation, for replayed sessions
 
+    def activate(self, now_ms: int) -> None:
+        self.now_ms = now_ms
+        self.heartbeats = BrokerHeartbeatManager(self.heartbeats.session_timeout_ms)
+        for reg in self.registrations.values():
+            self.heartbeats.register(reg.id, reg.fenced, now_ms)
+
     # --- queries ---------------------------------------------------------------------------
     def registration(self, broker_id: int) -> BrokerRegistration | None:
         return self.registrations.get(broker_id)

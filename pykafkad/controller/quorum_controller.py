@@ -150,6 +150,12 @@ class QuorumController:
             raise ValueError(f"the controller does not handle {type(request).__name__}")
         return handler(request, version, offset)
 
+    def activate(self, now_ms: int) -> None:
+        """This node became the active controller: start every registered broker's session
+        afresh (Kafka's ClusterControlManager.activate), so sessions replayed while standing
+        by are not taken for expired ones."""
+        self.cluster.activate(now_ms)
+
     def fence_stale_brokers(self, now_ms: int) -> ControllerResult:
         """Fence the broker whose session expired longest ago, moving its leaderships away.
 

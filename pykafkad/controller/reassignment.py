@@ -96,7 +96,10 @@ def _change(rc, topic: TopicControlInfo, pid: int, part: PartitionRegistration,
             target: list[int], allow_rf_change: bool):
     rc.validate_manual_assignment(target, None)
     if not allow_rf_change:
-        current = len(original_replicas(part))
+        # During a reassignment the factor is the target's: replicas + adding - removing.
+        current = len((set(part.replicas) | set(part.adding_replicas))
+                      - set(part.removing_replicas)) if part.is_reassigning \
+            else len(part.replicas)
         if current != len(target):
             raise ApiError(ErrorCode.INVALID_REPLICATION_FACTOR,
                            f"The replication factor is changed from {current} to {len(target)}")

@@ -110,3 +110,12 @@ def test_reassignment_errors():
     assert reassign(log, [1, 2, 3], allow_rf_change=False)[0] == (
         ErrorCode.INVALID_REPLICATION_FACTOR, "The replication factor is changed from 2 to 3")
     assert reassign(log, [1, 2, 3], allow_rf_change=True)[0] == (0, None)
+
+
+def test_replication_factor_during_a_reassignment_is_the_targets():
+    log = make_log()
+    assert reassign(log, [1, 2, 3])[0] == (0, None)       # grows 2 -> 3, in progress
+    assert log.partition("t", 0).adding_replicas == (3,)
+    assert reassign(log, [1, 2], allow_rf_change=False)[0] == (
+        ErrorCode.INVALID_REPLICATION_FACTOR, "The replication factor is changed from 3 to 2")
+    assert reassign(log, [4, 2, 1], allow_rf_change=False)[0] == (0, None)

@@ -48,6 +48,7 @@ CREATE_CASES = {
     "__cluster_metadata": (1, 1, None, {}),
     "fine": (2, 1, None, {"retention.ms": "1000"}),
 }
+TOO_MANY = {"huge-1": (6_000, 1, None, {}), "huge-2": (4_001, 1, None, {})}
 
 
 @pytest.fixture(scope="module")
@@ -64,11 +65,12 @@ def ours():
     return log
 
 
-def test_create_topics_errors_are_kafkas(admin, ours):
+@pytest.mark.parametrize("cases", [CREATE_CASES, TOO_MANY], ids=["errors", "too-many"])
+def test_create_topics_errors_are_kafkas(admin, ours, cases):
     theirs = admin.create_topics(
         {name: {"num_partitions": n, "replication_factor": rf,
                 **({"assignments": a} if a else {}), "configs": c}
-         for name, (n, rf, a, c) in CREATE_CASES.items()},
+         for name, (n, rf, a, c) in cases.items()},
         validate_only=True, raise_errors=False)
     theirs = {t["name"]: (t["error_code"], t["error_message"]) for t in theirs["topics"]}
     request = CreateTopicsRequest(validate_only=True, topics=[
@@ -76,7 +78,7 @@ def test_create_topics_errors_are_kafkas(admin, ours):
                        assignments=[CreatableReplicaAssignment(partition_index=p, broker_ids=b)
                                     for p, b in (a or {}).items()],
                        configs=[CreatableTopicConfig(name=k, value=v) for k, v in c.items()])
-        for name, (n, rf, a, c) in CREATE_CASES.items()])
+        for name, (n, rf, a, c) in cases.items()])
     response, records = ours.handle(request)
     assert records == []
     mine = {t.name: (t.error_code, t.error_message) for t in response.topics}
@@ -89,7 +91,7 @@ def test_create_partitions_elect_leaders_and_reassignment_errors_are_kafkas(admi
     ours.handle(CreateTopicsRequest(topics=[CreatableTopic(name=topic, num_partitions=1,
                                                            replication_factor=1)]))
     grow_cases = [(topic, 1, None), (topic, 0, None), (topic, 3, [[1]]), (topic, 2, [[9]]),
-                  ("no-such-topic", 2, None)]
+                  ("no-such-topic", 2, None), (topic, 10_002, None)]
     for name, count, assignments in grow_cases:
         spec = {"count": count, "assignments": assignments} if assignments else count
         theirs = admin.create_partitions({name: spec}, validate_only=True, raise_errors=False)

@@ -276,6 +276,9 @@ class QuorumController:
             producer_id_len=block.size))
 
     def _alter_partition(self, request, version, offset) -> ControllerResult:
+        if not request.topics:      # Kafka answers an empty request before any check
+            return ControllerResult([], AlterPartitionResponse(error_code=ErrorCode.NONE,
+                                                               topics=[]))
         try:
             return leadership.alter_partition(self.replication, request,
                                               3 if version is None else version)

@@ -182,3 +182,72 @@ def test_incremental_alter_topic_config_errors_are_kafkas(reference_kafka, ours)
             configs=[AlterableConfig(name=key, config_operation=op.value, value=value)])]))
         r = response.responses[0]
         assert (r.error_code, r.error_message) == theirs, (name, key, op)
+
+
+def _controller_listener(reference_kafka) -> str:
+    for line in (reference_kafka.data_dir / "server.properties").read_text().splitlines():
+        if line.startswith("listeners="):
+            for listener in line.split("=", 1)[1].split(","):
+                if listener.startswith("CONTROLLER://"):
+                    return listener.removeprefix("CONTROLLER://")
+    raise AssertionError("the reference has no CONTROLLER listener")
+
+
+def test_broker_lifecycle_errors_are_kafkas(reference_kafka):
+    """BrokerRegistration / BrokerHeartbeat / AllocateProducerIds / AlterPartition refusals,
+    sent as raw frames (no client sends them) to the reference's controller listener. Only
+    requests Kafka refuses are sent, so the reference cluster is left as it was."""
+    import uuid
+
+    from compat.kafka_broker import formatted_cluster_id
+    from compat.wire_client import WireClient
+    from wire.messages.allocate_producer_ids_request import AllocateProducerIdsRequest
+    from wire.messages.alter_partition_request import AlterPartitionRequest, TopicData
+    from wire.messages.broker_heartbeat_request import BrokerHeartbeatRequest
+    from wire.messages.broker_registration_request import (
+        BrokerRegistrationRequest,
+        Feature,
+        Listener,
+    )
+
+    cluster_id = formatted_cluster_id(reference_kafka.data_dir)
+    ours = MetadataLog(cluster_id=cluster_id)
+    ours.start_brokers(1)
+    mv = Feature(name="metadata.version", min_supported_version=7, max_supported_version=33)
+
+    def registration(broker_id, *, cluster=cluster_id, features=(mv,), log_dirs=None):
+        return BrokerRegistrationRequest(
+            broker_id=broker_id, cluster_id=cluster, incarnation_id=uuid.uuid4().bytes,
+            listeners=[Listener(name="PLAINTEXT", host="127.0.0.1", port=1,
+                                security_protocol=0)],
+            features=list(features), rack=None, previous_broker_epoch=-1,
+            log_dirs=[uuid.uuid4().bytes] if log_dirs is None else log_dirs)
+
+    old_mv = Feature(name="metadata.version", min_supported_version=7, max_supported_version=20)
+    no_groups = Feature(name="group.version", min_supported_version=0, max_supported_version=0)
+    cases = [
+        (62, 4, registration(77, cluster="another-cluster")),
+        (62, 4, registration(1)),                         # id 1 is alive: another incarnation
+        (62, 4, registration(77, features=[old_mv])),
+        (62, 4, registration(77, features=[])),
+        (62, 4, registration(77, log_dirs=[])),
+        (62, 4, registration(77, log_dirs=[(1).to_bytes(16, "big")])),
+        (62, 4, registration(77, features=[mv, no_groups])),
+        (63, 1, BrokerHeartbeatRequest(broker_id=77, broker_epoch=5, offline_log_dirs=[])),
+        (63, 1, BrokerHeartbeatRequest(broker_id=1, broker_epoch=-5, offline_log_dirs=[])),
+        (67, 0, AllocateProducerIdsRequest(broker_id=77, broker_epoch=5)),
+        (56, 3, AlterPartitionRequest(broker_id=1, broker_epoch=-5, topics=[])),
+        (56, 3, AlterPartitionRequest(broker_id=1, broker_epoch=-5, topics=[
+            TopicData(topic_id=uuid.uuid4().bytes, partitions=[])])),
+    ]
+    fields = {62: ("error_code", "broker_epoch"),
+              63: ("error_code", "is_caught_up", "is_fenced", "should_shut_down"),
+              67: ("error_code", "producer_id_start", "producer_id_len"),
+              56: ("error_code",)}
+    with WireClient(_controller_listener(reference_kafka)) as kafka:
+        for api_key, version, request in cases:
+            theirs = kafka.request(api_key, version, request)
+            mine, records = ours.handle(request, version=version)
+            assert records == []
+            assert [getattr(mine, f) for f in fields[api_key]] == \
+                [getattr(theirs, f) for f in fields[api_key]], (api_key, request)

@@ -269,3 +269,39 @@ def elect_leader(rc: ReplicationControlManager, topic_name: str, pid: int, elect
                         else ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE)
     records.append(record)
     return NONE
+
+
+# --- periodic elections --------------------------------------------------------------------
+MAX_ELECTIONS_PER_IMBALANCE = 1000
+
+
+def balance_partition_leaders(rc: ReplicationControlManager,
+                              max_elections: int = MAX_ELECTIONS_PER_IMBALANCE
+                              ) -> ControllerResult:
+    """auto.leader.rebalance.enable's periodic task: a preferred election for every partition
+    not led by its preferred replica (at most ``max_elections`` records; the response says
+    whether more may remain)."""
+    records: list = []
+    for topic, pid, part in rc.all_partitions():
+        if len(records) >= max_elections:
+            break
+        if part.has_preferred_leader():
+            continue
+        b = builder(rc, topic, pid, part)
+        b.election = Election.PREFERRED
+        record = b.build()
+        if record is not None:
+            records.append(record)
+    return ControllerResult(records, len(records) >= max_elections)
+
+
+def elect_unclean_leaders(rc: ReplicationControlManager,
+                          max_elections: int = MAX_ELECTIONS_PER_IMBALANCE) -> ControllerResult:
+    """The periodic unclean election for leaderless partitions of topics that allow it."""
+    records: list = []
+    for topic, pid, _ in rc.leaderless_partitions():
+        if len(records) >= max_elections:
+            break
+        if rc.unclean_enabled(topic.name):
+            elect_leader(rc, topic.name, pid, UNCLEAN, records)
+    return ControllerResult(records, len(records) >= max_elections)

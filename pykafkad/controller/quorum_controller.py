@@ -170,6 +170,15 @@ class QuorumController:
             self.cluster.heartbeats.fence(broker)
         return ControllerResult(records, None)
 
+    def balance_partition_leaders(self) -> ControllerResult:
+        """Preferred elections for imbalanced partitions (every leader.imbalance.check.interval
+        .seconds when auto.leader.rebalance.enable); response True when more may remain."""
+        return leadership.balance_partition_leaders(self.replication)
+
+    def elect_unclean_leaders(self) -> ControllerResult:
+        """Unclean elections for leaderless partitions whose topic enables them."""
+        return leadership.elect_unclean_leaders(self.replication)
+
     def next_fence_check_ms(self) -> int | None:
         """When the next session may expire (for the node's timer)."""
         return self.cluster.heartbeats.next_check_time_ms()

@@ -179,3 +179,42 @@ def test_unclean_restart_leaves_the_elr_and_recovers_as_last_known_leader():
     log.heartbeat(1)
     part = log.partition("t", 0)
     assert (part.leader, part.isr, part.leader_recovery_state) == (1, (1,), 1)
+
+
+def test_periodic_rebalance_moves_leadership_back_to_the_preferred_replica():
+    log = MetadataLog()
+    log.start_brokers(1, 2)
+    create_topic(log, "t", -1, -1, assignments=[[1, 2], [2, 1]])
+    silence(log, 1, [2])
+    assert [log.partition("t", p).leader for p in range(2)] == [2, 2]
+    result = log.controller.balance_partition_leaders()
+    assert (result.records, result.response) == ([], False)      # 1 is not back yet
+    log.register(1)
+    log.heartbeat(1)
+    part = log.partition("t", 0)
+    log.handle(AlterPartitionRequest(broker_id=2, broker_epoch=log.epochs[2], topics=[TopicData(
+        topic_id=log.topic_id("t"), partitions=[PartitionData(
+            partition_index=0, leader_epoch=part.leader_epoch,
+            partition_epoch=part.partition_epoch,
+            new_isr_with_epochs=[BrokerState(broker_id=b, broker_epoch=log.epochs[b])
+                                 for b in (2, 1)])])]))
+    result = log.controller.balance_partition_leaders()
+    assert len(result.records) == 1 and result.response is False
+    log.apply_records(result.records)
+    assert [log.partition("t", p).leader for p in range(2)] == [1, 2]
+
+
+def test_periodic_unclean_election_only_where_the_topic_allows_it():
+    log = MetadataLog()
+    log.start_brokers(1, 2)
+    create_topic(log, "t", -1, -1, assignments=[[1, 2]])
+    silence(log, 2, [1])
+    log.register(2)
+    log.heartbeat(2)
+    silence(log, 1, [2])
+    assert log.partition("t", 0).leader == -1
+    assert log.controller.elect_unclean_leaders().records == []
+    set_topic_config(log, "unclean.leader.election.enable", "true")
+    result = log.controller.elect_unclean_leaders()
+    log.apply_records(result.records)
+    assert log.partition("t", 0).leader == 2

@@ -381,7 +381,7 @@ class QuorumController:
             records.extend(rc.delete_topic_records(i))
             answer(n, i, NONE)
         # Kafka shuffles so positions reveal nothing about which topics exist.
-        self.random.shuffle(results)
+        self.replication.id_random.shuffle(results)
         return ControllerResult(records, DeleteTopicsResponse(responses=results), atomic=True)
 
     def _check_exists(self, resource: Resource) -> None:

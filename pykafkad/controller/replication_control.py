@@ -65,6 +65,7 @@ def random_topic_id(rnd: _random.Random) -> bytes:
 class ReplicationControlManager:
     def __init__(self, cluster: ClusterControlManager, configs: ConfigurationControlManager,
                  features: FeatureControlManager, *, rnd: _random.Random,
+                 id_rnd: _random.Random | None = None,
                  default_num_partitions: int = 1, default_replication_factor: int = 1,
                  broker_defaults: dict[str, str] | None = None,
                  describe_configs: Callable[[dict[str, str]], list] | None = None) -> None:
@@ -73,6 +74,11 @@ class ReplicationControlManager:
         self.features = features
         self.random = rnd
         self.placer = StripedReplicaPlacer(rnd)
+        # Topic ids come from their own stream, so the placer draws exactly what Kafka's does.
+        if id_rnd is None:
+            id_rnd = _random.Random(rnd.getrandbits(64)) if hasattr(rnd, "getrandbits") \
+                else _random.Random()
+        self.id_random = id_rnd
         self.default_num_partitions = default_num_partitions
         self.default_replication_factor = default_replication_factor
         self.broker_defaults = {"min.insync.replicas": "1",
@@ -309,7 +315,7 @@ class ReplicationControlManager:
                                    f"Unable to replicate the partition {rf} time(s): All brokers "
                                    "are currently fenced or in controlled shutdown.")
                 new_parts[pid] = self._new_partition(replicas, isr)
-        topic_id = random_topic_id(self.random)
+        topic_id = random_topic_id(self.id_random)
         result = CreatableTopicResult(
             name=t.name, topic_id=topic_id, error_code=ErrorCode.NONE, error_message=None,
             num_partitions=len(new_parts),

@@ -89,3 +89,18 @@ def test_placement_errors(rf, specs, message):
     with pytest.raises(InvalidReplicationFactor) as e:
         StripedReplicaPlacer(KafkaMockRandom()).place(1, rf, brokers(*specs))
     assert e.value.message == message
+
+
+def test_create_topics_places_as_kafka_on_the_same_random_stream():
+    """End to end through CreateTopics: four registered brokers and Kafka's MockRandom give
+    the assignment Kafka's testSuccessfulPlacement expects."""
+    from pykafkad.controller import QuorumController
+    from tests.controller.support import CLUSTER_ID, MetadataLog
+    from tests.controller.test_replication_control import create_topic
+
+    log = MetadataLog(QuorumController(CLUSTER_ID, rnd=KafkaMockRandom()))
+    log.start_brokers(0, 3, 2, 1)
+    result, _ = create_topic(log, "t", 5, 3)
+    assert result.error_code == 0
+    assert [list(log.partition("t", p).replicas) for p in range(5)] == [
+        [2, 3, 0], [3, 0, 1], [0, 1, 2], [1, 2, 3], [1, 0, 2]]

@@ -6,6 +6,18 @@ controller does, right after appending). ``handle(request, now_ms)`` answers one
 API with a ControllerResult; it reads the replayed state only, so the node must replay one
 operation's records before handling the next write operation (Kafka's single event queue).
 Time comes in as ``now_ms``; randomness (placement, topic ids) from the seeded ``rnd``.
+
+Wiring it into a node:
+- replay every record of the metadata log (snapshot, then batches) with its offset, on every
+  controller, active or not;
+- on becoming the active controller call ``activate(now_ms)``; a new cluster's log starts with
+  ``bootstrap_records()`` (the FeatureLevelRecords ``format`` writes);
+- ``handle(request, now_ms, version=..., next_write_offset=<log end offset>)``: append
+  ``result.records`` (one batch when ``result.atomic``), wait for the commit, then send
+  ``result.response``; broker epochs are offsets, hence ``next_write_offset``;
+- timers: ``fence_stale_brokers(now_ms)`` at ``next_fence_check_ms()`` (repeat while it
+  returns records), ``balance_partition_leaders()`` every leader.imbalance.check.interval
+  .seconds, ``elect_unclean_leaders()`` periodically.
 """
 
 from __future__ import annotations

@@ -72,7 +72,8 @@ def _alter_one(rc: ReplicationControlManager, topic_name: str, target, allow_rf_
 
 def _cancel(rc, topic: TopicControlInfo, pid: int, part: PartitionRegistration):
     if not part.is_reassigning:
-        raise ApiError(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS)
+        # Kafka throws it with the default message, which ApiError.fromThrowable drops.
+        raise ApiError(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, None)
     replicas = original_replicas(part)
     isr = [r for r in part.isr if r not in part.adding_replicas]
     if not isr:

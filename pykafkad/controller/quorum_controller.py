@@ -49,7 +49,11 @@ from wire.messages.alter_partition_response import AlterPartitionResponse
 from wire.messages.broker_heartbeat_response import BrokerHeartbeatResponse
 from wire.messages.broker_registration_response import BrokerRegistrationResponse
 from wire.messages.delete_topics_response import DeletableTopicResult, DeleteTopicsResponse
-from wire.messages.elect_leaders_response import ElectLeadersResponse
+from wire.messages.elect_leaders_response import (
+    ElectLeadersResponse,
+    PartitionResult,
+    ReplicaElectionResult,
+)
 from wire.messages.incremental_alter_configs_response import (
     AlterConfigsResourceResponse,
     IncrementalAlterConfigsResponse,
@@ -310,8 +314,12 @@ class QuorumController:
         try:
             return leadership.elect_leaders(self.replication, request)
         except ApiError as e:
-            return ControllerResult([], ElectLeadersResponse(error_code=e.code,
-                                                             replica_election_results=[]))
+            # Kafka's ElectLeadersRequest.getErrorResponse: every partition gets the error.
+            results = [ReplicaElectionResult(topic=tp.topic, partition_result=[
+                PartitionResult(partition_id=p, error_code=e.code, error_message=e.message)
+                for p in tp.partitions]) for tp in request.topic_partitions or []]
+            return ControllerResult([], ElectLeadersResponse(
+                error_code=e.code, replica_election_results=results))
 
     # --- topics ----------------------------------------------------------------------------
     def _delete_topics(self, request, version, offset) -> ControllerResult:

@@ -112,6 +112,15 @@ def test_create_partitions_elect_leaders_and_reassignment_errors_are_kafkas(admi
             [(p.partition_id, p.error_code, p.error_message)
              for p in theirs.replica_election_results[0].partition_result]
 
+    # An election type no client sends (raw frame): every partition fails with the message.
+    from compat.wire_client import WireClient
+    request = ElectLeadersRequest(election_type=7, topic_partitions=[
+        TopicPartitions(topic=topic, partitions=[0, 1])])
+    with WireClient(admin.config["bootstrap_servers"]) as kafka:
+        theirs = kafka.request(43, 2, request)
+    response, _ = ours.handle(request)
+    assert response == theirs
+
     for tp, replicas in [((topic, 0), [9]), ((topic, 0), [1, 1]), ((topic, 0), None),
                          ((topic, 5), [1]), (("no-such-topic", 0), [1])]:
         theirs = admin.alter_partition_reassignments({TopicPartition(*tp): replicas})

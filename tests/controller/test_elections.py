@@ -218,3 +218,15 @@ def test_periodic_unclean_election_only_where_the_topic_allows_it():
     result = log.controller.elect_unclean_leaders()
     log.apply_records(result.records)
     assert log.partition("t", 0).leader == 2
+
+
+def test_unknown_election_type_fails_every_partition():
+    log = MetadataLog()
+    log.start_brokers(1)
+    create_topic(log, "t", 2, 1)
+    response, records = elect(log, 7, [0, 1])
+    assert records == [] and response.error_code == ErrorCode.INVALID_REQUEST
+    assert [(p.partition_id, p.error_code, p.error_message)
+            for p in response.replica_election_results[0].partition_result] == [
+        (0, ErrorCode.INVALID_REQUEST, "Unknown election type 7"),
+        (1, ErrorCode.INVALID_REQUEST, "Unknown election type 7")]

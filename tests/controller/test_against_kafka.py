@@ -6,7 +6,6 @@ with the same one broker; the error codes and messages must be the same."""
 from __future__ import annotations
 
 import pytest
-from kafka import TopicPartition
 from kafka.admin import KafkaAdminClient
 
 from pykafkad.config.describe import ConfigSource
@@ -121,15 +120,20 @@ def test_create_partitions_elect_leaders_and_reassignment_errors_are_kafkas(admi
     response, _ = ours.handle(request)
     assert response == theirs
 
-    for tp, replicas in [((topic, 0), [9]), ((topic, 0), [1, 1]), ((topic, 0), None),
-                         ((topic, 5), [1]), (("no-such-topic", 0), [1])]:
-        theirs = admin.alter_partition_reassignments({TopicPartition(*tp): replicas})
-        expected = theirs.get(TopicPartition(*tp))
-        expected_code = 0 if expected is None else expected.errno
-        response, records = ours.handle(AlterPartitionReassignmentsRequest(topics=[
-            ReassignableTopic(name=tp[0], partitions=[
-                ReassignablePartition(partition_index=tp[1], replicas=replicas)])]))
-        assert response.responses[0].partitions[0].error_code == expected_code, tp
+    # AlterPartitionReassignments as raw frames, so the messages are compared too.
+    cases = [((topic, 0), [9]), ((topic, 0), [1, 1]), ((topic, 0), None), ((topic, 5), [1]),
+             (("no-such-topic", 0), [1]), ((topic, 0), [])]
+    with WireClient(admin.config["bootstrap_servers"]) as kafka:
+        for (name, partition), replicas in cases:
+            for version, allow in ((0, True), (1, False)):
+                request = AlterPartitionReassignmentsRequest(
+                    allow_replication_factor_change=allow, topics=[ReassignableTopic(
+                        name=name, partitions=[ReassignablePartition(
+                            partition_index=partition, replicas=replicas)])])
+                theirs = kafka.request(45, version, request)
+                mine, records = ours.handle(request, version=version)
+                assert records == []
+                assert mine == theirs, (name, partition, replicas, version)
 
 
 def test_created_topic_reports_kafkas_effective_configs(admin, ours):

@@ -64,7 +64,6 @@ from wire.metadata import (
     ConfigRecord,
     FeatureLevelRecord,
     FenceBrokerRecord,
-    NoOpRecord,
     PartitionChangeRecord,
     PartitionRecord,
     ProducerIdsRecord,
@@ -108,7 +107,6 @@ class QuorumController:
         self.producer_ids = ProducerIdControlManager(self.cluster)
         self.last_replayed_offset = -1
         self._replayers = {
-            RegisterBrokerRecord: self.cluster.replay_register,
             UnregisterBrokerRecord: self.cluster.replay_unregister,
             FenceBrokerRecord: self.cluster.replay_fence,
             UnfenceBrokerRecord: self.cluster.replay_unfence,
@@ -146,11 +144,11 @@ class QuorumController:
         if isinstance(record, RegisterBrokerRecord):
             self.cluster.replay_register(record, offset)
         else:
+            # Records of areas this controller does not model (NoOp, ACLs, quotas, SCRAM,
+            # controller registrations ...) only advance the offset.
             replayer = self._replayers.get(type(record))
             if replayer is not None:
                 replayer(record)
-            elif not isinstance(record, NoOpRecord):
-                pass    # records of areas this controller does not model (ACLs, quotas, ...)
         self.last_replayed_offset = max(self.last_replayed_offset, offset)
 
     # --- requests --------------------------------------------------------------------------

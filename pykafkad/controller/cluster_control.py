@@ -110,7 +110,7 @@ class ClusterControlManager:
             reg = self.registrations.get(broker_id)
             if hb.shutting_down or reg is None or reg.all_dirs_cordoned:
                 continue
-            out.append(UsableBroker(broker_id, reg.rack, reg.fenced))
+            out.append(UsableBroker(broker_id, reg.rack, hb.fenced))   # the session's view
         return out
 
     def check_broker_epoch(self, broker_id: int, broker_epoch: int) -> None:

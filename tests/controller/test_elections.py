@@ -18,7 +18,7 @@ from wire.messages.incremental_alter_configs_request import (
     AlterConfigsResource,
     IncrementalAlterConfigsRequest,
 )
-from wire.metadata import FeatureLevelRecord
+from wire.metadata import FeatureLevelRecord, PartitionChangeRecord
 
 
 def silence(log, broker, others):
@@ -230,3 +230,59 @@ def test_unknown_election_type_fails_every_partition():
             for p in response.replica_election_results[0].partition_result] == [
         (0, ErrorCode.INVALID_REQUEST, "Unknown election type 7"),
         (1, ErrorCode.INVALID_REQUEST, "Unknown election type 7")]
+
+
+def test_kafkas_fence_multiple_brokers_scenario():
+    """ReplicationControlManagerTest.testFenceMultipleBrokers."""
+    log = MetadataLog()
+    log.start_brokers(0, 1, 2, 3, 4)
+    create_topic(log, "foo", -1, -1, assignments=[[1, 2, 3], [2, 3, 4], [0, 2, 1]])
+    for _ in range(3):
+        log.now_ms += 4_000
+        for b in (0, 1, 4):
+            log.heartbeat(b)
+    log.tick(0)
+    assert all(log.controller.cluster.registration(b).fenced for b in (2, 3))
+    p0, p1, p2 = (log.partition("foo", p) for p in range(3))
+    assert (p0.replicas, p0.isr, p0.leader) == ((1, 2, 3), (1,), 1)
+    assert (p1.replicas, p1.isr, p1.leader) == ((2, 3, 4), (4,), 4)
+    assert (p2.replicas, p2.isr) == ((0, 2, 1), (0, 1)) and p2.leader != 2
+
+
+def test_kafkas_balance_partition_leaders_scenario():
+    """ReplicationControlManagerTest.testBalancePartitionLeaders: brokers 0 and 1 start
+    fenced; once each is back in the ISR the rebalance hands it its preferred leadership."""
+    log = MetadataLog()
+    for b in range(5):
+        log.register(b)
+    for b in (2, 3, 4):
+        log.heartbeat(b)
+    create_topic(log, "foo", -1, -1, assignments=[[1, 2, 3], [2, 3, 4], [0, 2, 1]])
+    assert [log.partition("foo", p).leader for p in range(3)] == [2, 2, 2]
+
+    def expand(partition, isr):
+        part = log.partition("foo", partition)
+        response, _ = log.handle(AlterPartitionRequest(
+            broker_id=2, broker_epoch=log.epochs[2], topics=[TopicData(
+                topic_id=log.topic_id("foo"), partitions=[PartitionData(
+                    partition_index=partition, leader_epoch=part.leader_epoch,
+                    partition_epoch=part.partition_epoch,
+                    new_isr_with_epochs=[BrokerState(broker_id=b, broker_epoch=-1)
+                                         for b in isr])])]))
+        p = response.topics[0].partitions[0]
+        return p.error_code, p.leader_id, p.leader_epoch, p.isr, p.partition_epoch
+
+    log.heartbeat(1)
+    assert expand(0, [1, 2, 3]) == (0, 2, 0, [1, 2, 3], 1)
+    result = log.controller.balance_partition_leaders()
+    assert result.records == [PartitionChangeRecord(partition_id=0, topic_id=log.topic_id("foo"),
+                                                    leader=1)]
+    assert result.response is False
+    log.apply_records(result.records)
+    log.heartbeat(0)
+    assert expand(2, [0, 2, 1]) == (0, 2, 0, [0, 2, 1], 1)
+    result = log.controller.balance_partition_leaders()
+    assert result.records == [PartitionChangeRecord(partition_id=2, topic_id=log.topic_id("foo"),
+                                                    leader=0)]
+    log.apply_records(result.records)
+    assert all(log.partition("foo", p).has_preferred_leader() for p in range(3))

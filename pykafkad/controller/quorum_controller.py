@@ -34,6 +34,7 @@ from pykafkad.controller.config_control import TOPIC as TOPIC_RESOURCE
 from pykafkad.controller.config_control import (
     ConfigurationControlManager,
     Resource,
+    clear_elr_records,
     default_validator,
 )
 from pykafkad.controller.feature_control import FeatureControlManager
@@ -61,6 +62,7 @@ from wire.messages.incremental_alter_configs_response import (
 from wire.messages.unregister_broker_response import UnregisterBrokerResponse
 from wire.metadata import (
     BrokerRegistrationChangeRecord,
+    ClearElrRecord,
     ConfigRecord,
     FeatureLevelRecord,
     FenceBrokerRecord,
@@ -118,6 +120,7 @@ class QuorumController:
             ConfigRecord: self.configs.replay,
             ProducerIdsRecord: self.producer_ids.replay,
             FeatureLevelRecord: self.features.replay,
+            ClearElrRecord: self.replication.replay_clear_elr,
         }
         self._handlers = {
             "BrokerRegistrationRequest": self._broker_registration,
@@ -428,6 +431,7 @@ class QuorumController:
             responses.append(AlterConfigsResourceResponse(
                 error_code=error.code, error_message=error.message,
                 resource_type=res.resource_type, resource_name=res.resource_name))
+        records += clear_elr_records(records, self.features.elr_enabled)
         if request.validate_only:
             records = []
         return ControllerResult(records, IncrementalAlterConfigsResponse(responses=responses),
@@ -443,6 +447,7 @@ class QuorumController:
             responses.append(LegacyResult(
                 error_code=error.code, error_message=error.message,
                 resource_type=res.resource_type, resource_name=res.resource_name))
+        records += clear_elr_records(records, self.features.elr_enabled)
         if request.validate_only:
             records = []
         return ControllerResult(records, AlterConfigsResponse(responses=responses), atomic=True)

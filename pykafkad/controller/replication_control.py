@@ -15,7 +15,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from pykafkad.controller.cluster_control import ClusterControlManager
-from pykafkad.controller.config_control import BROKER, TOPIC, ConfigurationControlManager
+from pykafkad.controller.config_control import (
+    BROKER,
+    TOPIC,
+    ConfigurationControlManager,
+    clear_elr_records,
+)
 from pykafkad.controller.feature_control import FeatureControlManager
 from pykafkad.controller.partition_registration import (
     NO_LEADER,
@@ -35,6 +40,7 @@ from wire.messages.create_topics_response import (
     CreateTopicsResponse,
 )
 from wire.metadata import (
+    ClearElrRecord,
     PartitionChangeRecord,
     PartitionRecord,
     RemoveTopicRecord,
@@ -118,6 +124,24 @@ class ReplicationControlManager:
                            f"Can't find topic with ID {record.topic_id!r} to remove.")
         del self.topics_by_name[topic.name]
         self.configs.delete_topic_configs(topic.name)
+
+    def replay_clear_elr(self, record: ClearElrRecord) -> None:
+        """Empty the ELR and last known ELR of one topic's partitions (all topics when the
+        name is empty), each as a partition change (the partition epoch moves)."""
+        if record.topic_name:
+            topic_id = self.topics_by_name.get(record.topic_name)
+            if topic_id is None:
+                raise RuntimeError(f"Unable to find a topic named {record.topic_name} in "
+                                   "order to clear its ELRs.")
+            topics = [self.topics[topic_id]]
+        else:
+            topics = list(self.topics.values())
+        for topic in topics:
+            for pid, part in list(topic.parts.items()):
+                if part.elr or part.last_known_elr:
+                    topic.parts[pid] = part.merge(PartitionChangeRecord(
+                        topic_id=topic.id, partition_id=pid, eligible_leader_replicas=[],
+                        last_known_elr=[]))
 
     # --- queries ---------------------------------------------------------------------------
     def partition(self, topic_id: bytes, partition_id: int) -> PartitionRegistration | None:
@@ -236,6 +260,8 @@ class ReplicationControlManager:
                 if error.is_failure:
                     errors[t.name] = error
                     continue
+                config_records += clear_elr_records(config_records,
+                                                    self.features.elr_enabled)
             try:
                 successes[t.name] = self._create_topic(t, records, config_records)
             except ApiError as e:

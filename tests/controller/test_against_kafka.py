@@ -296,3 +296,55 @@ def test_delete_topics_name_and_id_resolution_is_kafkas(admin, ours):
 
     assert sorted(map(key, response.responses), key=repr) == \
         sorted(map(key, theirs.responses), key=repr)
+
+
+def _kafka_metadata_log(data_dir):
+    """(offset, record) for every metadata record in the reference's __cluster_metadata log,
+    decoded with Kafka's frame (frame version, api key, version as unsigned varints)."""
+    from wire.metadata import RECORD_TYPES
+    from wire.primitives import Reader
+    from wire.records.batch import decode_records, iter_batch_headers
+
+    for path in sorted((data_dir / "logs" / "__cluster_metadata-0").glob("*.log")):
+        data = path.read_bytes()
+        for pos, header in iter_batch_headers(data):
+            if header.is_control:
+                continue
+            for rec in decode_records(data, pos):
+                r = Reader(rec.value)
+                r.uvarint()                    # frame version
+                api_key, version = r.uvarint(), r.uvarint()
+                yield rec.offset, RECORD_TYPES[api_key].read(r, version)
+
+
+def test_replaying_kafkas_own_metadata_log_gives_kafkas_state(admin, reference_kafka):
+    """Every record Apache Kafka 4.4.0 wrote replays, and the state built from them is the
+    one Kafka reports: partitions, leaders, ISRs, topic configs, the broker's registration."""
+    from confluent_kafka.admin import AdminClient
+
+    from compat.kafka_broker import formatted_cluster_id
+    from pykafkad.controller import QuorumController
+
+    admin.create_topics({"replayed": {"num_partitions": 3, "replication_factor": 1,
+                                      "configs": {"retention.ms": "12345"}}})
+    metadata = AdminClient({"bootstrap.servers": reference_kafka.bootstrap_servers}) \
+        .list_topics(timeout=30)
+    controller = QuorumController(formatted_cluster_id(reference_kafka.data_dir))
+    count = 0
+    for offset, record in _kafka_metadata_log(reference_kafka.data_dir):
+        controller.replay(record, offset)
+        count += 1
+    assert count > 0
+    rc = controller.replication
+    assert controller.configs.get((2, "replayed")) == {"retention.ms": "12345"}
+    assert controller.features.finalized["metadata.version"] == 33
+    assert controller.cluster.is_active(1)
+    for name, topic in metadata.topics.items():
+        if name not in rc.topics_by_name:      # created after the log was read
+            continue
+        parts = rc.topics[rc.topics_by_name[name]].parts
+        assert sorted(parts) == sorted(topic.partitions), name
+        for pid, p in topic.partitions.items():
+            assert (parts[pid].leader, list(parts[pid].replicas), sorted(parts[pid].isr)) == \
+                (p.leader, p.replicas, sorted(p.isrs)), (name, pid)
+    assert "replayed" in rc.topics_by_name

@@ -286,3 +286,26 @@ def test_kafkas_balance_partition_leaders_scenario():
                                                     leader=0)]
     log.apply_records(result.records)
     assert all(log.partition("foo", p).has_preferred_leader() for p in range(3))
+
+
+def test_changing_min_insync_replicas_clears_the_elr():
+    """KIP-966: a min.insync.replicas change is followed by a ClearElrRecord, whose replay
+    empties the ELRs (a topic's, or every topic's for a cluster-level change)."""
+    from wire.metadata import ClearElrRecord
+
+    log = MetadataLog()
+    log.start_brokers(1, 2)
+    create_topic(log, "t", -1, -1, assignments=[[1]])
+    silence(log, 1, [2])
+    assert log.partition("t", 0).elr == (1,)
+    epoch = log.partition("t", 0).partition_epoch
+    response, records = log.handle(IncrementalAlterConfigsRequest(resources=[
+        AlterConfigsResource(resource_type=4, resource_name="", configs=[
+            AlterableConfig(name="min.insync.replicas", config_operation=0, value="1")])]))
+    assert [type(r) for r in records][-1] is ClearElrRecord and records[-1].topic_name == ""
+    part = log.partition("t", 0)
+    assert (part.elr, part.last_known_elr, part.partition_epoch) == ((), (), epoch + 1)
+    result, records = create_topic(log, "u", 1, 1, configs={"min.insync.replicas": "1"})
+    assert [type(r).__name__ for r in records][:3] == ["TopicRecord", "ConfigRecord",
+                                                       "ClearElrRecord"]
+    assert records[2].topic_name == "u"

@@ -254,7 +254,7 @@ class QuorumController:
                                       list(request.offline_log_dirs), records)
         if self.features.cordoned_log_dirs and request.cordoned_log_dirs is not None:
             reg = self.cluster.registration(broker_id)
-            if set(reg.cordoned_dirs) != set(request.cordoned_log_dirs):
+            if reg.cordoned_dirs_changed(request.cordoned_log_dirs):
                 records.append(BrokerRegistrationChangeRecord(
                     broker_id=broker_id, broker_epoch=request.broker_epoch, log_dirs=None,
                     cordoned_log_dirs=list(request.cordoned_log_dirs)))

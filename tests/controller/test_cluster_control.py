@@ -183,3 +183,22 @@ def test_offline_log_dir_moves_leadership_away():
     for p in range(2):
         part = log.partition("t", p)
         assert part.leader == 2 and part.isr == (2,)
+
+
+def test_first_heartbeat_records_the_cordoned_dirs_once():
+    """As Kafka 4.4's own metadata log shows: the heartbeat that unfences a new broker also
+    records its (empty) cordoned dirs, which the registration left unset; after that an
+    unchanged list writes nothing."""
+    from wire.messages.broker_heartbeat_request import BrokerHeartbeatRequest
+
+    log = MetadataLog()
+    log.register(1)
+
+    def beat():
+        return log.handle(BrokerHeartbeatRequest(
+            broker_id=1, broker_epoch=log.epochs[1], current_metadata_offset=log.end_offset - 1,
+            offline_log_dirs=[], cordoned_log_dirs=[]))[1]
+
+    records = beat()
+    assert [(r.fenced, r.cordoned_log_dirs) for r in records] == [(-1, None), (0, [])]
+    assert beat() == []

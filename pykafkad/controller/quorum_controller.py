@@ -201,7 +201,9 @@ class QuorumController:
         return self.cluster.heartbeats.next_check_time_ms()
 
     def bootstrap_records(self, features: dict[str, int] | None = None) -> list:
-        return FeatureControlManager.bootstrap_records(features)
+        """The first batch of a new cluster's metadata log (see FeatureControlManager)."""
+        min_isr = int(self.replication.broker_defaults["min.insync.replicas"])
+        return FeatureControlManager.bootstrap_records(features, min_insync_replicas=min_isr)
 
     # --- brokers ---------------------------------------------------------------------------
     def _finalized_features(self) -> dict[str, int]:

@@ -348,3 +348,15 @@ def test_replaying_kafkas_own_metadata_log_gives_kafkas_state(admin, reference_k
             assert (parts[pid].leader, list(parts[pid].replicas), sorted(parts[pid].isr)) == \
                 (p.leader, p.replicas, sorted(p.isrs)), (name, pid)
     assert "replayed" in rc.topics_by_name
+
+
+def test_bootstrap_batch_is_kafkas(reference_kafka):
+    """A new cluster's first metadata batch: the same records Kafka 4.4.0 wrote."""
+    from pykafkad.controller import QuorumController
+
+    theirs = []
+    for _, record in _kafka_metadata_log(reference_kafka.data_dir):
+        theirs.append(record)
+        if type(record).__name__ == "EndTransactionRecord":
+            break
+    assert QuorumController("x").bootstrap_records() == theirs

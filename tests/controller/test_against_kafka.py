@@ -31,6 +31,12 @@ from wire.messages.elect_leaders_request import ElectLeadersRequest, TopicPartit
 
 pytestmark = needs_java
 
+
+def unique(name: str) -> str:
+    """Topics these tests create on the session's shared reference get names of their own."""
+    import uuid
+    return f"controller-{name}-{uuid.uuid4().hex[:8]}"
+
 # name -> (num_partitions, replication_factor, assignments, configs)
 CREATE_CASES = {
     "rf-above-brokers": (1, 3, None, {}),
@@ -85,7 +91,7 @@ def test_create_topics_errors_are_kafkas(admin, ours, cases):
 
 
 def test_create_partitions_elect_leaders_and_reassignment_errors_are_kafkas(admin, ours):
-    topic = "grow-me"
+    topic = unique("grow-me")
     admin.create_topics({topic: {"num_partitions": 1, "replication_factor": 1}})
     ours.handle(CreateTopicsRequest(topics=[CreatableTopic(name=topic, num_partitions=1,
                                                            replication_factor=1)]))
@@ -171,7 +177,7 @@ def test_incremental_alter_topic_config_errors_are_kafkas(reference_kafka, ours)
         IncrementalAlterConfigsRequest,
     )
 
-    topic = "configured-later"
+    topic = unique("configured-later")
     admin = AdminClient({"bootstrap.servers": reference_kafka.bootstrap_servers})
     admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
     ours.handle(CreateTopicsRequest(topics=[CreatableTopic(name=topic, num_partitions=1,
@@ -272,8 +278,9 @@ def test_delete_topics_name_and_id_resolution_is_kafkas(admin, ours):
     from compat.wire_client import WireClient
     from wire.messages.delete_topics_request import DeleteTopicsRequest, DeleteTopicState
 
-    admin.create_topics({"doomed": {"num_partitions": 1, "replication_factor": 1}})
-    ours.handle(CreateTopicsRequest(topics=[CreatableTopic(name="doomed", num_partitions=1,
+    doomed = unique("doomed")
+    admin.create_topics({doomed: {"num_partitions": 1, "replication_factor": 1}})
+    ours.handle(CreateTopicsRequest(topics=[CreatableTopic(name=doomed, num_partitions=1,
                                                            replication_factor=1)]))
     zero = bytes(16)
     request = DeleteTopicsRequest(topic_names=[], timeout_ms=5000, topics=[
@@ -283,7 +290,7 @@ def test_delete_topics_name_and_id_resolution_is_kafkas(admin, ours):
         DeleteTopicState(name=None, topic_id=b"\x06" * 16),
         DeleteTopicState(name=None, topic_id=b"\x06" * 16),
         DeleteTopicState(name=None, topic_id=b"\x07" * 16),
-        DeleteTopicState(name="missing"), DeleteTopicState(name="doomed")])
+        DeleteTopicState(name="missing"), DeleteTopicState(name=doomed)])
     with WireClient(admin.config["bootstrap_servers"]) as kafka:
         theirs = kafka.request(20, 6, request)
     response, records = ours.handle(request, version=6)
@@ -291,7 +298,7 @@ def test_delete_topics_name_and_id_resolution_is_kafkas(admin, ours):
 
     def key(r):
         # the deleted topic's id is random on each side
-        return (r.name, r.topic_id if r.name != "doomed" else None, r.error_code,
+        return (r.name, r.topic_id if r.name != doomed else None, r.error_code,
                 r.error_message)
 
     assert sorted(map(key, response.responses), key=repr) == \
@@ -325,8 +332,9 @@ def test_replaying_kafkas_own_metadata_log_gives_kafkas_state(admin, reference_k
     from compat.kafka_broker import formatted_cluster_id
     from pykafkad.controller import QuorumController
 
-    admin.create_topics({"replayed": {"num_partitions": 3, "replication_factor": 1,
-                                      "configs": {"retention.ms": "12345"}}})
+    replayed = unique("replayed")
+    admin.create_topics({replayed: {"num_partitions": 3, "replication_factor": 1,
+                                    "configs": {"retention.ms": "12345"}}})
     metadata = AdminClient({"bootstrap.servers": reference_kafka.bootstrap_servers}) \
         .list_topics(timeout=30)
     controller = QuorumController(formatted_cluster_id(reference_kafka.data_dir))
@@ -336,7 +344,7 @@ def test_replaying_kafkas_own_metadata_log_gives_kafkas_state(admin, reference_k
         count += 1
     assert count > 0
     rc = controller.replication
-    assert controller.configs.get((2, "replayed")) == {"retention.ms": "12345"}
+    assert controller.configs.get((2, replayed)) == {"retention.ms": "12345"}
     assert controller.features.finalized["metadata.version"] == 33
     assert controller.cluster.is_active(1)
     for name, topic in metadata.topics.items():
@@ -347,7 +355,7 @@ def test_replaying_kafkas_own_metadata_log_gives_kafkas_state(admin, reference_k
         for pid, p in topic.partitions.items():
             assert (parts[pid].leader, list(parts[pid].replicas), sorted(parts[pid].isr)) == \
                 (p.leader, p.replicas, sorted(p.isrs)), (name, pid)
-    assert "replayed" in rc.topics_by_name
+    assert replayed in rc.topics_by_name
 
 
 def test_bootstrap_batch_is_kafkas(reference_kafka):

@@ -44,12 +44,16 @@ class BrokerRegistration:
     fenced: bool = True
     in_controlled_shutdown: bool = False
     directories: tuple[bytes, ...] = ()
-    cordoned_dirs: tuple[bytes, ...] = ()
+    cordoned_dirs: tuple[bytes, ...] | None = None     # None until a heartbeat reports them
 
     @property
     def all_dirs_cordoned(self) -> bool:
         """KIP-1066: a broker whose every log dir is cordoned takes no new replicas."""
-        return bool(self.directories) and set(self.directories) <= set(self.cordoned_dirs)
+        return bool(self.directories) and set(self.directories) <= set(self.cordoned_dirs or ())
+
+    def cordoned_dirs_changed(self, reported: list[bytes]) -> bool:
+        """Kafka's cordonedDirChanged: never recorded yet counts as a change."""
+        return self.cordoned_dirs is None or set(self.cordoned_dirs) != set(reported)
 
     def has_online_dir(self, directory: bytes) -> bool:
         return directories.is_online(directory, list(self.directories))
@@ -63,6 +67,12 @@ class ClusterControlManager:
         self.register_offsets: dict[int, int] = {}
         self.heartbeats = BrokerHeartbeatManager(session_timeout_ms)
         self.now_ms = 0    # the time of the last handled operation, for replayed sessions
+
+    def activate(self, now_ms: int) -> None:
+        self.now_ms = now_ms
+        self.heartbeats = BrokerHeartbeatManager(self.heartbeats.session_timeout_ms)
+        for reg in self.registrations.values():
+            self.heartbeats.register(reg.id, reg.fenced, now_ms)
 
     # --- queries ---------------------------------------------------------------------------
     def registration(self, broker_id: int) -> BrokerRegistration | None:
@@ -104,7 +114,7 @@ class ClusterControlManager:
             reg = self.registrations.get(broker_id)
             if hb.shutting_down or reg is None or reg.all_dirs_cordoned:
                 continue
-            out.append(UsableBroker(broker_id, reg.rack, reg.fenced))
+            out.append(UsableBroker(broker_id, reg.rack, hb.fenced))   # the session's view
         return out
 
     def check_broker_epoch(self, broker_id: int, broker_epoch: int) -> None:
@@ -210,7 +220,8 @@ class ClusterControlManager:
             rack=record.rack, fenced=record.fenced,
             in_controlled_shutdown=record.in_controlled_shutdown,
             directories=tuple(record.log_dirs or ()),
-            cordoned_dirs=tuple(record.cordoned_log_dirs or ()),
+            cordoned_dirs=None if record.cordoned_log_dirs is None
+            else tuple(record.cordoned_log_dirs),
         )
         if prev is not None:
             self.heartbeats.remove(record.broker_id)

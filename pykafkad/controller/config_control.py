@@ -19,7 +19,7 @@ from pykafkad.config.types import ConfigError
 from pykafkad.controller.result import NONE, ApiError
 from pykafkad.controller.topic_names import validate_topic_name
 from wire.errors import ErrorCode, KafkaError
-from wire.metadata import ConfigRecord
+from wire.metadata import ClearElrRecord, ConfigRecord
 
 TOPIC, BROKER = 2, 4          # ConfigResource.Type ids
 Resource = tuple[int, str]    # (resource type, resource name)
@@ -50,6 +50,16 @@ def default_validator(resource: Resource, new: Mapping[str, str | None],
                 raise ApiError(ErrorCode.INVALID_REQUEST, "Invalid negative broker ID.")
     else:
         raise ApiError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {rtype}")
+
+
+def clear_elr_records(records: list, elr_enabled: bool) -> list:
+    """KIP-966: changing min.insync.replicas invalidates ELRs, so each such ConfigRecord is
+    followed by a ClearElrRecord (for its topic, or for all topics for a broker-level one)."""
+    if not elr_enabled:
+        return []
+    return [ClearElrRecord(topic_name=r.resource_name if r.resource_type == TOPIC else "")
+            for r in records
+            if isinstance(r, ConfigRecord) and r.name == "min.insync.replicas"]
 
 
 class ConfigurationControlManager:

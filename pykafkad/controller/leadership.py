@@ -34,7 +34,8 @@ PREFERRED, UNCLEAN = 0, 1          # ElectLeaders election types
 
 def builder(rc: ReplicationControlManager, topic: TopicControlInfo, pid: int,
             part: PartitionRegistration,
-            acceptable: Callable[[int], bool] | None = None) -> PartitionChangeBuilder:
+            acceptable: Callable[[int], bool] | None = None,
+            min_isr: int | None = None) -> PartitionChangeBuilder:
     """A PartitionChangeBuilder with Kafka's LeaderAcceptor: an active broker whose replica
     directory is online."""
     is_ok = acceptable or rc.cluster.is_active
@@ -44,7 +45,8 @@ def builder(rc: ReplicationControlManager, topic: TopicControlInfo, pid: int,
 
     default_dir = rc.cluster.default_dir if rc.features.directory_assignment else None
     return PartitionChangeBuilder(part, topic.id, pid, accept,
-                                  min_isr=rc.effective_min_isr(topic),
+                                  min_isr=rc.effective_min_isr(topic) if min_isr is None
+                                  else min_isr,
                                   elr_enabled=rc.features.elr_enabled,
                                   default_dir=default_dir)
 
@@ -148,9 +150,13 @@ def generate_leader_and_isr_updates(rc: ReplicationControlManager, broker_to_rem
         return r not in (broker_to_remove, broker_unclean) and (
             r == broker_to_add or rc.cluster.is_active(r))
 
+    per_topic: dict[bytes, tuple[int, bool]] = {}     # configs, read once per topic
     for topic, pid, part in list(partitions):
-        b = builder(rc, topic, pid, part, acceptable)
-        if rc.unclean_enabled(topic.name):
+        if topic.id not in per_topic:
+            per_topic[topic.id] = (rc.effective_min_isr(topic), rc.unclean_enabled(topic.name))
+        min_isr, unclean = per_topic[topic.id]
+        b = builder(rc, topic, pid, part, acceptable, min_isr)
+        if unclean:
             b.election = Election.UNCLEAN
         if broker_unclean != NO_LEADER:
             b.unclean_shutdown_replicas = [broker_unclean]
@@ -269,3 +275,39 @@ def elect_leader(rc: ReplicationControlManager, topic_name: str, pid: int, elect
                         else ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE)
     records.append(record)
     return NONE
+
+
+# --- periodic elections --------------------------------------------------------------------
+MAX_ELECTIONS_PER_IMBALANCE = 1000
+
+
+def balance_partition_leaders(rc: ReplicationControlManager,
+                              max_elections: int = MAX_ELECTIONS_PER_IMBALANCE
+                              ) -> ControllerResult:
+    """auto.leader.rebalance.enable's periodic task: a preferred election for every partition
+    not led by its preferred replica (at most ``max_elections`` records; the response says
+    whether more may remain)."""
+    records: list = []
+    for topic, pid, part in rc.all_partitions():
+        if len(records) >= max_elections:
+            break
+        if part.has_preferred_leader():
+            continue
+        b = builder(rc, topic, pid, part)
+        b.election = Election.PREFERRED
+        record = b.build()
+        if record is not None:
+            records.append(record)
+    return ControllerResult(records, len(records) >= max_elections)
+
+
+def elect_unclean_leaders(rc: ReplicationControlManager,
+                          max_elections: int = MAX_ELECTIONS_PER_IMBALANCE) -> ControllerResult:
+    """The periodic unclean election for leaderless partitions of topics that allow it."""
+    records: list = []
+    for topic, pid, _ in rc.leaderless_partitions():
+        if len(records) >= max_elections:
+            break
+        if rc.unclean_enabled(topic.name):
+            elect_leader(rc, topic.name, pid, UNCLEAN, records)
+    return ControllerResult(records, len(records) >= max_elections)

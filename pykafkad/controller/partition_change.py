@@ -86,7 +86,9 @@ class PartitionChangeBuilder:
             return False
         if self.target_elr or self.target_isr:
             return False
-        return len(self.partition.last_known_elr) == 1
+        if len(self.partition.last_known_elr) != 1:
+            return False
+        return self.is_acceptable_leader(self.partition.last_known_elr[0])
 
     def _elect(self) -> tuple[int, bool]:
         p = self.partition

@@ -79,7 +79,7 @@ class _RackList:
                 rack = self.racks[b.rack] = _Rack()
                 self.rack_names.append(b.rack)
             (rack.fenced if b.fenced else rack.unfenced).brokers.append(b.id)
-        for rack in self.racks.values():
+        for rack in self._hash_order():
             rack.fenced.initialize(rnd)
             rack.unfenced.initialize(rnd)
         # Kafka sorts the "no rack" entry first, then rack names.
@@ -87,11 +87,25 @@ class _RackList:
         self.epoch = 0
         self.offset = rnd.randrange(len(self.rack_names)) if self.rack_names else 0
 
+    def _hash_order(self) -> list[_Rack]:
+        """The racks in the order Kafka's HashMap of racks yields them: each rack draws from
+        the shared random in that order, so the same seed places as Kafka does."""
+        capacity = 16
+        while len(self.racks) > capacity * 3 // 4:
+            capacity *= 2
+
+        def bucket(name: str | None) -> int:
+            h = _java_string_hash(name) if name is not None else 0
+            return (h ^ (h >> 16)) & (capacity - 1)
+
+        names = list(self.racks)
+        return [self.racks[n] for n in sorted(names, key=lambda n: (bucket(n), names.index(n)))]
+
     def place(self, replication_factor: int) -> list[int]:
         check_placement(replication_factor, self.num_total, self.num_unfenced)
         if self.epoch == self.num_unfenced and self.num_unfenced > 1:
             self.random.shuffle(self.rack_names)
-            for rack in self.racks.values():
+            for rack in self._hash_order():
                 rack.fenced.shuffle(self.random)
                 rack.unfenced.shuffle(self.random)
             self.epoch = 0
@@ -118,6 +132,15 @@ class _RackList:
         self.epoch += 1
         self.offset += 1
         return brokers
+
+
+def _java_string_hash(s: str) -> int:
+    """String.hashCode as an unsigned 32-bit value."""
+    data = s.encode("utf-16-be")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = (31 * h + int.from_bytes(data[i:i + 2], "big")) & 0xFFFFFFFF
+    return h
 
 
 def check_placement(replication_factor: int, num_total: int, num_unfenced: int) -> None:

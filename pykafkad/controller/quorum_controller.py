@@ -6,6 +6,18 @@ controller does, right after appending). ``handle(request, now_ms)`` answers one
 API with a ControllerResult; it reads the replayed state only, so the node must replay one
 operation's records before handling the next write operation (Kafka's single event queue).
 Time comes in as ``now_ms``; randomness (placement, topic ids) from the seeded ``rnd``.
+
+Wiring it into a node:
+- replay every record of the metadata log (snapshot, then batches) with its offset, on every
+  controller, active or not;
+- on becoming the active controller call ``activate(now_ms)``; a new cluster's log starts with
+  ``bootstrap_records()`` (the FeatureLevelRecords ``format`` writes);
+- ``handle(request, now_ms, version=..., next_write_offset=<log end offset>)``: append
+  ``result.records`` (one batch when ``result.atomic``), wait for the commit, then send
+  ``result.response``; broker epochs are offsets, hence ``next_write_offset``;
+- timers: ``fence_stale_brokers(now_ms)`` at ``next_fence_check_ms()`` (repeat while it
+  returns records), ``balance_partition_leaders()`` every leader.imbalance.check.interval
+  .seconds, ``elect_unclean_leaders()`` periodically.
 """
 
 from __future__ import annotations
@@ -13,6 +25,8 @@ from __future__ import annotations
 import random as _random
 from collections.abc import Callable
 
+from pykafkad.config.broker import BrokerConfig
+from pykafkad.config.describe import describe_topic_configs
 from pykafkad.controller import leadership, reassignment
 from pykafkad.controller.cluster_control import ClusterControlManager
 from pykafkad.controller.config_control import BROKER as BROKER_RESOURCE
@@ -20,6 +34,7 @@ from pykafkad.controller.config_control import TOPIC as TOPIC_RESOURCE
 from pykafkad.controller.config_control import (
     ConfigurationControlManager,
     Resource,
+    clear_elr_records,
     default_validator,
 )
 from pykafkad.controller.feature_control import FeatureControlManager
@@ -35,7 +50,11 @@ from wire.messages.alter_partition_response import AlterPartitionResponse
 from wire.messages.broker_heartbeat_response import BrokerHeartbeatResponse
 from wire.messages.broker_registration_response import BrokerRegistrationResponse
 from wire.messages.delete_topics_response import DeletableTopicResult, DeleteTopicsResponse
-from wire.messages.elect_leaders_response import ElectLeadersResponse
+from wire.messages.elect_leaders_response import (
+    ElectLeadersResponse,
+    PartitionResult,
+    ReplicaElectionResult,
+)
 from wire.messages.incremental_alter_configs_response import (
     AlterConfigsResourceResponse,
     IncrementalAlterConfigsResponse,
@@ -43,10 +62,10 @@ from wire.messages.incremental_alter_configs_response import (
 from wire.messages.unregister_broker_response import UnregisterBrokerResponse
 from wire.metadata import (
     BrokerRegistrationChangeRecord,
+    ClearElrRecord,
     ConfigRecord,
     FeatureLevelRecord,
     FenceBrokerRecord,
-    NoOpRecord,
     PartitionChangeRecord,
     PartitionRecord,
     ProducerIdsRecord,
@@ -68,6 +87,7 @@ class QuorumController:
                  delete_topic_enable: bool = True,
                  kraft_version: int = 1,
                  config_validator=default_validator,
+                 broker_config: BrokerConfig | None = None,
                  describe_configs: Callable[[dict[str, str]], list] | None = None) -> None:
         self.node_id = node_id
         self.random = rnd if rnd is not None else _random.Random()
@@ -82,10 +102,13 @@ class QuorumController:
             default_num_partitions=default_num_partitions,
             default_replication_factor=default_replication_factor,
             broker_defaults=broker_defaults, describe_configs=describe_configs)
+        if describe_configs is None:
+            static = broker_config if broker_config is not None else BrokerConfig()
+            self.replication.describe_configs = lambda overrides: describe_topic_configs(
+                static, overrides)
         self.producer_ids = ProducerIdControlManager(self.cluster)
         self.last_replayed_offset = -1
         self._replayers = {
-            RegisterBrokerRecord: self.cluster.replay_register,
             UnregisterBrokerRecord: self.cluster.replay_unregister,
             FenceBrokerRecord: self.cluster.replay_fence,
             UnfenceBrokerRecord: self.cluster.replay_unfence,
@@ -97,6 +120,7 @@ class QuorumController:
             ConfigRecord: self.configs.replay,
             ProducerIdsRecord: self.producer_ids.replay,
             FeatureLevelRecord: self.features.replay,
+            ClearElrRecord: self.replication.replay_clear_elr,
         }
         self._handlers = {
             "BrokerRegistrationRequest": self._broker_registration,
@@ -123,11 +147,11 @@ class QuorumController:
         if isinstance(record, RegisterBrokerRecord):
             self.cluster.replay_register(record, offset)
         else:
+            # Records of areas this controller does not model (NoOp, ACLs, quotas, SCRAM,
+            # controller registrations ...) only advance the offset.
             replayer = self._replayers.get(type(record))
             if replayer is not None:
                 replayer(record)
-            elif not isinstance(record, NoOpRecord):
-                pass    # records of areas this controller does not model (ACLs, quotas, ...)
         self.last_replayed_offset = max(self.last_replayed_offset, offset)
 
     # --- requests --------------------------------------------------------------------------
@@ -143,6 +167,12 @@ class QuorumController:
             raise ValueError(f"the controller does not handle {type(request).__name__}")
         return handler(request, version, offset)
 
+    def activate(self, now_ms: int) -> None:
+        """This node became the active controller: start every registered broker's session
+        afresh (Kafka's ClusterControlManager.activate), so sessions replayed while standing
+        by are not taken for expired ones."""
+        self.cluster.activate(now_ms)
+
     def fence_stale_brokers(self, now_ms: int) -> ControllerResult:
         """Fence the broker whose session expired longest ago, moving its leaderships away.
 
@@ -157,12 +187,23 @@ class QuorumController:
             self.cluster.heartbeats.fence(broker)
         return ControllerResult(records, None)
 
+    def balance_partition_leaders(self) -> ControllerResult:
+        """Preferred elections for imbalanced partitions (every leader.imbalance.check.interval
+        .seconds when auto.leader.rebalance.enable); response True when more may remain."""
+        return leadership.balance_partition_leaders(self.replication)
+
+    def elect_unclean_leaders(self) -> ControllerResult:
+        """Unclean elections for leaderless partitions whose topic enables them."""
+        return leadership.elect_unclean_leaders(self.replication)
+
     def next_fence_check_ms(self) -> int | None:
         """When the next session may expire (for the node's timer)."""
         return self.cluster.heartbeats.next_check_time_ms()
 
     def bootstrap_records(self, features: dict[str, int] | None = None) -> list:
-        return FeatureControlManager.bootstrap_records(features)
+        """The first batch of a new cluster's metadata log (see FeatureControlManager)."""
+        min_isr = int(self.replication.broker_defaults["min.insync.replicas"])
+        return FeatureControlManager.bootstrap_records(features, min_insync_replicas=min_isr)
 
     # --- brokers ---------------------------------------------------------------------------
     def _finalized_features(self) -> dict[str, int]:
@@ -215,7 +256,7 @@ class QuorumController:
                                       list(request.offline_log_dirs), records)
         if self.features.cordoned_log_dirs and request.cordoned_log_dirs is not None:
             reg = self.cluster.registration(broker_id)
-            if set(reg.cordoned_dirs) != set(request.cordoned_log_dirs):
+            if reg.cordoned_dirs_changed(request.cordoned_log_dirs):
                 records.append(BrokerRegistrationChangeRecord(
                     broker_id=broker_id, broker_epoch=request.broker_epoch, log_dirs=None,
                     cordoned_log_dirs=list(request.cordoned_log_dirs)))
@@ -263,6 +304,9 @@ class QuorumController:
             producer_id_len=block.size))
 
     def _alter_partition(self, request, version, offset) -> ControllerResult:
+        if not request.topics:      # Kafka answers an empty request before any check
+            return ControllerResult([], AlterPartitionResponse(error_code=ErrorCode.NONE,
+                                                               topics=[]))
         try:
             return leadership.alter_partition(self.replication, request,
                                               3 if version is None else version)
@@ -273,8 +317,12 @@ class QuorumController:
         try:
             return leadership.elect_leaders(self.replication, request)
         except ApiError as e:
-            return ControllerResult([], ElectLeadersResponse(error_code=e.code,
-                                                             replica_election_results=[]))
+            # Kafka's ElectLeadersRequest.getErrorResponse: every partition gets the error.
+            results = [ReplicaElectionResult(topic=tp.topic, partition_result=[
+                PartitionResult(partition_id=p, error_code=e.code, error_message=e.message)
+                for p in tp.partitions]) for tp in request.topic_partitions or []]
+            return ControllerResult([], ElectLeadersResponse(
+                error_code=e.code, replica_election_results=results))
 
     # --- topics ----------------------------------------------------------------------------
     def _delete_topics(self, request, version, offset) -> ControllerResult:
@@ -356,7 +404,7 @@ class QuorumController:
             records.extend(rc.delete_topic_records(i))
             answer(n, i, NONE)
         # Kafka shuffles so positions reveal nothing about which topics exist.
-        self.random.shuffle(results)
+        self.replication.id_random.shuffle(results)
         return ControllerResult(records, DeleteTopicsResponse(responses=results), atomic=True)
 
     def _check_exists(self, resource: Resource) -> None:
@@ -385,6 +433,7 @@ class QuorumController:
             responses.append(AlterConfigsResourceResponse(
                 error_code=error.code, error_message=error.message,
                 resource_type=res.resource_type, resource_name=res.resource_name))
+        records += clear_elr_records(records, self.features.elr_enabled)
         if request.validate_only:
             records = []
         return ControllerResult(records, IncrementalAlterConfigsResponse(responses=responses),
@@ -400,6 +449,7 @@ class QuorumController:
             responses.append(LegacyResult(
                 error_code=error.code, error_message=error.message,
                 resource_type=res.resource_type, resource_name=res.resource_name))
+        records += clear_elr_records(records, self.features.elr_enabled)
         if request.validate_only:
             records = []
         return ControllerResult(records, AlterConfigsResponse(responses=responses), atomic=True)

@@ -72,7 +72,8 @@ def _alter_one(rc: ReplicationControlManager, topic_name: str, target, allow_rf_
 
 def _cancel(rc, topic: TopicControlInfo, pid: int, part: PartitionRegistration):
     if not part.is_reassigning:
-        raise ApiError(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS)
+        # Kafka throws it with the default message, which ApiError.fromThrowable drops.
+        raise ApiError(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, None)
     replicas = original_replicas(part)
     isr = [r for r in part.isr if r not in part.adding_replicas]
     if not isr:
@@ -96,7 +97,10 @@ def _change(rc, topic: TopicControlInfo, pid: int, part: PartitionRegistration,
             target: list[int], allow_rf_change: bool):
     rc.validate_manual_assignment(target, None)
     if not allow_rf_change:
-        current = len(original_replicas(part))
+        # During a reassignment the factor is the target's: replicas + adding - removing.
+        current = len((set(part.replicas) | set(part.adding_replicas))
+                      - set(part.removing_replicas)) if part.is_reassigning \
+            else len(part.replicas)
         if current != len(target):
             raise ApiError(ErrorCode.INVALID_REPLICATION_FACTOR,
                            f"The replication factor is changed from {current} to {len(target)}")

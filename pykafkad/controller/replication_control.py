@@ -15,7 +15,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from pykafkad.controller.cluster_control import ClusterControlManager
-from pykafkad.controller.config_control import BROKER, TOPIC, ConfigurationControlManager
+from pykafkad.controller.config_control import (
+    BROKER,
+    TOPIC,
+    ConfigurationControlManager,
+    clear_elr_records,
+)
 from pykafkad.controller.feature_control import FeatureControlManager
 from pykafkad.controller.partition_registration import (
     NO_LEADER,
@@ -35,6 +40,7 @@ from wire.messages.create_topics_response import (
     CreateTopicsResponse,
 )
 from wire.metadata import (
+    ClearElrRecord,
     PartitionChangeRecord,
     PartitionRecord,
     RemoveTopicRecord,
@@ -65,6 +71,7 @@ def random_topic_id(rnd: _random.Random) -> bytes:
 class ReplicationControlManager:
     def __init__(self, cluster: ClusterControlManager, configs: ConfigurationControlManager,
                  features: FeatureControlManager, *, rnd: _random.Random,
+                 id_rnd: _random.Random | None = None,
                  default_num_partitions: int = 1, default_replication_factor: int = 1,
                  broker_defaults: dict[str, str] | None = None,
                  describe_configs: Callable[[dict[str, str]], list] | None = None) -> None:
@@ -73,6 +80,11 @@ class ReplicationControlManager:
         self.features = features
         self.random = rnd
         self.placer = StripedReplicaPlacer(rnd)
+        # Topic ids come from their own stream, so the placer draws exactly what Kafka's does.
+        if id_rnd is None:
+            id_rnd = _random.Random(rnd.getrandbits(64)) if hasattr(rnd, "getrandbits") \
+                else _random.Random()
+        self.id_random = id_rnd
         self.default_num_partitions = default_num_partitions
         self.default_replication_factor = default_replication_factor
         self.broker_defaults = {"min.insync.replicas": "1",
@@ -112,6 +124,24 @@ class ReplicationControlManager:
                            f"Can't find topic with ID {record.topic_id!r} to remove.")
         del self.topics_by_name[topic.name]
         self.configs.delete_topic_configs(topic.name)
+
+    def replay_clear_elr(self, record: ClearElrRecord) -> None:
+        """Empty the ELR and last known ELR of one topic's partitions (all topics when the
+        name is empty), each as a partition change (the partition epoch moves)."""
+        if record.topic_name:
+            topic_id = self.topics_by_name.get(record.topic_name)
+            if topic_id is None:
+                raise RuntimeError(f"Unable to find a topic named {record.topic_name} in "
+                                   "order to clear its ELRs.")
+            topics = [self.topics[topic_id]]
+        else:
+            topics = list(self.topics.values())
+        for topic in topics:
+            for pid, part in list(topic.parts.items()):
+                if part.elr or part.last_known_elr:
+                    topic.parts[pid] = part.merge(PartitionChangeRecord(
+                        topic_id=topic.id, partition_id=pid, eligible_leader_replicas=[],
+                        last_known_elr=[]))
 
     # --- queries ---------------------------------------------------------------------------
     def partition(self, topic_id: bytes, partition_id: int) -> PartitionRegistration | None:
@@ -230,6 +260,8 @@ class ReplicationControlManager:
                 if error.is_failure:
                     errors[t.name] = error
                     continue
+                config_records += clear_elr_records(config_records,
+                                                    self.features.elr_enabled)
             try:
                 successes[t.name] = self._create_topic(t, records, config_records)
             except ApiError as e:
@@ -309,7 +341,7 @@ class ReplicationControlManager:
                                    f"Unable to replicate the partition {rf} time(s): All brokers "
                                    "are currently fenced or in controlled shutdown.")
                 new_parts[pid] = self._new_partition(replicas, isr)
-        topic_id = random_topic_id(self.random)
+        topic_id = random_topic_id(self.id_random)
         result = CreatableTopicResult(
             name=t.name, topic_id=topic_id, error_code=ErrorCode.NONE, error_message=None,
             num_partitions=len(new_parts),

@@ -20,8 +20,9 @@ CLUSTER_ID = "MkU3OEVBNTcwNTJENDM2Qg"
 
 class MetadataLog:
     def __init__(self, controller: QuorumController | None = None, *, seed: int = 7,
-                 **kwargs) -> None:
-        self.controller = controller or QuorumController(CLUSTER_ID, rnd=random.Random(seed),
+                 cluster_id: str = CLUSTER_ID, **kwargs) -> None:
+        self.cluster_id = cluster_id
+        self.controller = controller or QuorumController(cluster_id, rnd=random.Random(seed),
                                                          **kwargs)
         self.records: list = []
         self.now_ms = 1_000
@@ -61,11 +62,12 @@ class MetadataLog:
 
     # --- brokers ---------------------------------------------------------------------------
     def register(self, broker_id: int, *, rack: str | None = None, incarnation: bytes | None = None,
-                 cluster_id: str = CLUSTER_ID, mv_range=(7, 33), previous_epoch: int = -1,
+                 cluster_id: str | None = None, mv_range=(7, 33), previous_epoch: int = -1,
                  version: int | None = None):
         incarnation = incarnation or self.incarnations.get(broker_id) or uuid.uuid4().bytes
         request = BrokerRegistrationRequest(
-            broker_id=broker_id, cluster_id=cluster_id, incarnation_id=incarnation,
+            broker_id=broker_id, cluster_id=cluster_id or self.cluster_id,
+            incarnation_id=incarnation,
             listeners=[Listener(name="PLAINTEXT", host="localhost", port=9092 + broker_id,
                                 security_protocol=0)],
             features=[Feature(name="metadata.version", min_supported_version=mv_range[0],

@@ -26,12 +26,13 @@ def log():
 
 
 def alter(log, isr, *, broker=1, leader_epoch=None, partition_epoch=None, topic_id=None,
-          partition=0, broker_epoch=None, epochs=None, version=3):
+          partition=0, broker_epoch=None, epochs=None, version=3, recovery=0):
     part = log.partition("t", 0)
     if version >= 3:
         states = [BrokerState(broker_id=b, broker_epoch=(epochs or {}).get(b, log.epochs.get(b, -1)))
                   for b in isr]
         data = PartitionData(partition_index=partition, new_isr_with_epochs=states, new_isr=[],
+                             leader_recovery_state=recovery,
                              leader_epoch=part.leader_epoch if leader_epoch is None
                              else leader_epoch,
                              partition_epoch=part.partition_epoch if partition_epoch is None
@@ -79,6 +80,8 @@ def test_same_isr_writes_nothing_and_answers_the_current_state(log):
     (dict(isr=[1, 4]), ErrorCode.INVALID_REQUEST),            # not a replica
     (dict(isr=[1, 1]), ErrorCode.INVALID_REQUEST),            # duplicate
     (dict(epochs={2: 99}), ErrorCode.INELIGIBLE_REPLICA),     # broker epoch mismatch
+    (dict(recovery=1), ErrorCode.INVALID_REQUEST),            # RECOVERING with 2 in the ISR
+    (dict(isr=[1], recovery=1), ErrorCode.INVALID_REQUEST),   # RECOVERED -> RECOVERING
     (dict(partition=5), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
     (dict(topic_id=b"\x01" * 16), ErrorCode.UNKNOWN_TOPIC_ID),
 ])
@@ -113,3 +116,13 @@ def test_fenced_or_shutting_down_brokers_may_not_join_the_isr(log):
 def test_stale_broker_epoch_fails_the_whole_request(log):
     response, records = alter(log, [1, 2], broker_epoch=12345)
     assert records == [] and response.error_code == ErrorCode.STALE_BROKER_EPOCH
+
+
+def test_shutting_down_broker_may_not_join_the_isr(log):
+    alter(log, [1, 2])
+    create_topic(log, "led-by-3", -1, -1, assignments=[[3, 1]])   # so 3 must shut down slowly
+    log.heartbeat(3, want_shut_down=True)
+    assert log.controller.cluster.in_controlled_shutdown(3)
+    response, records = alter(log, [1, 2, 3])
+    assert records == [] and response.topics[0].partitions[0].error_code == \
+        ErrorCode.INELIGIBLE_REPLICA

@@ -147,3 +147,58 @@ def test_cordoning_every_log_dir_keeps_new_replicas_off_the_broker():
         ErrorCode.INVALID_REPLICA_ASSIGNMENT,
         "The manual partition assignment includes broker 2, but all its log directories are "
         "cordoned.")
+
+
+def test_a_standby_that_becomes_active_starts_sessions_afresh():
+    """A controller that replayed the log while standing by (no clock of its own) must not
+    take every broker's session for expired when it becomes active."""
+    from pykafkad.controller import QuorumController
+
+    active = MetadataLog()
+    active.start_brokers(1, 2)
+    standby = QuorumController(active.controller.cluster.cluster_id)
+    for offset, record in enumerate(active.records):
+        standby.replay(record, offset)
+    now = active.now_ms + 60_000
+    standby.activate(now)
+    assert standby.fence_stale_brokers(now).records == []
+    fenced = standby.fence_stale_brokers(now + 9_001).records
+    assert isinstance(fenced[-1], BrokerRegistrationChangeRecord) and fenced[-1].fenced == 1
+
+
+def test_offline_log_dir_moves_leadership_away():
+    from tests.controller.test_replication_control import create_topic
+    from wire.messages.broker_heartbeat_request import BrokerHeartbeatRequest
+
+    log = MetadataLog()
+    log.start_brokers(1, 2)
+    create_topic(log, "t", -1, -1, assignments=[[1, 2], [2, 1]])
+    dirs = list(log.controller.cluster.registration(1).directories)
+    assert log.partition("t", 0).directory(1) == dirs[0]
+    response, records = log.handle(BrokerHeartbeatRequest(
+        broker_id=1, broker_epoch=log.epochs[1], current_metadata_offset=log.end_offset - 1,
+        offline_log_dirs=dirs))
+    assert response.error_code == 0
+    assert isinstance(records[-1], BrokerRegistrationChangeRecord) and records[-1].log_dirs == []
+    for p in range(2):
+        part = log.partition("t", p)
+        assert part.leader == 2 and part.isr == (2,)
+
+
+def test_first_heartbeat_records_the_cordoned_dirs_once():
+    """As Kafka 4.4's own metadata log shows: the heartbeat that unfences a new broker also
+    records its (empty) cordoned dirs, which the registration left unset; after that an
+    unchanged list writes nothing."""
+    from wire.messages.broker_heartbeat_request import BrokerHeartbeatRequest
+
+    log = MetadataLog()
+    log.register(1)
+
+    def beat():
+        return log.handle(BrokerHeartbeatRequest(
+            broker_id=1, broker_epoch=log.epochs[1], current_metadata_offset=log.end_offset - 1,
+            offline_log_dirs=[], cordoned_log_dirs=[]))[1]
+
+    records = beat()
+    assert [(r.fenced, r.cordoned_log_dirs) for r in records] == [(-1, None), (0, [])]
+    assert beat() == []

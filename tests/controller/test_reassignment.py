@@ -94,8 +94,7 @@ def test_cancel_reverts_to_the_original_replicas():
     assert code == 0
     part = log.partition("t", 0)
     assert part.replicas == (1, 2) and not part.is_reassigning
-    assert reassign(log, None)[0] == (ErrorCode.NO_REASSIGNMENT_IN_PROGRESS,
-                                      "No partition reassignment is in progress.")
+    assert reassign(log, None)[0] == (ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, None)
 
 
 def test_reassignment_errors():
@@ -110,3 +109,51 @@ def test_reassignment_errors():
     assert reassign(log, [1, 2, 3], allow_rf_change=False)[0] == (
         ErrorCode.INVALID_REPLICATION_FACTOR, "The replication factor is changed from 2 to 3")
     assert reassign(log, [1, 2, 3], allow_rf_change=True)[0] == (0, None)
+
+
+def test_replication_factor_during_a_reassignment_is_the_targets():
+    log = make_log()
+    assert reassign(log, [1, 2, 3])[0] == (0, None)       # grows 2 -> 3, in progress
+    assert log.partition("t", 0).adding_replicas == (3,)
+    assert reassign(log, [1, 2], allow_rf_change=False)[0] == (
+        ErrorCode.INVALID_REPLICATION_FACTOR, "The replication factor is changed from 3 to 2")
+    assert reassign(log, [4, 2, 1], allow_rf_change=False)[0] == (0, None)
+
+
+def test_kafkas_reassign_partitions_scenario():
+    """ReplicationControlManagerTest.testReassignPartitions: a no-op, a real and an unknown
+    partition; list; cancel; the leader's ISR change then completes nothing left."""
+    log = MetadataLog()
+    log.start_brokers(0, 1, 2, 3)
+    create_topic(log, "foo", -1, -1, assignments=[[1, 2, 3], [3, 2, 1]])
+    create_topic(log, "bar", -1, -1, assignments=[[1, 2, 3]])
+    assert listed(log) == {}
+    request = AlterPartitionReassignmentsRequest(topics=[
+        ReassignableTopic(name="foo", partitions=[
+            ReassignablePartition(partition_index=0, replicas=[3, 2, 1]),
+            ReassignablePartition(partition_index=1, replicas=[0, 2, 1]),
+            ReassignablePartition(partition_index=2, replicas=[0, 2, 1])]),
+        ReassignableTopic(name="bar", partitions=[])])
+    response, _ = log.handle(request)
+    assert [(t.name, [(p.partition_index, p.error_code, p.error_message) for p in t.partitions])
+            for t in response.responses] == [
+        ("foo", [(0, 0, None), (1, 0, None),
+                 (2, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "Unable to find partition foo:2.")]),
+        ("bar", [])]
+    assert listed(log) == {("foo", 1): ([0, 2, 1, 3], [0], [3])}
+    request = AlterPartitionReassignmentsRequest(topics=[
+        ReassignableTopic(name="foo", partitions=[
+            ReassignablePartition(partition_index=i, replicas=None) for i in range(3)]),
+        ReassignableTopic(name="bar", partitions=[
+            ReassignablePartition(partition_index=0, replicas=None)])])
+    response, records = log.handle(request)
+    assert [(t.name, [(p.partition_index, p.error_code, p.error_message) for p in t.partitions])
+            for t in response.responses] == [
+        ("foo", [(0, ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, None), (1, 0, None),
+                 (2, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "Unable to find partition foo:2.")]),
+        ("bar", [(0, ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, None)])]
+    assert len(records) == 1
+    r = records[0]
+    assert (r.replicas, r.leader, r.removing_replicas, r.adding_replicas) == (
+        [2, 1, 3], 3, [], [])
+    assert listed(log) == {}

@@ -1,0 +1,228 @@
+"""``pykafkad format`` against Kafka 4.4.0's own ``kafka.tools.StorageTool format``: the same
+config and arguments give the same exit status, output lines, meta.properties (but the random
+directory.id) and bootstrap snapshot, and Kafka's kafka-dump-log reads pykafkad's snapshot as
+it reads its own."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from compat.kafka_broker import JAVA_OPTS, kafka_classpath
+from pykafkad.metadata.bootstrap import bootstrap_snapshot_path
+from pykafkad.metadata.properties import MetaProperties
+from pykafkad.metadata.snapshot import read_snapshot
+from pykafkad.metadata.storage_tool import main as storage_main
+from tests.integration.clients import needs_java
+
+pytestmark = needs_java
+
+CLUSTER_ID = "OQyDbVTuRv6SLDRTnfTrPw"
+
+
+def run_kafka_storage(args: list[str]) -> tuple[int, str, str]:
+    java = shutil.which("java")
+    proc = subprocess.run([java, *JAVA_OPTS, "-cp", kafka_classpath(), "kafka.tools.StorageTool",
+                           *args], capture_output=True, text=True, timeout=120)
+    stderr = "\n".join(line for line in proc.stderr.splitlines() if not line.startswith("SLF4J"))
+    return proc.returncode, proc.stdout, stderr
+
+
+def run_pykafkad_format(args: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    rc = storage_main(args, out=out, err=err)
+    return rc, out.getvalue(), err.getvalue().rstrip("\n")
+
+
+STATIC = {
+    "process.roles": "broker,controller", "node.id": "1",
+    "controller.quorum.voters": "1@127.0.0.1:29093",
+    "listeners": "PLAINTEXT://127.0.0.1:29092,CONTROLLER://127.0.0.1:29093",
+    "controller.listener.names": "CONTROLLER", "log.dirs": "{root}/logs",
+}
+DYNAMIC = {
+    "process.roles": "broker,controller", "node.id": "1",
+    "controller.quorum.bootstrap.servers": "127.0.0.1:29093",
+    "listeners": "PLAINTEXT://127.0.0.1:29092,CONTROLLER://127.0.0.1:29093",
+    "controller.listener.names": "CONTROLLER", "log.dirs": "{root}/d1,{root}/d2",
+}
+BROKER = {
+    "process.roles": "broker", "node.id": "2",
+    "controller.quorum.bootstrap.servers": "127.0.0.1:29093",
+    "listeners": "PLAINTEXT://127.0.0.1:29092", "controller.listener.names": "CONTROLLER",
+    "log.dirs": "{root}/b1", "metadata.log.dir": "{root}/bm",
+}
+
+
+def write_config(root: Path, props: dict[str, str]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / "server.properties"
+    path.write_text("".join(f"{k}={v.format(root=root)}\n" for k, v in props.items()))
+    return path
+
+
+def run_both(tmp_path: Path, props: dict[str, str], *commands: list[str]):
+    """Runs the same format commands with each tool in the same root dir (Kafka prints
+    directories in the hash order of their paths), then moves each tool's result to
+    ``tmp_path/<tool>``; returns those roots and the last (rc, stdout, stderr) of each, with
+    the root written as {root}."""
+    root = tmp_path / "root"
+    results = []
+    for name, run in (("kafka", run_kafka_storage), ("pykafkad", run_pykafkad_format)):
+        config = write_config(root, props)
+        for args in commands:
+            rc, out, err = run(["format", "-t", CLUSTER_ID, "-c", str(config), *args])
+        results.append((rc, out.replace(str(root), "{root}"), err.replace(str(root), "{root}")))
+        root.rename(tmp_path / name)
+    return tmp_path / "kafka", tmp_path / "pykafkad", results[0], results[1]
+
+
+def snapshot_view(path: Path) -> tuple:
+    snap = read_snapshot(path)
+    voters = None
+    if snap.voters is not None:
+        voters = [(v.voter_id, [(e.name, e.host, e.port) for e in v.endpoints],
+                   v.k_raft_version_feature.to_dict()) for v in snap.voters.voters]
+    return (snap.end_offset, snap.epoch, snap.kraft_version, voters,
+            [(b.base_offset, b.last_offset, b.epoch) for b in snap.batches],
+            list(snap.records()), path.stat().st_mode & 0o777)
+
+
+FORMATS = {
+    "static-quorum": (STATIC, []),
+    "standalone": (DYNAMIC, ["--standalone"]),
+    "no-initial-controllers-3.9": (DYNAMIC, ["--no-initial-controllers", "--release-version", "3.9"]),
+    "initial-controllers": (DYNAMIC, ["--initial-controllers",
+                                      "1@127.0.0.1:29093:XZUVYwLmRqi6DKXE0JDswg,"
+                                      "2@localhost:9999:ydmr5sD0qX-NgL-AVjhcvQ"]),
+    "not-a-voter": (DYNAMIC, ["-I", "2@localhost:9999:ydmr5sD0qX-NgL-AVjhcvQ"]),
+    "features": (DYNAMIC, ["-N", "--feature", "group.version=0", "-f", "share.version=0"]),
+    "release-4.0": (STATIC, ["--release-version", "4.0"]),
+    "broker-only": (BROKER, []),
+}
+
+
+@pytest.mark.parametrize("case", list(FORMATS))
+def test_format_writes_what_kafka_writes(tmp_path: Path, case: str) -> None:
+    props, args = FORMATS[case]
+    kafka_root, py_root, kafka, pykafkad = run_both(tmp_path, props, args)
+    assert pykafkad == kafka
+    assert kafka[0] == 0
+    kafka_dirs = sorted(p.parent.relative_to(kafka_root) for p in kafka_root.rglob("meta.properties"))
+    assert kafka_dirs == sorted(p.parent.relative_to(py_root) for p in py_root.rglob("meta.properties"))
+    for rel in kafka_dirs:
+        k, p = MetaProperties.read(kafka_root / rel), MetaProperties.read(py_root / rel)
+        assert (p.version, p.cluster_id, p.node_id) == (k.version, k.cluster_id, k.node_id)
+        if case == "initial-controllers" and str(rel) == "d1":
+            assert p.directory_id == k.directory_id == "XZUVYwLmRqi6DKXE0JDswg"
+        k_text = (kafka_root / rel / "meta.properties").read_text().splitlines()
+        p_text = (py_root / rel / "meta.properties").read_text().splitlines()
+        # same lines in the same order, but the date comment and the random directory.id
+        assert [line.split("=")[0] for line in p_text[2:]] == [line.split("=")[0] for line in k_text[2:]]
+        kafka_snapshot = bootstrap_snapshot_path(kafka_root / rel)
+        py_snapshot = bootstrap_snapshot_path(py_root / rel)
+        assert kafka_snapshot.exists() == py_snapshot.exists()
+        if kafka_snapshot.exists():
+            assert snapshot_view(py_snapshot) == snapshot_view(kafka_snapshot)
+            assert py_snapshot.stat().st_size == kafka_snapshot.stat().st_size
+            voters = read_snapshot(py_snapshot).voters
+            if case == "standalone":  # the voter's directory is this dir's own id
+                assert voters.voters[0].voter_directory_id == \
+                    bytes_of(MetaProperties.read(py_root / rel).directory_id)
+
+
+def bytes_of(uuid: str) -> bytes:
+    from pykafkad.metadata.properties import uuid_from_string
+
+    return uuid_from_string(uuid)
+
+
+ERRORS = {
+    "standalone-with-voters": (STATIC, ["--standalone"]),
+    "dynamic-controller-without-flag": (DYNAMIC, []),
+    "standalone-on-a-broker": (BROKER, ["--standalone"]),
+    "unsupported-feature": (DYNAMIC, ["-N", "--feature", "foo=1"]),
+    "unknown-release": (DYNAMIC, ["-N", "--release-version", "9.9"]),
+    "kraft-version-0-dynamic": (DYNAMIC, ["-N", "--feature", "kraft.version=0"]),
+    "kraft-version-1-static": (STATIC, ["--feature", "kraft.version=1"]),
+    "bad-feature-syntax": (DYNAMIC, ["-N", "--feature", "bad"]),
+    "feature-level-unknown": (DYNAMIC, ["-N", "--feature", "group.version=5"]),
+    "bad-initial-controllers": (DYNAMIC, ["-I", "1@localhost9093"]),
+}
+
+
+@pytest.mark.parametrize("case", list(ERRORS))
+def test_format_refuses_what_kafka_refuses(tmp_path: Path, case: str) -> None:
+    props, args = ERRORS[case]
+    _, py_root, kafka, pykafkad = run_both(tmp_path, props, args)
+    assert (pykafkad[0], pykafkad[1]) == (kafka[0], kafka[1]) == (1, "")
+    # Kafka prints TerseFailures as the message alone, other exceptions with a stack trace
+    # around the same message: pykafkad prints the message alone
+    assert pykafkad[2] and pykafkad[2] in kafka[2]
+    assert not list(py_root.rglob("meta.properties"))
+
+
+def test_formatting_twice(tmp_path: Path) -> None:
+    _, _, kafka, pykafkad = run_both(tmp_path / "again", STATIC, [], [])
+    assert pykafkad == kafka
+    assert kafka == (1, "", "Log directory {root}/logs is already formatted. Use "
+                            "--ignore-formatted to ignore this directory and format the others.")
+    _, _, kafka, pykafkad = run_both(tmp_path / "ignored", STATIC, [], ["--ignore-formatted"])
+    assert pykafkad == kafka == (0, "All of the log directories are already formatted.\n", "")
+
+
+def test_another_cluster_id_on_a_formatted_dir(tmp_path: Path) -> None:
+    results = []
+    for name, run in (("kafka", run_kafka_storage), ("pykafkad", run_pykafkad_format)):
+        config = write_config(tmp_path / name, STATIC)
+        run(["format", "-t", CLUSTER_ID, "-c", str(config)])
+        rc, out, err = run(["format", "-t", "AAAAAAAAAAAAAAAAAAAAAA", "-c", str(config), "-g"])
+        results.append((rc, err.replace(str(tmp_path / name), "{root}")))
+    (k_rc, k_err), (p_rc, p_err) = results
+    assert p_rc == k_rc == 1
+    assert p_err == ("Invalid cluster.id in: {root}/logs/meta.properties. Expected "
+                     "AAAAAAAAAAAAAAAAAAAAAA, but read " + CLUSTER_ID)
+    assert p_err in k_err
+
+
+def test_info_prints_what_kafka_prints(tmp_path: Path) -> None:
+    for name, run in (("kafka", run_kafka_storage), ("pykafkad", run_pykafkad_format)):
+        config = write_config(tmp_path / name, DYNAMIC)
+        run(["format", "-t", CLUSTER_ID, "-c", str(config), "-N"])
+        (tmp_path / name / "d2" / "meta.properties").unlink()
+    outputs = []
+    for name, run in (("kafka", run_kafka_storage), ("pykafkad", run_pykafkad_format)):
+        rc, out, _ = run(["info", "-c", str(tmp_path / name / "server.properties")])
+        out = re.sub(r"directory.id=[\w-]+", "directory.id=X", out.replace(str(tmp_path / name), ""))
+        outputs.append((rc, out))
+    assert outputs[1] == outputs[0]
+    assert outputs[0][0] == 1 and "/d2 is not formatted." in outputs[0][1]
+
+
+def test_random_uuid(tmp_path: Path) -> None:
+    rc, out, _ = run_pykafkad_format(["random-uuid"])
+    k_rc, k_out, _ = run_kafka_storage(["random-uuid"])
+    assert rc == k_rc == 0
+    assert re.fullmatch(r"[A-Za-z0-9_-]{22}\n", out) and re.fullmatch(r"[A-Za-z0-9_-]{22}\n", k_out)
+
+
+def test_kafka_dump_log_reads_pykafkads_bootstrap_snapshot(tmp_path: Path) -> None:
+    from compat.kafka_tools import run_tool
+
+    kafka_root, py_root, _, _ = run_both(tmp_path, DYNAMIC, ["--standalone"])
+    dumps = []
+    for root in (kafka_root, py_root):
+        proc = run_tool("kafka-dump-log", ["--cluster-metadata-decoder", "--files",
+                                           str(bootstrap_snapshot_path(root / "d1"))])
+        assert proc.returncode == 0, proc.stderr
+        text = proc.stdout.replace(str(root), "{root}")
+        # what differs between two formats: times, CRCs, the voter's random directory id
+        text = re.sub(r"(CreateTime|crc|lastContainedLogTimestamp)(\W+)\d+", r"\1\2N", text)
+        dumps.append(re.sub(r'"voterDirectoryId":"[\w-]+"', '"voterDirectoryId":"X"', text))
+    assert "FEATURE_LEVEL_RECORD" in dumps[1] and "KRaftVoters" in dumps[1]
+    assert dumps[1] == dumps[0]

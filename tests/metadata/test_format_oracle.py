@@ -226,3 +226,28 @@ def test_kafka_dump_log_reads_pykafkads_bootstrap_snapshot(tmp_path: Path) -> No
         dumps.append(re.sub(r'"voterDirectoryId":"[\w-]+"', '"voterDirectoryId":"X"', text))
     assert "FEATURE_LEVEL_RECORD" in dumps[1] and "KRaftVoters" in dumps[1]
     assert dumps[1] == dumps[0]
+
+
+def test_check_formatted_refuses_what_kafka_refuses_at_start(tmp_path: Path) -> None:
+    """Kafka started on a log dir never formatted logs one fatal line and exits with status 1;
+    check_formatted raises with the same message."""
+    import os
+
+    from compat import maven
+    from compat.kafka_tools import tools_dir
+    from pykafkad.metadata.properties import MetaPropertiesError, check_formatted
+
+    root = tmp_path / "unformatted"
+    config = write_config(root, STATIC)
+    (root / "logs").mkdir()
+    slf4j = [j for j in maven.jars(tools_dir()) if j.name.startswith("slf4j-simple")]
+    proc = subprocess.run(
+        [shutil.which("java"), *JAVA_OPTS, "-Dorg.slf4j.simpleLogger.logFile=System.out", "-cp",
+         os.pathsep.join([kafka_classpath(), *map(str, slf4j)]), "kafka.Kafka", str(config)],
+        capture_output=True, text=True, timeout=120)
+    with pytest.raises(MetaPropertiesError) as e:
+        check_formatted([root / "logs"], node_id=1)
+    assert proc.returncode == 1
+    assert "Exiting Kafka due to fatal exception" in proc.stdout
+    assert f"java.lang.RuntimeException: {e.value}" in proc.stdout.splitlines()
+    assert str(e.value) == "No readable meta.properties files found."

@@ -19,6 +19,7 @@ from pykafkad.metadata.image import (
     TopicImage,
     TopicsImage,
 )
+from pykafkad.metadata.loader import MetadataLoader
 from pykafkad.metadata.partition import NO_LEADER, NO_LEADER_CHANGE, PartitionRegistration
 from pykafkad.metadata.properties import MetaProperties, MetaPropertiesError, check_formatted
 from pykafkad.metadata.serde import MetadataParseError, decode_record, encode_record
@@ -26,7 +27,7 @@ from pykafkad.metadata.serde import MetadataParseError, decode_record, encode_re
 __all__ = [
     "EMPTY_IMAGE", "NO_LEADER", "NO_LEADER_CHANGE", "Batch", "BrokerRegistration",
     "ControllerRegistration", "Endpoint", "FeaturesImage", "LocalReplicaChanges",
-    "MetaProperties", "MetaPropertiesError", "MetadataDelta", "MetadataImage",
+    "MetaProperties", "MetaPropertiesError", "MetadataDelta", "MetadataImage", "MetadataLoader",
     "MetadataParseError", "MetadataReplayError", "PartitionInfo", "PartitionRegistration",
     "TopicImage", "TopicsImage", "build_metadata_batch", "check_formatted", "decode_batches",
     "decode_record", "encode_record",

@@ -190,7 +190,7 @@ async def serve(server, needed: int) -> None:
 
 
 #: subcommands that are Kafka's kafka-storage.sh (pykafkad/metadata/storage_tool.py)
-STORAGE_COMMANDS = ("format", "random-uuid", "info")
+STORAGE_COMMANDS = ("format", "random-uuid", "info", "version-mapping")
 
 
 def main(argv: list[str] | None = None) -> int:

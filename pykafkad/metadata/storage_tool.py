@@ -1,4 +1,5 @@
-"""``pykafkad format`` / ``random-uuid`` / ``info``: Kafka 4.4's ``kafka-storage.sh``.
+"""``pykafkad format`` / ``random-uuid`` / ``info`` / ``version-mapping``: Kafka 4.4's
+``kafka-storage.sh``.
 
 Same options, output lines, error messages and exit statuses (0, or 1 with the message on
 stderr) as ``kafka.tools.StorageTool``: format writes meta.properties into every log directory
@@ -416,6 +417,19 @@ def info_command(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def version_mapping_command(args: argparse.Namespace, out: TextIO) -> int:
+    """The feature levels a release formats with, printed as Kafka prints them."""
+    text = args.release_version or features.release_name(features.LATEST_PRODUCTION_LEVEL)
+    try:
+        level = features.parse_release_version(text, unstable=True)
+    except ValueError as e:
+        raise TerseFailure(str(e)) from None
+    print(f"metadata.version={level} ({text})", file=out)
+    for name in features.FEATURE_ORDER:
+        print(f"{name}={features.default_level(name, level)}", file=out)
+    return 0
+
+
 def _parser(prog: str) -> argparse.ArgumentParser:
     parser = _Parser(prog=prog, description="The Kafka storage tool.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -443,6 +457,10 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     quorum.add_argument("--initial-controllers", "-I",
                         help="The dynamic quorum: a comma-separated list of "
                              "id@hostname:port:directory.")
+    mapping = sub.add_parser("version-mapping", help="Look up the corresponding features for a "
+                                                     "given metadata version.")
+    mapping.add_argument("--release-version", "-r",
+                         help="The release version to use for the corresponding feature mapping.")
     sub.add_parser("random-uuid", help="Print a random UUID.")
     return parser
 
@@ -462,6 +480,8 @@ def main(argv: list[str] | None = None, *, prog: str = "pykafkad",
             return 0
         if args.command == "info":
             return info_command(args, out)
+        if args.command == "version-mapping":
+            return version_mapping_command(args, out)
         return format_command(args, out)
     except TerseFailure as e:
         print(str(e), file=err)

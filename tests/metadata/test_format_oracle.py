@@ -251,3 +251,10 @@ def test_check_formatted_refuses_what_kafka_refuses_at_start(tmp_path: Path) -> 
     assert "Exiting Kafka due to fatal exception" in proc.stdout
     assert f"java.lang.RuntimeException: {e.value}" in proc.stdout.splitlines()
     assert str(e.value) == "No readable meta.properties files found."
+
+
+@pytest.mark.parametrize("args", [[], ["-r", "3.9"], ["-r", "4.0"], ["-r", "3.3-IV3"],
+                                  ["-r", "4.5-IV0"], ["-r", "9.9"]])
+def test_version_mapping_prints_what_kafka_prints(args: list[str]) -> None:
+    assert run_pykafkad_format(["version-mapping", *args]) == \
+        run_kafka_storage(["version-mapping", *args])

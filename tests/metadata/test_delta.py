@@ -280,3 +280,10 @@ def test_records_rebuild_the_image() -> None:
     rebuilt = MetadataDelta().replay_all(image.records()).apply(offset=41, epoch=3)
     assert rebuilt == image
     assert type(image.records()[0]) is FeatureLevelRecord
+
+
+def test_broker_directories_are_kept_in_kafkas_uuid_order() -> None:
+    high = bytes([0x80]) + bytes(15)  # negative as Kafka's signed long: sorts first
+    record = broker(5)
+    record.log_dirs = [DIR_A, high]
+    assert image_of(record).cluster[5].directories == (high, DIR_A)

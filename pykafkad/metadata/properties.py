@@ -263,9 +263,8 @@ class MetaPropertiesEnsemble:
                 out.props[d] = MetaProperties.read(d)
             except FileNotFoundError:
                 out.empty.append(d)
-            except NotADirectoryError:
-                out.errors.append(d)
-            except OSError:
+            except (OSError, MetaPropertiesError, UnicodeDecodeError):
+                # unreadable or unparsable: Kafka's loader counts the dir as failed, not fatal
                 out.errors.append(d)
         return out
 

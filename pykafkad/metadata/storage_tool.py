@@ -322,10 +322,10 @@ def format_command(args: argparse.Namespace, out: TextIO) -> int:
     except MetaPropertiesError as e:
         raise TerseFailure(str(e)) from None
     if ensemble.props and not args.ignore_formatted:
-        first = next(iter(ensemble.props))
+        first = java_hash_order(ensemble.props)[0]  # the first of Kafka's HashMap
         raise TerseFailure(f"Log directory {first} is already formatted. Use --ignore-formatted "
                            f"to ignore this directory and format the others.")
-    for error_dir in ensemble.errors:
+    for error_dir in java_hash_order(ensemble.errors):
         print(f"I/O error trying to read log directory {error_dir}. Ignoring...", file=out)
     if ensemble.errors and not ensemble.empty and not ensemble.props:
         raise TerseFailure("No available log directories to format.")

@@ -106,3 +106,14 @@ def test_a_dir_without_a_directory_id_gets_one(tmp_path: Path) -> None:
     (tmp_path / "meta.properties").write_text("version=1\nnode.id=3\ncluster.id=x\n")
     meta = check_formatted([tmp_path])
     assert meta.directory_id and MetaProperties.read(tmp_path).directory_id == meta.directory_id
+
+
+def test_an_unparsable_meta_properties_is_a_failed_dir(tmp_path: Path) -> None:
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "meta.properties").write_text("version=7\n")
+    with pytest.raises(MetaPropertiesError, match="^No readable meta.properties files found.$"):
+        check_formatted([tmp_path / "bad"])
+    good = formatted(tmp_path / "good")
+    with pytest.raises(MetaPropertiesError, match=f"^Encountered I/O error in metadata log "
+                                                  f"directory {tmp_path / 'bad'}. Cannot continue.$"):
+        check_formatted([good, tmp_path / "bad"], metadata_log_dir=tmp_path / "bad")

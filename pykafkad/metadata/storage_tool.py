@@ -27,6 +27,7 @@ from pykafkad.metadata.properties import (
     random_uuid,
     uuid_from_string,
 )
+from pykafkad.metadata.scram import ScramError, parse_add_scram
 from wire.messages.voters_record import Endpoint, KRaftVersionFeature, Voter, VotersRecord
 
 DEFAULT_LOG_DIR = "/tmp/kafka-logs"
@@ -311,9 +312,17 @@ def format_command(args: argparse.Namespace, out: TextIO) -> int:
             "--no-initial-controllers.")
     mv = _release_version(args, requested)
     levels = _effective_levels(requested, mv, dynamic=not config.voters)
-    if args.add_scram:
-        raise TerseFailure("--add-scram is not supported by pykafkad format yet")
     bootstrap = BootstrapMetadata.from_versions(mv, levels, "format command")
+    if args.add_scram:
+        if mv < features.SCRAM_MINIMUM_LEVEL:
+            raise TerseFailure(f"SCRAM is only supported in metadata.version "
+                               f"{features.release_name(features.SCRAM_MINIMUM_LEVEL)} or later.")
+        try:
+            credentials = [parse_add_scram(a) for a in args.add_scram]
+        except ScramError as e:
+            raise TerseFailure(str(e)) from None
+        bootstrap = BootstrapMetadata.from_records([*bootstrap.records, *credentials],
+                                                   "format command")
     directories = sorted({*config.log_dirs, config.metadata_log_dir})
 
     ensemble = MetaPropertiesEnsemble.load(directories)

@@ -5,6 +5,7 @@ it reads its own."""
 
 from __future__ import annotations
 
+import base64
 import io
 import re
 import shutil
@@ -103,6 +104,9 @@ FORMATS = {
     "not-a-voter": (DYNAMIC, ["-I", "2@localhost:9999:ydmr5sD0qX-NgL-AVjhcvQ"]),
     "features": (DYNAMIC, ["-N", "--feature", "group.version=0", "-f", "share.version=0"]),
     "release-4.0": (STATIC, ["--release-version", "4.0"]),
+    "scram": (STATIC, ["-S", 'SCRAM-SHA-256=[name=alice,iterations=8192,salt="N3E=",'
+                             'saltedpassword="YCE="]',
+                       "--add-scram", 'SCRAM-SHA-512=[name=bob,salt="c2FsdA==",saltedpassword="YWJjZA=="]']),
     "broker-only": (BROKER, []),
 }
 
@@ -153,6 +157,11 @@ ERRORS = {
     "bad-feature-syntax": (DYNAMIC, ["-N", "--feature", "bad"]),
     "feature-level-unknown": (DYNAMIC, ["-N", "--feature", "group.version=5"]),
     "bad-initial-controllers": (DYNAMIC, ["-I", "1@localhost9093"]),
+    "scram-mechanism": (STATIC, ["-S", "SCRAM-SHA-1=[name=a,password=b]"]),
+    "scram-unknown-keys": (STATIC, ["-S", "SCRAM-SHA-256=[name=a,password=b,foo=1,bar=2]"]),
+    "scram-iterations": (STATIC, ["-S", "SCRAM-SHA-512=[name=a,password=b,iterations=10]"]),
+    "scram-salted-without-salt": (STATIC, ["-S", 'SCRAM-SHA-256=[name=a,saltedpassword="YCE="]']),
+    "scram-before-3.5-IV2": (STATIC, ["-r", "3.5-IV1", "-S", "SCRAM-SHA-256=[name=a,password=b]"]),
 }
 
 
@@ -172,6 +181,8 @@ def test_formatting_twice(tmp_path: Path) -> None:
     assert pykafkad == kafka
     assert kafka == (1, "", "Log directory {root}/logs is already formatted. Use "
                             "--ignore-formatted to ignore this directory and format the others.")
+    _, _, kafka, pykafkad = run_both(tmp_path / "two", DYNAMIC, ["-N"], ["-N"])
+    assert pykafkad == kafka  # of two formatted dirs, the one Kafka's HashMap yields first
     _, _, kafka, pykafkad = run_both(tmp_path / "ignored", STATIC, [], ["--ignore-formatted"])
     assert pykafkad == kafka == (0, "All of the log directories are already formatted.\n", "")
 
@@ -258,3 +269,19 @@ def test_check_formatted_refuses_what_kafka_refuses_at_start(tmp_path: Path) -> 
 def test_version_mapping_prints_what_kafka_prints(args: list[str]) -> None:
     assert run_pykafkad_format(["version-mapping", *args]) == \
         run_kafka_storage(["version-mapping", *args])
+
+
+def test_scram_password_is_salted_as_kafka_salts_it(tmp_path: Path) -> None:
+    """A password credential has a random salt: recompute Kafka's keys from its salt."""
+    from pykafkad.metadata.scram import parse_add_scram
+
+    config = write_config(tmp_path, STATIC)
+    rc, _, err = run_kafka_storage(["format", "-t", CLUSTER_ID, "-c", str(config), "-S",
+                                    "SCRAM-SHA-512=[name=bob,password=bob-secret]"])
+    assert rc == 0, err
+    (kafka_record,) = [r for r in read_snapshot(bootstrap_snapshot_path(tmp_path / "logs")).records()
+                       if type(r).__name__ == "UserScramCredentialRecord"]
+    salt = base64.b64encode(kafka_record.salt).decode()
+    ours = parse_add_scram(f'SCRAM-SHA-512=[name=bob,password=bob-secret,salt="{salt}"]')
+    assert ours == kafka_record
+    assert len(parse_add_scram("SCRAM-SHA-256=[name=x,password=y]").salt) <= 26

@@ -6,13 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from pykafkad.metadata.java_properties import format_properties, java_hash_order, parse_properties
 from pykafkad.metadata.properties import (
     MetaProperties,
     MetaPropertiesError,
     check_formatted,
-    format_properties,
-    java_hash_order,
-    parse_properties,
     random_uuid,
     uuid_from_string,
 )

@@ -182,3 +182,25 @@ def test_image_records_rebuild_what_kafka_built(kafka_metadata) -> None:
     _kafka, _topic, _batches, image = kafka_metadata
     rebuilt = MetadataDelta().replay_all(image.records()).apply(image.offset, image.epoch)
     assert rebuilt == image
+
+
+def test_kafka_dump_log_reads_a_snapshot_of_kafkas_image(kafka_metadata, tmp_path: Path) -> None:
+    """The image rebuilt from a real Kafka's log, written as a snapshot by pykafkad, is read by
+    kafka-dump-log record for record."""
+    from compat.kafka_tools import run_tool
+    from pykafkad.metadata.snapshot import write_snapshot
+
+    _kafka, topic, _batches, image = kafka_metadata
+    records = image.records()
+    path = write_snapshot(tmp_path / "__cluster_metadata-0", image.offset + 1, image.epoch,
+                          records, last_contained_log_timestamp=0)
+    proc = run_tool("kafka-dump-log", ["--cluster-metadata-decoder", "--files", str(path)])
+    assert proc.returncode == 0, proc.stderr
+    assert f"Snapshot end offset: {image.offset + 1}, epoch: {image.epoch}" in proc.stdout
+    payloads = [json.loads(m) for m in re.findall(r"payload: (\{.*\})$", proc.stdout, re.M)]
+    assert len(payloads) == len(records)
+    for payload, record in zip(payloads, records, strict=True):
+        assert payload["type"] == record_type(record)
+        ours = kafka_json(record)
+        assert {k: ours[k] for k in payload["data"]} == payload["data"]
+    assert any(p["data"].get("name") == topic for p in payloads)

@@ -285,3 +285,31 @@ def test_scram_password_is_salted_as_kafka_salts_it(tmp_path: Path) -> None:
     ours = parse_add_scram(f'SCRAM-SHA-512=[name=bob,password=bob-secret,salt="{salt}"]')
     assert ours == kafka_record
     assert len(parse_add_scram("SCRAM-SHA-256=[name=x,password=y]").salt) <= 26
+
+
+def test_kafka_starts_from_dirs_pykafkad_formatted(tmp_path: Path) -> None:
+    """Apache Kafka 4.4 starts on a log dir ``pykafkad format`` wrote (meta.properties and the
+    bootstrap snapshot) and serves the cluster id and metadata.version it was formatted with."""
+    from confluent_kafka.admin import AdminClient
+
+    from compat.kafka_broker import run_kafka
+    from compat.wire_client import WireClient
+    from tests.integration.clients import WAIT_S
+    from wire.messages.api_versions_request import ApiVersionsRequest
+
+    config = write_config(tmp_path, {**STATIC, "log.dirs": "{root}/logs"})
+    rc, out, err = run_pykafkad_format(["format", "-t", CLUSTER_ID, "-c", str(config),
+                                        "--release-version", "4.3"])
+    assert rc == 0, err
+    # run_kafka formats only a dir without meta.properties: this one starts as it is
+    with run_kafka(data_dir=tmp_path) as kafka:
+        admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
+        cluster = admin.describe_cluster().result(WAIT_S)
+        assert cluster.cluster_id == CLUSTER_ID
+        with WireClient(kafka.bootstrap_servers) as client:
+            versions = client.request(18, 3, ApiVersionsRequest("pykafkad-test", "1"))
+        finalized = {f.name: f.max_version_level for f in versions.finalized_features}
+    # the release it was formatted with (4.3-IV0 is level 30), not Kafka's default (33)
+    assert finalized["metadata.version"] == 30
+    assert finalized["share.version"] == 1
+    assert MetaProperties.read(tmp_path / "logs").cluster_id == CLUSTER_ID

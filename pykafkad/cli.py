@@ -45,6 +45,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="pykafkad",
         description="A Kafka broker in Python that stock Kafka clients use unchanged.",
+        epilog="pykafkad format | random-uuid | info | version-mapping: Kafka's kafka-storage.sh "
+               "commands (pykafkad format --help).",
     )
     p.add_argument("--host", default=None, help="address to listen on (default: localhost)")
     p.add_argument("--port", type=int, default=None, help="port to listen on (default: 9092; 0 = any free port)")

@@ -32,8 +32,9 @@ class UsageError(Exception):
 
 
 #: ``pykafkad <subcommand> ...``: the module whose ``main(argv) -> int`` runs it
-SUBCOMMANDS = {"cluster": "pykafkad.launcher", **{
-    name: "pykafkad.metadata.storage_tool" for name in ("format", "random-uuid", "info")}}
+SUBCOMMANDS = {"cluster": "pykafkad.launcher"}
+#: subcommands that are Kafka's kafka-storage.sh (pykafkad/metadata/storage_tool.py)
+STORAGE_COMMANDS = ("format", "random-uuid", "info", "version-mapping")
 
 
 class HelpConfig(argparse.Action):
@@ -50,7 +51,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="pykafkad",
         description="A Kafka broker in Python that stock Kafka clients use unchanged.",
-        epilog="`pykafkad cluster --help`: several KRaft node processes on this machine.",
+        epilog="`pykafkad cluster --help`: several KRaft node processes on this machine.  "
+               "pykafkad format | random-uuid | info | version-mapping: Kafka's "
+               "kafka-storage.sh commands (pykafkad format --help).",
     )
     p.add_argument("--host", default=None, help="address to listen on (default: localhost)")
     p.add_argument("--port", type=int, default=None, help="port to listen on (default: 9092; 0 = any free port)")
@@ -247,10 +250,6 @@ async def serve(server, needed: int) -> None:
             async for _ in signals:
                 server.request_shutdown()
                 break
-
-
-#: subcommands that are Kafka's kafka-storage.sh (pykafkad/metadata/storage_tool.py)
-STORAGE_COMMANDS = ("format", "random-uuid", "info")
 
 
 def main(argv: list[str] | None = None) -> int:

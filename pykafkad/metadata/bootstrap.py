@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pykafkad.metadata import features
+from pykafkad.metadata.scram import java_string as scram_java_string
 from pykafkad.metadata.serde import decode_record
 from pykafkad.metadata.snapshot import (
     BOOTSTRAP_SNAPSHOT_ID,
@@ -24,6 +25,7 @@ from pykafkad.metadata.snapshot import (
 )
 from wire.messages.voters_record import VotersRecord
 from wire.metadata.feature_level_record import FeatureLevelRecord
+from wire.metadata.user_scram_credential_record import UserScramCredentialRecord
 from wire.records.batch import decode_records, iter_batch_headers
 
 CLUSTER_METADATA_DIR = "__cluster_metadata-0"
@@ -79,6 +81,8 @@ class BootstrapMetadata:
 def _java_record(r: object) -> str:
     if isinstance(r, FeatureLevelRecord):
         return f"FeatureLevelRecord(name='{r.name}', featureLevel={r.feature_level})"
+    if isinstance(r, UserScramCredentialRecord):
+        return scram_java_string(r)
     return repr(r)
 
 

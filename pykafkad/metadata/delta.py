@@ -22,6 +22,7 @@ from pykafkad.metadata.image import (
     TopicImage,
     TopicsImage,
     frozen,
+    sorted_uuids,
 )
 from pykafkad.metadata.partition import PartitionRegistration
 from wire.metadata import (
@@ -260,7 +261,7 @@ class MetadataDelta:
             raise MetadataReplayError(
                 f"Unable to replay {r!r}: unknown value for inControlledShutdown field: "
                 f"{r.in_controlled_shutdown}")
-        directories = tuple(sorted(r.log_dirs)) if r.log_dirs else None
+        directories = sorted_uuids(r.log_dirs) if r.log_dirs else None
         cordoned = None if r.cordoned_log_dirs is None else tuple(r.cordoned_log_dirs)
         self._change_broker(broker, _FENCING_CHANGE[r.fenced],
                             _SHUTDOWN_CHANGE[r.in_controlled_shutdown], directories, cordoned)

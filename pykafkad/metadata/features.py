@@ -39,6 +39,9 @@ LATEST_PRODUCTION: dict[str, int] = {
     "eligible.leader.replicas.version": 1, "share.version": 2, "streams.version": 1,
 }
 PRODUCTION_FEATURES = tuple(sorted(_DEFAULTS))
+#: the production features in Kafka's Feature enum order (version-mapping prints them so)
+FEATURE_ORDER = (KRAFT_VERSION, "transaction.version", "group.version",
+                 "eligible.leader.replicas.version", "share.version", "streams.version")
 
 
 def release_name(level: int) -> str:
@@ -49,9 +52,10 @@ def release_name(level: int) -> str:
                      f"from {MINIMUM_LEVEL} to {UNSTABLE_RELEASES[-1][1]}.")
 
 
-def parse_release_version(text: str) -> int:
-    """The metadata.version level of ``--release-version`` (``4.0`` means its newest, 4.0-IV3)."""
-    known = RELEASES
+def parse_release_version(text: str, *, unstable: bool = False) -> int:
+    """The metadata.version level of ``--release-version`` (``4.0`` means its newest, 4.0-IV3);
+    ``unstable``: releases not yet production ready are known too."""
+    known = RELEASES + UNSTABLE_RELEASES if unstable else RELEASES
     for name, level in known:
         if text == name:
             return level

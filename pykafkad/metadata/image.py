@@ -32,6 +32,12 @@ METADATA_VERSION = "metadata.version"
 _EMPTY: Mapping = MappingProxyType({})
 
 
+def sorted_uuids(uuids) -> tuple[bytes, ...]:
+    """UUIDs in Kafka's Uuid.compareTo order (signed most, then least significant half)."""
+    return tuple(sorted(uuids, key=lambda b: (int.from_bytes(b[:8], "big", signed=True),
+                                               int.from_bytes(b[8:], "big", signed=True))))
+
+
 def frozen(mapping: Mapping) -> Mapping:
     """A read-only view of a private copy."""
     return MappingProxyType(dict(mapping))
@@ -77,7 +83,7 @@ class BrokerRegistration:
             fenced=r.fenced,
             in_controlled_shutdown=r.in_controlled_shutdown,
             is_migrating_zk_broker=r.is_migrating_zk_broker,
-            directories=tuple(sorted(r.log_dirs or ())),
+            directories=sorted_uuids(r.log_dirs or ()),
             cordoned_directories=tuple(r.cordoned_log_dirs or ()),
         )
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import base64
 import os
-import re
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pykafkad.log.checkpoint import atomic_write
+from pykafkad.metadata.java_properties import format_properties, java_hash_order, load_properties
 
 META_PROPERTIES = "meta.properties"
 VERSION_PROP = "version"
@@ -28,120 +27,6 @@ DIRECTORY_ID_PROP = "directory.id"
 
 class MetaPropertiesError(RuntimeError):
     """A log directory that cannot be used as it is; ``str()`` is Kafka's one-line message."""
-
-
-# -- Java's Properties format --------------------------------------------------------------------
-_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-
-
-def _unescape(text: str) -> str:
-    out = []
-    i = 0
-    while i < len(text):
-        c = text[i]
-        if c == "\\" and i + 1 < len(text):
-            n = text[i + 1]
-            if n == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", text[i + 2:i + 6]):
-                out.append(chr(int(text[i + 2:i + 6], 16)))
-                i += 6
-                continue
-            out.append(_ESCAPES.get(n, n))
-            i += 2
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out)
-
-
-def _logical_lines(text: str) -> Iterable[str]:
-    pending = ""
-    for raw in text.splitlines():
-        line = raw.lstrip(" \t\f")
-        if not pending and (not line or line[0] in "#!"):
-            continue
-        trailing = len(line) - len(line.rstrip("\\"))
-        if trailing % 2 == 1:  # an odd number of backslashes: the line continues
-            pending += line[:-1]
-            continue
-        yield pending + line
-        pending = ""
-    if pending:
-        yield pending
-
-
-def parse_properties(text: str) -> dict[str, str]:
-    """A properties file's keys and values, read as Java's ``Properties.load`` reads them."""
-    props: dict[str, str] = {}
-    for line in _logical_lines(text):
-        i = 0
-        while i < len(line):
-            c = line[i]
-            if c == "\\":
-                i += 2
-                continue
-            if c in "=: \t\f":
-                break
-            i += 1
-        key = line[:i]
-        rest = line[i:].lstrip(" \t\f")
-        if rest[:1] in ("=", ":"):
-            rest = rest[1:].lstrip(" \t\f")
-        props[_unescape(key)] = _unescape(rest)
-    return props
-
-
-def load_properties(path: str | Path) -> dict[str, str]:
-    return parse_properties(Path(path).read_text(encoding="latin-1"))
-
-
-def _java_hash(s: str) -> int:
-    h = 0
-    units = s.encode("utf-16-be")
-    for i in range(0, len(units), 2):  # Java hashes UTF-16 code units
-        h = (31 * h + int.from_bytes(units[i:i + 2], "big")) & 0xFFFFFFFF
-    return h
-
-
-def java_hash_order(keys: Iterable[str]) -> list[str]:
-    """``keys`` in the order a java.util.HashMap (or Properties) iterates them: by hash bucket,
-    then insertion order. Kafka's files and messages come out in this order."""
-    keys = list(keys)
-    capacity = 16
-    while len(keys) > capacity * 3 // 4:
-        capacity *= 2
-
-    def bucket(item: tuple[int, str]) -> tuple[int, int]:
-        h = _java_hash(item[1])
-        return ((h ^ (h >> 16)) & (capacity - 1), item[0])
-
-    return [k for _, k in sorted(enumerate(keys), key=bucket)]
-
-
-def _escape(text: str, is_key: bool) -> str:
-    out = []
-    for i, c in enumerate(text):
-        if c == " " and (i == 0 or is_key):
-            out.append("\\ ")
-        elif c in "\\":
-            out.append("\\\\")
-        elif c in "\t\n\r\f":
-            out.append("\\" + {"\t": "t", "\n": "n", "\r": "r", "\f": "f"}[c])
-        elif c in "=:#!":
-            out.append("\\" + c)
-        elif ord(c) < 0x20 or ord(c) > 0x7E:
-            out.append(f"\\u{ord(c):04X}")
-        else:
-            out.append(c)
-    return "".join(out)
-
-
-def format_properties(props: Mapping[str, str], now: float | None = None) -> str:
-    """The text Java's ``Properties.store(out, "")`` writes: an empty comment, the date, then
-    the entries in hash order."""
-    stamp = time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime(now))
-    lines = ["#", "#" + stamp]
-    lines += [f"{_escape(k, True)}={_escape(props[k], False)}" for k in java_hash_order(props)]
-    return "\n".join(lines) + "\n"
 
 
 # -- UUIDs as Kafka prints them -------------------------------------------------------------------
@@ -263,9 +148,8 @@ class MetaPropertiesEnsemble:
                 out.props[d] = MetaProperties.read(d)
             except FileNotFoundError:
                 out.empty.append(d)
-            except NotADirectoryError:
-                out.errors.append(d)
-            except OSError:
+            except (OSError, MetaPropertiesError, UnicodeDecodeError):
+                # unreadable or unparsable: Kafka's loader counts the dir as failed, not fatal
                 out.errors.append(d)
         return out
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pykafkad.log.checkpoint import fsync_dir
-from pykafkad.metadata.serde import decode_record, encode_record
+from pykafkad.metadata.batches import Batch, framed
+from pykafkad.metadata.serde import decode_record
 from wire.messages.k_raft_version_record import KRaftVersionRecord
 from wire.messages.snapshot_footer_record import SnapshotFooterRecord
 from wire.messages.snapshot_header_record import SnapshotHeaderRecord
@@ -130,7 +131,7 @@ def build_snapshot(
     pending: list[Record] = []
     size = 0
     for item in records:
-        value = _framed(item)
+        value = framed(item)
         if pending and size + len(value) + 24 > max_batch_size:
             emit(pending, False)
             pending, size = [], 0
@@ -140,14 +141,6 @@ def build_snapshot(
         emit(pending, False)
     emit([_control_record(SNAPSHOT_FOOTER, SnapshotFooterRecord(0), now)], True)
     return bytes(out)
-
-
-def _framed(item) -> bytes:
-    if isinstance(item, (bytes, bytearray, memoryview)):
-        return bytes(item)
-    if isinstance(item, tuple):
-        return encode_record(*item)
-    return encode_record(item)
 
 
 def write_snapshot(
@@ -175,18 +168,6 @@ def write_snapshot(
     os.chmod(final, 0o400)
     fsync_dir(log_dir)
     return final
-
-
-@dataclass
-class Batch:
-    """One batch of a snapshot or log: its records as ``(record, version)`` pairs."""
-
-    base_offset: int
-    last_offset: int
-    epoch: int
-    append_timestamp: int
-    records: list[tuple[object, int]] = field(default_factory=list)
-    size_in_bytes: int = 0
 
 
 @dataclass

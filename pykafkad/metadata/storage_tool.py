@@ -1,4 +1,5 @@
-"""``pykafkad format`` / ``random-uuid`` / ``info``: Kafka 4.4's ``kafka-storage.sh``.
+"""``pykafkad format`` / ``random-uuid`` / ``info`` / ``version-mapping``: Kafka 4.4's
+``kafka-storage.sh``.
 
 Same options, output lines, error messages and exit statuses (0, or 1 with the message on
 stderr) as ``kafka.tools.StorageTool``: format writes meta.properties into every log directory
@@ -17,16 +18,20 @@ from typing import TextIO
 
 from pykafkad.metadata import features
 from pykafkad.metadata.bootstrap import BootstrapMetadata, write_bootstrap_snapshot
+from pykafkad.metadata.dynamic_voters import (
+    DynamicVoter,
+    DynamicVoterError,
+    parse_dynamic_voters,
+    voters_record,
+)
+from pykafkad.metadata.java_properties import java_hash_order, load_properties
 from pykafkad.metadata.properties import (
     MetaProperties,
     MetaPropertiesEnsemble,
     MetaPropertiesError,
-    java_hash_order,
-    load_properties,
     random_uuid,
-    uuid_from_string,
 )
-from wire.messages.voters_record import Endpoint, KRaftVersionFeature, Voter, VotersRecord
+from pykafkad.metadata.scram import ScramError, parse_add_scram
 
 DEFAULT_LOG_DIR = "/tmp/kafka-logs"
 
@@ -110,82 +115,6 @@ def read_storage_config(path: str) -> StorageConfig:
     )
 
 
-# -- --initial-controllers ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class DynamicVoter:
-    node_id: int
-    host: str
-    port: int
-    directory_id: str
-
-
-def parse_dynamic_voter(text: str) -> DynamicVoter:
-    """``id@host:port:directory`` (host may be ``[ipv6]``), with Kafka's DynamicVoter errors."""
-    text = text.strip()
-    at = text.find("@")
-    if at < 0:
-        raise TerseFailure("No @ found in dynamic voter string.")
-    if at == 0:
-        raise TerseFailure("Invalid @ at beginning of dynamic voter string.")
-    try:
-        node_id = int(text[:at])
-    except ValueError:
-        raise TerseFailure("Failed to parse node id in dynamic voter string.") from None
-    if node_id < 0:
-        raise TerseFailure(f"Invalid negative node id {node_id} in dynamic voter string.")
-    rest = text[at + 1:]
-    if not rest:
-        raise TerseFailure("No hostname found after node id.")
-    if rest.startswith("["):
-        end = rest.find("]")
-        if end < 0:
-            raise TerseFailure("Hostname began with left bracket, but no right bracket was found.")
-        host, rest = rest[1:end], rest[end + 1:]
-        if not rest.startswith(":"):
-            raise TerseFailure("Port section must start with a colon.")
-        rest = rest[1:]
-    else:
-        colon = rest.find(":")
-        if colon < 0:
-            raise TerseFailure("No colon following hostname could be found.")
-        host, rest = rest[:colon], rest[colon + 1:]
-    colon = rest.find(":")
-    if colon < 0:
-        raise TerseFailure("No colon following port could be found.")
-    try:
-        port = int(rest[:colon])
-    except ValueError:
-        raise TerseFailure("Failed to parse port in dynamic voter string.") from None
-    if not 0 <= port <= 65535:
-        raise TerseFailure(f"Invalid port {port} in dynamic voter string.")
-    directory_id = rest[colon + 1:]
-    try:
-        uuid_from_string(directory_id)
-    except ValueError:
-        raise TerseFailure("Failed to parse directory ID in dynamic voter string.") from None
-    return DynamicVoter(node_id, host, port, directory_id)
-
-
-def parse_dynamic_voters(text: str) -> dict[int, DynamicVoter]:
-    voters: dict[int, DynamicVoter] = {}
-    for item in text.split(","):
-        voter = parse_dynamic_voter(item)
-        if voter.node_id in voters:
-            raise TerseFailure(f"Node id {voter.node_id} was specified more than once.")
-        voters[voter.node_id] = voter
-    if not voters:
-        raise TerseFailure("No voters given.")
-    return voters
-
-
-def voters_record(voters: dict[int, DynamicVoter], listener_name: str) -> VotersRecord:
-    return VotersRecord(0, [
-        Voter(v.node_id, uuid_from_string(v.directory_id),
-              [Endpoint(listener_name, v.host, v.port)],
-              KRaftVersionFeature(0, features.LATEST_PRODUCTION[features.KRAFT_VERSION]))
-        for v in voters.values()])
-
-
 # -- format ---------------------------------------------------------------------------------------
 def _feature_levels(args: argparse.Namespace) -> dict[str, int]:
     levels: dict[str, int] = {}
@@ -262,6 +191,13 @@ def _kraft_version(requested: int | None, dynamic: bool) -> int:
     return requested
 
 
+def _parse_voters(text: str) -> dict[int, DynamicVoter]:
+    try:
+        return parse_dynamic_voters(text)
+    except DynamicVoterError as e:
+        raise TerseFailure(str(e)) from None
+
+
 def _standalone_voters(config: StorageConfig) -> dict[int, DynamicVoter]:
     if not config.is_controller:
         raise TerseFailure("You can only use --standalone on a controller.")
@@ -302,7 +238,7 @@ def format_command(args: argparse.Namespace, out: TextIO) -> int:
                 "please remove controller.quorum.voters and specify "
                 "controller.quorum.bootstrap.servers instead.")
         voters = (_standalone_voters(config) if args.standalone
-                  else parse_dynamic_voters(args.initial_controllers))
+                  else _parse_voters(args.initial_controllers))
     elif not args.no_initial_controllers and config.is_controller and not config.voters:
         raise TerseFailure(
             "Because controller.quorum.voters is not set on this controller, you must specify "
@@ -310,9 +246,17 @@ def format_command(args: argparse.Namespace, out: TextIO) -> int:
             "--no-initial-controllers.")
     mv = _release_version(args, requested)
     levels = _effective_levels(requested, mv, dynamic=not config.voters)
-    if args.add_scram:
-        raise TerseFailure("--add-scram is not supported by pykafkad format yet")
     bootstrap = BootstrapMetadata.from_versions(mv, levels, "format command")
+    if args.add_scram:
+        if mv < features.SCRAM_MINIMUM_LEVEL:
+            raise TerseFailure(f"SCRAM is only supported in metadata.version "
+                               f"{features.release_name(features.SCRAM_MINIMUM_LEVEL)} or later.")
+        try:
+            credentials = [parse_add_scram(a) for a in args.add_scram]
+        except ScramError as e:
+            raise TerseFailure(str(e)) from None
+        bootstrap = BootstrapMetadata.from_records([*bootstrap.records, *credentials],
+                                                   "format command")
     directories = sorted({*config.log_dirs, config.metadata_log_dir})
 
     ensemble = MetaPropertiesEnsemble.load(directories)
@@ -321,10 +265,10 @@ def format_command(args: argparse.Namespace, out: TextIO) -> int:
     except MetaPropertiesError as e:
         raise TerseFailure(str(e)) from None
     if ensemble.props and not args.ignore_formatted:
-        first = next(iter(ensemble.props))
+        first = java_hash_order(ensemble.props)[0]  # the first of Kafka's HashMap
         raise TerseFailure(f"Log directory {first} is already formatted. Use --ignore-formatted "
                            f"to ignore this directory and format the others.")
-    for error_dir in ensemble.errors:
+    for error_dir in java_hash_order(ensemble.errors):
         print(f"I/O error trying to read log directory {error_dir}. Ignoring...", file=out)
     if ensemble.errors and not ensemble.empty and not ensemble.props:
         raise TerseFailure("No available log directories to format.")
@@ -416,6 +360,19 @@ def info_command(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def version_mapping_command(args: argparse.Namespace, out: TextIO) -> int:
+    """The feature levels a release formats with, printed as Kafka prints them."""
+    text = args.release_version or features.release_name(features.LATEST_PRODUCTION_LEVEL)
+    try:
+        level = features.parse_release_version(text, unstable=True)
+    except ValueError as e:
+        raise TerseFailure(str(e)) from None
+    print(f"metadata.version={level} ({text})", file=out)
+    for name in features.FEATURE_ORDER:
+        print(f"{name}={features.default_level(name, level)}", file=out)
+    return 0
+
+
 def _parser(prog: str) -> argparse.ArgumentParser:
     parser = _Parser(prog=prog, description="The Kafka storage tool.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -443,6 +400,10 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     quorum.add_argument("--initial-controllers", "-I",
                         help="The dynamic quorum: a comma-separated list of "
                              "id@hostname:port:directory.")
+    mapping = sub.add_parser("version-mapping", help="Look up the corresponding features for a "
+                                                     "given metadata version.")
+    mapping.add_argument("--release-version", "-r",
+                         help="The release version to use for the corresponding feature mapping.")
     sub.add_parser("random-uuid", help="Print a random UUID.")
     return parser
 
@@ -462,6 +423,8 @@ def main(argv: list[str] | None = None, *, prog: str = "pykafkad",
             return 0
         if args.command == "info":
             return info_command(args, out)
+        if args.command == "version-mapping":
+            return version_mapping_command(args, out)
         return format_command(args, out)
     except TerseFailure as e:
         print(str(e), file=err)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pykafkad.metadata.delta import MetadataDelta, MetadataReplayError
 from pykafkad.metadata.image import EMPTY_IMAGE, MetadataImage
@@ -280,3 +282,33 @@ def test_records_rebuild_the_image() -> None:
     rebuilt = MetadataDelta().replay_all(image.records()).apply(offset=41, epoch=3)
     assert rebuilt == image
     assert type(image.records()[0]) is FeatureLevelRecord
+
+
+def test_broker_directories_are_kept_in_kafkas_uuid_order() -> None:
+    high = bytes([0x80]) + bytes(15)  # negative as Kafka's signed long: sorts first
+    record = broker(5)
+    record.log_dirs = [DIR_A, high]
+    assert image_of(record).cluster[5].directories == (high, DIR_A)
+
+
+_replica_lists = st.lists(st.sampled_from([1, 2, 3]), min_size=1, max_size=3, unique=True)
+_changes = st.lists(st.builds(
+    lambda pid, isr, leader, elr: change(pid, isr=isr, leader=leader,
+                                         eligible_leader_replicas=elr),
+    st.integers(0, 2), st.none() | _replica_lists, st.sampled_from([-2, -2, -1, 1, 2, 3]),
+    st.none() | _replica_lists), max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(changes=_changes, cut=st.integers(0, 12))
+def test_one_delta_or_two_give_the_same_image(changes, cut) -> None:
+    """Replaying records in one delta or split over two deltas, and rebuilding an image from
+    its own records, give the same image."""
+    base = three_partitions()
+    whole = MetadataDelta(base).replay_all(changes).apply()
+    first = MetadataDelta(base).replay_all(changes[:cut]).apply()
+    split = MetadataDelta(first).replay_all(changes[cut:]).apply()
+    assert split == whole
+    assert MetadataDelta().replay_all(whole.records()).apply() == whole
+    p = whole.topics.get("orders").partitions
+    assert sum(q.partition_epoch for q in p.values()) == len(changes)

@@ -23,6 +23,8 @@ from wire.messages.fetch_response import (
 API_KEY = 1
 TOPIC_IDS_VERSION = 13
 READ_COMMITTED = 1
+#: consumers send their rack (client metadata) from v11 on
+RACK_AWARE_VERSION = 11
 
 
 class PartitionRead:
@@ -44,10 +46,10 @@ class FetchParams:
     """The request-wide part of a fetch (Kafka's FetchParams)."""
 
     __slots__ = ("replica_id", "replica_epoch", "isolation", "uses_ids", "max_bytes", "details",
-                 "update_fetch_state")
+                 "update_fetch_state", "fetch_only_leader")
 
     def __init__(self, replica_id: int, replica_epoch: int, read_committed: bool,
-                 uses_ids: bool, max_bytes: int, details: dict):
+                 uses_ids: bool, max_bytes: int, details: dict, version: int):
         self.replica_id = replica_id
         self.replica_epoch = replica_epoch
         self.isolation = (LOG_END if replica_id >= 0
@@ -58,6 +60,8 @@ class FetchParams:
         self.details = details
         #: a follower's position is recorded once per request, not on each long-poll re-read
         self.update_fetch_state = True
+        #: KIP-392: a consumer that sends client metadata (v11+) may read from a follower
+        self.fetch_only_leader = replica_id >= 0 or version < RACK_AWARE_VERSION
 
     @property
     def is_from_follower(self) -> bool:
@@ -76,7 +80,8 @@ def _read_one(broker, params: FetchParams, res: PartitionRead, topic, fetch_offs
         return
     try:
         partition = broker.replicas.get_partition_or_error(topic.name, res.partition)
-        plog = partition.local_log_with_epoch(current_epoch)
+        plog = partition.local_log_with_epoch(
+            current_epoch, require_leader=params.fetch_only_leader)
         if params.is_from_follower:
             partition.follower_or_error(params.replica_id, current_epoch)
         hwm, lso, log_start, leo = (plog.high_watermark, plog.last_stable_offset,
@@ -165,7 +170,8 @@ async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
     # as Kafka: the request's bound, never above fetch.max.bytes
     max_bytes = min(req.max_bytes, broker.config["fetch.max.bytes"])
     read_committed = req.isolation_level == READ_COMMITTED
-    params = FetchParams(replica_id, replica_epoch, read_committed, uses_ids, max_bytes, details)
+    params = FetchParams(
+        replica_id, replica_epoch, read_committed, uses_ids, max_bytes, details, v)
     deadline = trio.current_time() + max(req.max_wait_ms, 0) / 1000
     while True:
         reads, total, any_error = read_partitions(broker, sctx, params)

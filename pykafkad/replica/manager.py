@@ -16,6 +16,7 @@ from typing import Any
 
 import trio
 
+from pykafkad.log.errors import KafkaStorageError
 from pykafkad.log.partition import PartitionLog
 from pykafkad.replica.partition import (
     AlterPartition,
@@ -88,9 +89,14 @@ class ReplicaManager:
         self._epoch_hints.pop((topic, index), None)
         epoch = plog.latest_epoch
         me = self.local_broker_id
-        partition.make_leader(PartitionRegistration(
-            replicas=[me], isr=[me], leader=me, leader_epoch=0 if epoch is None else epoch,
-            partition_epoch=0))
+        try:
+            partition.make_leader(PartitionRegistration(
+                replicas=[me], isr=[me], leader=me, leader_epoch=0 if epoch is None else epoch,
+                partition_epoch=0))
+        except OSError as e:  # the epoch checkpoint could not be written: tried again next time
+            self.forget(topic, index)
+            raise KafkaStorageError(
+                f"Error while making {topic}-{index} leader in dir {plog.dir.parent}: {e}") from e
         return partition
 
     def _single_node_epoch(self, topic: str, index: int) -> int:

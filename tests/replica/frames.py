@@ -17,6 +17,7 @@ from wire.messages.offset_for_leader_epoch_request import (
     OffsetForLeaderPartition,
     OffsetForLeaderTopic,
 )
+from wire.messages.produce_request import PartitionProduceData, ProduceRequest, TopicProduceData
 from wire.records.batch import iter_batch_headers
 
 #: the versions used: topic names (Fetch v12 is the last by name), leader epochs everywhere
@@ -91,3 +92,13 @@ def metadata_partition(client: WireClient, topic: str, index: int = 0, version: 
                           allow_auto_topic_creation=False)
     (t,) = client.send(req, version).topics
     return next(p for p in t.partitions if p.partition_index == index)
+
+
+def produce(client: WireClient, topic: str, records: bytes, *, acks: int = 1,
+            partition: int = 0, timeout_ms: int = 30000, version: int = 12):
+    """One partition's Produce; returns its PartitionProduceResponse."""
+    req = ProduceRequest(acks=acks, timeout_ms=timeout_ms, topic_data=[TopicProduceData(
+        name=topic, partition_data=[PartitionProduceData(index=partition, records=records)])])
+    (t,) = client.send(req, version).responses
+    (p,) = t.partition_responses
+    return p

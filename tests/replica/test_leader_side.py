@@ -16,12 +16,18 @@ from tests.replica.frames import (
     fetch,
     list_offsets,
     offset_for_leader_epoch,
+    produce,
     record_offsets,
 )
-from tests.replica.frames import (
-    metadata_partition as raw_metadata_partition,
+from tests.replica.frames import metadata_partition as raw_metadata_partition
+from tests.replica.support import (
+    Clock,
+    follow,
+    lead,
+    metadata_partition,
+    on_broker,
+    wait_until,
 )
-from tests.replica.support import Clock, lead, metadata_partition, on_broker, wait_until
 from wire.errors import ErrorCode
 from wire.records.batch import build_batch
 
@@ -255,3 +261,27 @@ def test_leader_epoch_survives_a_restart(tmp_path, topic_name):
             assert (described.leader_id, described.leader_epoch) == (1, 5)
             assert list_offsets(c, topic_name, current_leader_epoch=5).leader_epoch == 5
             assert batches(fetch(c, topic_name, 0, current_leader_epoch=5).records) == [(0, 1, 5)]
+
+
+def test_a_follower_partition_refuses_leader_requests(kafka, topic_name):
+    """Led by broker 2 now: Produce, ListOffsets, OffsetForLeaderEpoch and old consumers'
+    Fetch are NOT_LEADER_OR_FOLLOWER; a v11+ consumer (KIP-392) reads up to the HW."""
+    bs = kafka.bootstrap_servers
+    create_topic(bs, topic_name)
+    confluent_produce(bs, topic_name, _values(2))
+    follow(kafka, topic_name, replicas=[FOLLOWER, 1], isr=[FOLLOWER, 1], leader=FOLLOWER,
+           leader_epoch=4)
+    not_leader = ErrorCode.NOT_LEADER_OR_FOLLOWER
+    with WireClient(bs) as c:
+        described = raw_metadata_partition(c, topic_name)
+        assert (described.leader_id, described.leader_epoch, described.replica_nodes) \
+            == (FOLLOWER, 4, [FOLLOWER, 1])
+        batch = build_batch([(None, b"x", (), 0)])
+        assert produce(c, topic_name, batch).error_code == not_leader
+        assert list_offsets(c, topic_name).error_code == not_leader
+        assert offset_for_leader_epoch(c, topic_name, 0).error_code == not_leader
+        assert fetch(c, topic_name, 0, version=10).error_code == not_leader
+        got = fetch(c, topic_name, 0, current_leader_epoch=4)
+        assert (got.error_code, record_offsets(got.records)) == (0, [0, 1])
+        assert fetch(c, topic_name, 0, current_leader_epoch=3).error_code \
+            == ErrorCode.FENCED_LEADER_EPOCH

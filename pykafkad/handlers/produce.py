@@ -61,7 +61,6 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
     uses_ids = v >= TOPIC_IDS_VERSION
     acks = req.acks
     responses = []
-    appended = False
     waits: list[tuple[PartitionProduceResponse, object, int]] = []
     fault = broker.produce_fault
     for td in req.topic_data:
@@ -115,7 +114,6 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
                                           for i, m in e.record_errors]
                 parts.append(part)
                 continue
-            appended = appended or not info.duplicate
             part = PartitionProduceResponse(
                 index=pd.index, error_code=0, base_offset=info.base_offset,
                 log_append_time_ms=info.log_append_time, log_start_offset=info.log_start_offset,
@@ -128,8 +126,6 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
             if uses_ids
             else TopicProduceResponse(name=td.name, partition_responses=parts)
         )
-    if appended:
-        broker.notify_append()
     if waits:
         deadline = trio.current_time() + max(req.timeout_ms, 0) / 1000
         for part, partition, required in waits:

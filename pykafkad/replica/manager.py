@@ -152,6 +152,7 @@ class ReplicaManager:
             topic_config=lambda: self._topic_config(self._get_topic(topic)),
             alter_partition=self.alter_partition)
         partition.on_high_watermark = self._on_high_watermark
+        partition.on_append = self.notify_log_end
         self.partitions[(topic, index)] = partition
         self.by_topic_id.setdefault(topic_id, {})[index] = partition
         return partition
@@ -187,7 +188,7 @@ class ReplicaManager:
                 changed.append(partition)
         for topic, index in changes.deletes:
             self.forget(topic, index)
-        self._wake_all()
+        self.wake_all()
         return changed
 
     def _hosted_or_new(self, topic: str, index: int, topic_id: bytes) -> Partition:
@@ -219,7 +220,7 @@ class ReplicaManager:
         event, self._leo_advanced = self._leo_advanced, trio.Event()
         event.set()
 
-    def _wake_all(self) -> None:
+    def wake_all(self) -> None:
         self._on_high_watermark(None)  # type: ignore[arg-type]
         self.notify_log_end()
 

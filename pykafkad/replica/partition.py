@@ -144,6 +144,8 @@ class Partition:
         self.changed = trio.Event()
         #: called after the HW moved (the manager wakes consumers' long polls)
         self.on_high_watermark: Callable[[Partition], None] | None = None
+        #: called after an append as leader (the manager wakes followers' long polls)
+        self.on_append: Callable[[], None] | None = None
 
     def __repr__(self) -> str:
         return (f"Partition({self.topic}-{self.index}, leader={self.leader_id}, "
@@ -322,13 +324,18 @@ class Partition:
                            "transaction of this producer")
         info = plog.append_produced(records, header, self.leader_epoch, now_ms=now)
         if not info.duplicate:
-            self.maybe_increment_leader_hw(now)
+            self._appended(now)
         return info
+
+    def _appended(self, now_ms: int | None = None) -> None:
+        if self.on_append is not None:
+            self.on_append()
+        self.maybe_increment_leader_hw(now_ms)
 
     def append_as_leader(self, batch: bytes, *, now_ms: int | None = None) -> AppendInfo:
         """A coordinator's own batch (already built and valid) for an internal topic."""
         info = self._leader_log().append(batch, self.leader_epoch, now_ms=now_ms)
-        self.maybe_increment_leader_hw()
+        self._appended()
         return info
 
     def append_marker(self, batch: bytes, kind: int, producer_id: int, producer_epoch: int,
@@ -337,7 +344,7 @@ class Partition:
         info = self._leader_log().append_marker(
             batch, kind, producer_id, producer_epoch, coordinator_epoch, self.leader_epoch,
             now_ms=now_ms)
-        self.maybe_increment_leader_hw()
+        self._appended()
         return info
 
     def check_enough_replicas_reach_offset(self, required_offset: int) -> tuple[bool, int]:

@@ -14,14 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import trio
-
 from pykafkad.log.errors import KafkaStorageError
 from pykafkad.log.partition import PartitionLog
 from pykafkad.replica.partition import (
     AlterPartition,
     Partition,
     PartitionRegistration,
+    Wakeup,
     apply_locally,
 )
 from wire.errors import ErrorCode, KafkaError
@@ -69,8 +68,8 @@ class ReplicaManager:
         self._epoch_hints: dict[TopicPartition, int] = {}
         self.partitions: dict[TopicPartition, Partition] = {}
         self.by_topic_id: dict[bytes, dict[int, Partition]] = {}
-        self._hw_advanced = trio.Event()
-        self._leo_advanced = trio.Event()
+        self._hw_advanced = Wakeup()
+        self._leo_advanced = Wakeup()
 
     # -- lookup ----------------------------------------------------------------------------------
     def get_partition(self, topic: str, index: int) -> Partition | None:
@@ -210,31 +209,24 @@ class ReplicaManager:
                 if p.is_leader and p.followers and p.maybe_shrink_isr(now)]
 
     # -- waits -----------------------------------------------------------------------------------
-    def _on_high_watermark(self, partition: Partition) -> None:
-        event, self._hw_advanced = self._hw_advanced, trio.Event()
-        event.set()
+    def _on_high_watermark(self, partition: Partition | None) -> None:
+        self._hw_advanced.fire()
 
     def notify_log_end(self) -> None:
-        """Called after any append: wakes followers' long polls (and consumers' too, since a
-        single-replica partition's HW moves with its log end)."""
-        event, self._leo_advanced = self._leo_advanced, trio.Event()
-        event.set()
+        """Called after any append: wakes followers' long polls."""
+        self._leo_advanced.fire()
 
     def wake_all(self) -> None:
-        self._on_high_watermark(None)  # type: ignore[arg-type]
+        self._on_high_watermark(None)
         self.notify_log_end()
 
     async def wait_for_high_watermark(self, deadline: float) -> None:
         """Until some partition's HW moves, or ``deadline`` (trio time)."""
-        event = self._hw_advanced
-        with trio.move_on_at(deadline):
-            await event.wait()
+        await self._hw_advanced.wait(deadline)
 
     async def wait_for_log_end(self, deadline: float) -> None:
         """Until some partition's log end moves, or ``deadline``."""
-        event = self._leo_advanced
-        with trio.move_on_at(deadline):
-            await event.wait()
+        await self._leo_advanced.wait(deadline)
 
     async def wait_for_acks(self, partition: Partition, required_offset: int,
                             deadline: float) -> int:
@@ -248,8 +240,5 @@ class ReplicaManager:
             done, error = partition.check_enough_replicas_reach_offset(required_offset)
             if done or error:
                 return error
-            event = partition.changed
-            with trio.move_on_at(deadline):
-                await event.wait()
-            if trio.current_time() >= deadline and not event.is_set():
+            if not await partition.changed.wait(deadline):
                 return ErrorCode.REQUEST_TIMED_OUT

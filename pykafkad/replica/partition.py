@@ -62,6 +62,30 @@ def apply_locally(partition: Partition, new_isr: list[int], leader_epoch: int,
     return AlterPartitionResult(list(new_isr), leader_epoch, partition_epoch + 1)
 
 
+class Wakeup:
+    """Wakes whoever waits for a change; costs nothing while no one waits (an append must not
+    pay for a trio.Event when no fetch or produce is parked)."""
+
+    __slots__ = ("_event",)
+
+    def __init__(self) -> None:
+        self._event: trio.Event | None = None
+
+    def fire(self) -> None:
+        event, self._event = self._event, None
+        if event is not None:
+            event.set()
+
+    async def wait(self, deadline: float) -> bool:
+        """Until the next ``fire`` (True) or ``deadline`` in trio time (False)."""
+        if self._event is None:
+            self._event = trio.Event()
+        event = self._event
+        with trio.move_on_at(deadline):
+            await event.wait()
+        return event.is_set()
+
+
 class FollowerState:
     """The leader's view of one follower (Kafka's Replica / ReplicaState)."""
 
@@ -140,8 +164,8 @@ class Partition:
         #: the offset this leader epoch began at
         self.leader_epoch_start_offset: int | None = None
         self.followers: dict[int, FollowerState] = {}
-        #: set (and replaced) whenever the HW or ISR changes: acks=all produces wait on it
-        self.changed = trio.Event()
+        #: fired whenever the HW, ISR or leadership changes: acks=all produces wait on it
+        self.changed = Wakeup()
         #: called after the HW moved (the manager wakes consumers' long polls)
         self.on_high_watermark: Callable[[Partition], None] | None = None
         #: called after an append as leader (the manager wakes followers' long polls)
@@ -191,8 +215,7 @@ class Partition:
         return min(configured, len(self.followers) + 1)
 
     def _changed(self) -> None:
-        event, self.changed = self.changed, trio.Event()
-        event.set()
+        self.changed.fire()
 
     # -- leadership ----------------------------------------------------------------------------
     def make_leader(self, registration: PartitionRegistration) -> bool:
@@ -294,8 +317,8 @@ class Partition:
         append in this leader epoch, then the high watermark.  Raises KafkaError."""
         plog = self._leader_log()
         config = self.topic_config() if self.topic_config else None
-        min_isr = self.min_insync_replicas()
-        if required_acks == -1 and len(self.isr) < min_isr:
+        min_isr = self.min_insync_replicas() if required_acks == -1 else 1
+        if len(self.isr) < min_isr:
             raise KafkaError(
                 ErrorCode.NOT_ENOUGH_REPLICAS,
                 f"The size of the current ISR {set(self.isr)} is insufficient to satisfy the "
@@ -367,8 +390,8 @@ class Partition:
         """Kafka's maybeIncrementLeaderHW: the HW is the least log end offset over the
         (maximal) ISR and the followers caught up within replica.lag.time.max.ms that may join
         it; it does not move while the ISR is below min.insync.replicas.  Whether it moved."""
-        if not self.is_leader or self.is_under_min_isr():
-            return False
+        if not self.is_leader or (self.followers and self.is_under_min_isr()):
+            return False  # (no followers: the leader alone is always enough)
         now = self.clock() if now_ms is None else now_ms
         leo = self.log.log_end_offset
         new_hw = leo

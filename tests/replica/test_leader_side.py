@@ -4,6 +4,8 @@ the leader epoch checks."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from confluent_kafka import KafkaError, Producer
 
@@ -285,3 +287,32 @@ def test_a_follower_partition_refuses_leader_requests(kafka, topic_name):
         assert (got.error_code, record_offsets(got.records)) == (0, [0, 1])
         assert fetch(c, topic_name, 0, current_leader_epoch=3).error_code \
             == ErrorCode.FENCED_LEADER_EPOCH
+
+
+def test_long_polls_wake_on_the_log_end_for_followers_and_the_hw_for_consumers(kafka, topic_name):
+    """Each poll asks for far longer than its socket's timeout: only the right wake-up answers
+    it in time (a follower's on the append, a consumer's once the HW covers the record)."""
+    bs = kafka.bootstrap_servers
+    create_topic(bs, topic_name)
+    lead(kafka, topic_name, replicas=[1, FOLLOWER], isr=[1, FOLLOWER], leader_epoch=1)
+    answers = {}
+
+    def poll(name, **kwargs):
+        with WireClient(bs, timeout=WAIT_S) as c:
+            answers[name] = fetch(c, topic_name, 0, min_bytes=1, max_wait_ms=600_000, **kwargs)
+
+    threads = [threading.Thread(target=poll, args=("consumer",)),
+               threading.Thread(target=poll, args=("follower",), kwargs={"replica_id": FOLLOWER})]
+    for t in threads:
+        t.start()
+    wait_until(lambda: sum(c.in_flight for c in list(kafka.server.connections)) == 2,
+               "both polls parked")
+    confluent_produce(bs, topic_name, _values(1), acks=1)
+    threads[1].join(WAIT_S)
+    assert record_offsets(answers["follower"].records) == [0]
+    assert "consumer" not in answers  # its HW is still 0
+    with WireClient(bs) as c:  # the follower has offset 0 now: the HW moves
+        assert fetch(c, topic_name, 1, replica_id=FOLLOWER).error_code == 0
+    threads[0].join(WAIT_S)
+    got = answers["consumer"]
+    assert (got.high_watermark, record_offsets(got.records)) == (1, [0])

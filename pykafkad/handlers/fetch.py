@@ -17,6 +17,7 @@ from wire.messages.fetch_response import (
     EpochEndOffset,
     FetchableTopicResponse,
     FetchResponse,
+    LeaderIdAndEpoch,
     PartitionData,
 )
 
@@ -25,6 +26,9 @@ TOPIC_IDS_VERSION = 13
 READ_COMMITTED = 1
 #: consumers send their rack (client metadata) from v11 on
 RACK_AWARE_VERSION = 11
+#: v16+ tells where the leader is on NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH (KIP-951)
+CURRENT_LEADER_VERSION = 16
+_POINT_TO_LEADER = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)
 
 
 class PartitionRead:
@@ -213,6 +217,8 @@ async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
                if res.diverging is not None else {}),
             records=res.records or b"",
         ))
+        if v >= CURRENT_LEADER_VERSION and res.error in _POINT_TO_LEADER:
+            _point_to_leader(broker, by_topic[res.key][-1], res, uses_ids)
     responses = [
         FetchableTopicResponse(topic_id=key, partitions=parts)
         if uses_ids
@@ -222,3 +228,13 @@ async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
     return FetchResponse(
         throttle_time_ms=0, error_code=0, session_id=sctx.response_session_id,
         responses=responses)
+
+
+def _point_to_leader(broker, data: PartitionData, res: PartitionRead, uses_ids: bool) -> None:
+    """KIP-951, as Kafka's handleFetchRequest: the current leader and epoch.  (Kafka 4.4 names
+    no node endpoint when that leader is the broker answering; another leader's endpoint is
+    the metadata layer's to add.)"""
+    topic = broker.topics.by_id.get(res.key) if uses_ids else broker.topics.get(res.key)
+    leader, epoch = (broker.replicas.current_leader(topic.name, res.partition)
+                     if topic is not None else (-1, -1))
+    data.current_leader = LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)

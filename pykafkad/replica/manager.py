@@ -143,6 +143,18 @@ class ReplicaManager:
         leader = partition.leader_id if partition.leader_id is not None else -1
         return leader, partition.leader_epoch, list(partition.replicas), list(partition.isr)
 
+    def current_leader(self, topic: str, index: int) -> tuple[int, int]:
+        """(leader id, leader epoch) for KIP-951's answers to NOT_LEADER_OR_FOLLOWER and
+        FENCED_LEADER_EPOCH; (-1, -1) for a partition no topic has."""
+        partition = self.partitions.get((topic, index))
+        if partition is not None:
+            leader = partition.leader_id
+            return (-1 if leader is None else leader), partition.leader_epoch
+        t = self._get_topic(topic)
+        if t is None or not 0 <= index < t.num_partitions or not self.single_node:
+            return -1, -1
+        return self.local_broker_id, self._single_node_epoch(topic, index)
+
     def _new_partition(self, topic: str, index: int, topic_id: bytes,
                        plog: PartitionLog) -> Partition:
         partition = Partition(

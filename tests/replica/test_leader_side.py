@@ -20,6 +20,7 @@ from tests.replica.frames import (
     offset_for_leader_epoch,
     produce,
     record_offsets,
+    topic_id,
 )
 from tests.replica.frames import metadata_partition as raw_metadata_partition
 from tests.replica.support import (
@@ -212,6 +213,14 @@ def _epoch_answers(bs: str, topic: str, epochs) -> list:
         for e in (-1, epochs[1]):
             f = fetch(c, topic, 0, replica_id=5, current_leader_epoch=e)
             out.append(("follower fetch", e, f.error_code, f.high_watermark, f.log_start_offset))
+        # v16+ (KIP-951) names the current leader on NOT_LEADER_OR_FOLLOWER / FENCED
+        tid = topic_id(c, topic)
+        for e in (-1, *epochs):
+            for replica_id in (-1, 5):
+                f, whole = fetch(c, topic, 0, replica_id=replica_id, current_leader_epoch=e,
+                                 version=16, topic_id=tid, whole=True)
+                out.append(("fetch v16", replica_id, e, f.error_code, f.current_leader.leader_id,
+                            f.current_leader.leader_epoch, len(whole.node_endpoints)))
     return out
 
 
@@ -235,6 +244,14 @@ def test_leader_epoch_checks(kafka, topic_name):
         ("offset_for_leader_epoch", 4, unknown, -1, -1),
         ("follower fetch", -1, ErrorCode.NOT_LEADER_OR_FOLLOWER, -1, -1),
         ("follower fetch", 3, unknown, -1, -1),
+        ("fetch v16", -1, -1, 0, -1, -1, 0),
+        ("fetch v16", 5, -1, ErrorCode.NOT_LEADER_OR_FOLLOWER, 1, 3, 0),
+        ("fetch v16", -1, 2, fenced, 1, 3, 0),
+        ("fetch v16", 5, 2, fenced, 1, 3, 0),
+        ("fetch v16", -1, 3, 0, -1, -1, 0),
+        ("fetch v16", 5, 3, unknown, -1, -1, 0),
+        ("fetch v16", -1, 4, unknown, -1, -1, 0),
+        ("fetch v16", 5, 4, unknown, -1, -1, 0),
     ]
 
 
@@ -280,6 +297,10 @@ def test_a_follower_partition_refuses_leader_requests(kafka, topic_name):
             == (FOLLOWER, 4, [FOLLOWER, 1])
         batch = build_batch([(None, b"x", (), 0)])
         assert produce(c, topic_name, batch).error_code == not_leader
+        # v10+ names the leader (KIP-951)
+        answered = produce(c, topic_name, batch, version=10)
+        assert (answered.error_code, answered.current_leader.leader_id,
+                answered.current_leader.leader_epoch) == (not_leader, FOLLOWER, 4)
         assert list_offsets(c, topic_name).error_code == not_leader
         assert offset_for_leader_epoch(c, topic_name, 0).error_code == not_leader
         assert fetch(c, topic_name, 0, version=10).error_code == not_leader

@@ -140,6 +140,11 @@ class PartitionLog:
         hw = self._high_watermark
         return leo if hw is None or hw > leo else hw
 
+    @property
+    def high_watermark_managed(self) -> bool:
+        """Whether the replica layer has set the high watermark (else it is the log end)."""
+        return self._high_watermark is not None
+
     def update_high_watermark(self, offset: int) -> int:
         """Sets the high watermark, bounded by the log start and end offsets (Kafka's
         UnifiedLog.updateHighWatermark); returns it."""

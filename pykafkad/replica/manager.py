@@ -178,7 +178,7 @@ class ReplicaManager:
             if not by_index:
                 self.by_topic_id.pop(partition.topic_id, None)
             partition.leader_id = None
-            partition._changed()  # noqa: SLF001 - wakes its acks=all waiters (NOT_LEADER)
+            partition.changed.fire()  # its acks=all waiters answer NOT_LEADER_OR_FOLLOWER
 
     def forget_topic(self, topic: str) -> None:
         for key in [k for k in self.partitions if k[0] == topic]:

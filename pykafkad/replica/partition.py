@@ -238,7 +238,7 @@ class Partition:
         self.leader_id = registration.leader
         self.leader_epoch = registration.leader_epoch
         self.partition_epoch = registration.partition_epoch
-        if self.log._high_watermark is None:  # noqa: SLF001 - no HW checkpoint: what was served
+        if not self.log.high_watermark_managed:  # no HW checkpoint: keep what was served
             self.log.update_high_watermark(self.log.high_watermark)
         self.maybe_increment_leader_hw(now)
         self._changed()
@@ -254,7 +254,7 @@ class Partition:
         self.leader_epoch = registration.leader_epoch
         self.partition_epoch = registration.partition_epoch
         self.leader_epoch_start_offset = None
-        if self.log._high_watermark is None:  # noqa: SLF001
+        if not self.log.high_watermark_managed:
             self.log.update_high_watermark(self.log.high_watermark)
         self._changed()
         return True

@@ -223,9 +223,9 @@ class Broker:
 
     # -- appends and waiting -----------------------------------------------------------------
     def notify_append(self) -> None:
-        """Wakes the long-polling Fetches of followers (and, through the HW, consumers') so
-        they re-check their partitions."""
-        self.replicas.notify_log_end()
+        """Wakes every long-polling Fetch (at shutdown) so it re-checks its partitions; appends
+        wake them through the replica layer (followers on the log end, consumers on the HW)."""
+        self.replicas.wake_all()
 
     # -- topics --------------------------------------------------------------------------------
     def topic_config(self, topic: Topic):

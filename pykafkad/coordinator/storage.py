@@ -129,7 +129,6 @@ class OffsetsTopicStorage:
             info = partition.append_as_leader(batch, now_ms=now)
         except OSError as e:
             raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, str(e)) from None
-        self.broker.notify_append()
         return info.base_offset
 
     def read_all(self) -> Iterator[StoredRecord]:

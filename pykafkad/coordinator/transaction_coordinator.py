@@ -364,7 +364,6 @@ class TransactionCoordinator:
         if offsets_partitions:
             for listener in self.offsets_marker_listeners:
                 listener(pid, epoch, kind == COMMIT, offsets_partitions)
-        self.broker.notify_append()
 
     # -- timers --------------------------------------------------------------------------------
     def abort_timed_out_transactions(self, now: int | None = None) -> list[str]:

@@ -17,12 +17,18 @@ from wire.messages.fetch_response import (
     EpochEndOffset,
     FetchableTopicResponse,
     FetchResponse,
+    LeaderIdAndEpoch,
     PartitionData,
 )
 
 API_KEY = 1
 TOPIC_IDS_VERSION = 13
 READ_COMMITTED = 1
+#: consumers send their rack (client metadata) from v11 on
+RACK_AWARE_VERSION = 11
+#: v16+ tells where the leader is on NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH (KIP-951)
+CURRENT_LEADER_VERSION = 16
+_POINT_TO_LEADER = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)
 
 
 class PartitionRead:
@@ -44,10 +50,10 @@ class FetchParams:
     """The request-wide part of a fetch (Kafka's FetchParams)."""
 
     __slots__ = ("replica_id", "replica_epoch", "isolation", "uses_ids", "max_bytes", "details",
-                 "update_fetch_state")
+                 "update_fetch_state", "fetch_only_leader")
 
     def __init__(self, replica_id: int, replica_epoch: int, read_committed: bool,
-                 uses_ids: bool, max_bytes: int, details: dict):
+                 uses_ids: bool, max_bytes: int, details: dict, version: int):
         self.replica_id = replica_id
         self.replica_epoch = replica_epoch
         self.isolation = (LOG_END if replica_id >= 0
@@ -58,6 +64,8 @@ class FetchParams:
         self.details = details
         #: a follower's position is recorded once per request, not on each long-poll re-read
         self.update_fetch_state = True
+        #: KIP-392: a consumer that sends client metadata (v11+) may read from a follower
+        self.fetch_only_leader = replica_id >= 0 or version < RACK_AWARE_VERSION
 
     @property
     def is_from_follower(self) -> bool:
@@ -76,7 +84,8 @@ def _read_one(broker, params: FetchParams, res: PartitionRead, topic, fetch_offs
         return
     try:
         partition = broker.replicas.get_partition_or_error(topic.name, res.partition)
-        plog = partition.local_log_with_epoch(current_epoch)
+        plog = partition.local_log_with_epoch(
+            current_epoch, require_leader=params.fetch_only_leader)
         if params.is_from_follower:
             partition.follower_or_error(params.replica_id, current_epoch)
         hwm, lso, log_start, leo = (plog.high_watermark, plog.last_stable_offset,
@@ -165,7 +174,8 @@ async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
     # as Kafka: the request's bound, never above fetch.max.bytes
     max_bytes = min(req.max_bytes, broker.config["fetch.max.bytes"])
     read_committed = req.isolation_level == READ_COMMITTED
-    params = FetchParams(replica_id, replica_epoch, read_committed, uses_ids, max_bytes, details)
+    params = FetchParams(
+        replica_id, replica_epoch, read_committed, uses_ids, max_bytes, details, v)
     deadline = trio.current_time() + max(req.max_wait_ms, 0) / 1000
     while True:
         reads, total, any_error = read_partitions(broker, sctx, params)
@@ -207,6 +217,8 @@ async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
                if res.diverging is not None else {}),
             records=res.records or b"",
         ))
+        if v >= CURRENT_LEADER_VERSION and res.error in _POINT_TO_LEADER:
+            _point_to_leader(broker, by_topic[res.key][-1], res, uses_ids)
     responses = [
         FetchableTopicResponse(topic_id=key, partitions=parts)
         if uses_ids
@@ -216,3 +228,13 @@ async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
     return FetchResponse(
         throttle_time_ms=0, error_code=0, session_id=sctx.response_session_id,
         responses=responses)
+
+
+def _point_to_leader(broker, data: PartitionData, res: PartitionRead, uses_ids: bool) -> None:
+    """KIP-951, as Kafka's handleFetchRequest: the current leader and epoch.  (Kafka 4.4 names
+    no node endpoint when that leader is the broker answering; another leader's endpoint is
+    the metadata layer's to add.)"""
+    topic = broker.topics.by_id.get(res.key) if uses_ids else broker.topics.get(res.key)
+    leader, epoch = (broker.replicas.current_leader(topic.name, res.partition)
+                     if topic is not None else (-1, -1))
+    data.current_leader = LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)

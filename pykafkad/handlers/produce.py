@@ -13,6 +13,7 @@ from pykafkad.log.errors import KafkaStorageError, LogError, RecordValidationErr
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.produce_response import (
     BatchIndexAndErrorMessage,
+    LeaderIdAndEpoch,
     PartitionProduceResponse,
     ProduceResponse,
     TopicProduceResponse,
@@ -26,6 +27,8 @@ API_KEY = 0
 ZSTD_MIN_VERSION = 7
 #: v13 names topics by id only (KIP-516)
 TOPIC_IDS_VERSION = 13
+#: v10+ tells where the partition's leader is on NOT_LEADER_OR_FOLLOWER (KIP-951)
+CURRENT_LEADER_VERSION = 10
 
 
 def _error(index: int, code: int, message: str | None = None) -> PartitionProduceResponse:
@@ -61,7 +64,6 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
     uses_ids = v >= TOPIC_IDS_VERSION
     acks = req.acks
     responses = []
-    appended = False
     waits: list[tuple[PartitionProduceResponse, object, int]] = []
     fault = broker.produce_fault
     for td in req.topic_data:
@@ -115,7 +117,6 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
                                           for i, m in e.record_errors]
                 parts.append(part)
                 continue
-            appended = appended or not info.duplicate
             part = PartitionProduceResponse(
                 index=pd.index, error_code=0, base_offset=info.base_offset,
                 log_append_time_ms=info.log_append_time, log_start_offset=info.log_start_offset,
@@ -128,12 +129,25 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
             if uses_ids
             else TopicProduceResponse(name=td.name, partition_responses=parts)
         )
-    if appended:
-        broker.notify_append()
     if waits:
         deadline = trio.current_time() + max(req.timeout_ms, 0) / 1000
         for part, partition, required in waits:
             part.error_code = await replicas.wait_for_acks(partition, required, deadline)
     if acks == 0:
         return None
+    if v >= CURRENT_LEADER_VERSION:
+        _point_to_leaders(broker, req, responses, uses_ids)
     return ProduceResponse(responses=responses, throttle_time_ms=0)
+
+
+def _point_to_leaders(broker, req, responses, uses_ids: bool) -> None:
+    """KIP-951, as Kafka's handleProduceRequest: each NOT_LEADER_OR_FOLLOWER partition names
+    the current leader and epoch (the leader's endpoint is the metadata layer's to add, as
+    for Fetch)."""
+    for td, topic_response in zip(req.topic_data, responses, strict=True):
+        topic = broker.topics.by_id.get(td.topic_id) if uses_ids else broker.topics.get(td.name)
+        for part in topic_response.partition_responses:
+            if part.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
+                leader, epoch = (broker.replicas.current_leader(topic.name, part.index)
+                                 if topic is not None else (-1, -1))
+                part.current_leader = LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)

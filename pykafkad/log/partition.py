@@ -151,6 +151,11 @@ class PartitionLog:
         hw = self._high_watermark
         return leo if hw is None or hw > leo else hw
 
+    @property
+    def high_watermark_managed(self) -> bool:
+        """Whether the replica layer has set the high watermark (else it is the log end)."""
+        return self._high_watermark is not None
+
     def update_high_watermark(self, hw: int | None) -> int:
         """Sets the high watermark, kept within [log start, log end] (Kafka's
         updateHighWatermark); None: it follows the log end offset again. Returns it."""

@@ -14,13 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import trio
-
+from pykafkad.log.errors import KafkaStorageError
 from pykafkad.log.partition import PartitionLog
 from pykafkad.replica.partition import (
     AlterPartition,
     Partition,
     PartitionRegistration,
+    Wakeup,
     apply_locally,
 )
 from wire.errors import ErrorCode, KafkaError
@@ -68,8 +68,8 @@ class ReplicaManager:
         self._epoch_hints: dict[TopicPartition, int] = {}
         self.partitions: dict[TopicPartition, Partition] = {}
         self.by_topic_id: dict[bytes, dict[int, Partition]] = {}
-        self._hw_advanced = trio.Event()
-        self._leo_advanced = trio.Event()
+        self._hw_advanced = Wakeup()
+        self._leo_advanced = Wakeup()
 
     # -- lookup ----------------------------------------------------------------------------------
     def get_partition(self, topic: str, index: int) -> Partition | None:
@@ -88,9 +88,14 @@ class ReplicaManager:
         self._epoch_hints.pop((topic, index), None)
         epoch = plog.latest_epoch
         me = self.local_broker_id
-        partition.make_leader(PartitionRegistration(
-            replicas=[me], isr=[me], leader=me, leader_epoch=0 if epoch is None else epoch,
-            partition_epoch=0))
+        try:
+            partition.make_leader(PartitionRegistration(
+                replicas=[me], isr=[me], leader=me, leader_epoch=0 if epoch is None else epoch,
+                partition_epoch=0))
+        except OSError as e:  # the epoch checkpoint could not be written: tried again next time
+            self.forget(topic, index)
+            raise KafkaStorageError(
+                f"Error while making {topic}-{index} leader in dir {plog.dir.parent}: {e}") from e
         return partition
 
     def _single_node_epoch(self, topic: str, index: int) -> int:
@@ -138,6 +143,18 @@ class ReplicaManager:
         leader = partition.leader_id if partition.leader_id is not None else -1
         return leader, partition.leader_epoch, list(partition.replicas), list(partition.isr)
 
+    def current_leader(self, topic: str, index: int) -> tuple[int, int]:
+        """(leader id, leader epoch) for KIP-951's answers to NOT_LEADER_OR_FOLLOWER and
+        FENCED_LEADER_EPOCH; (-1, -1) for a partition no topic has."""
+        partition = self.partitions.get((topic, index))
+        if partition is not None:
+            leader = partition.leader_id
+            return (-1 if leader is None else leader), partition.leader_epoch
+        t = self._get_topic(topic)
+        if t is None or not 0 <= index < t.num_partitions or not self.single_node:
+            return -1, -1
+        return self.local_broker_id, self._single_node_epoch(topic, index)
+
     def _new_partition(self, topic: str, index: int, topic_id: bytes,
                        plog: PartitionLog) -> Partition:
         partition = Partition(
@@ -146,6 +163,7 @@ class ReplicaManager:
             topic_config=lambda: self._topic_config(self._get_topic(topic)),
             alter_partition=self.alter_partition)
         partition.on_high_watermark = self._on_high_watermark
+        partition.on_append = self.notify_log_end
         self.partitions[(topic, index)] = partition
         self.by_topic_id.setdefault(topic_id, {})[index] = partition
         return partition
@@ -160,7 +178,7 @@ class ReplicaManager:
             if not by_index:
                 self.by_topic_id.pop(partition.topic_id, None)
             partition.leader_id = None
-            partition._changed()  # noqa: SLF001 - wakes its acks=all waiters (NOT_LEADER)
+            partition.changed.fire()  # its acks=all waiters answer NOT_LEADER_OR_FOLLOWER
 
     def forget_topic(self, topic: str) -> None:
         for key in [k for k in self.partitions if k[0] == topic]:
@@ -181,7 +199,7 @@ class ReplicaManager:
                 changed.append(partition)
         for topic, index in changes.deletes:
             self.forget(topic, index)
-        self._wake_all()
+        self.wake_all()
         return changed
 
     def _hosted_or_new(self, topic: str, index: int, topic_id: bytes) -> Partition:
@@ -203,31 +221,24 @@ class ReplicaManager:
                 if p.is_leader and p.followers and p.maybe_shrink_isr(now)]
 
     # -- waits -----------------------------------------------------------------------------------
-    def _on_high_watermark(self, partition: Partition) -> None:
-        event, self._hw_advanced = self._hw_advanced, trio.Event()
-        event.set()
+    def _on_high_watermark(self, partition: Partition | None) -> None:
+        self._hw_advanced.fire()
 
     def notify_log_end(self) -> None:
-        """Called after any append: wakes followers' long polls (and consumers' too, since a
-        single-replica partition's HW moves with its log end)."""
-        event, self._leo_advanced = self._leo_advanced, trio.Event()
-        event.set()
+        """Called after any append: wakes followers' long polls."""
+        self._leo_advanced.fire()
 
-    def _wake_all(self) -> None:
-        self._on_high_watermark(None)  # type: ignore[arg-type]
+    def wake_all(self) -> None:
+        self._on_high_watermark(None)
         self.notify_log_end()
 
     async def wait_for_high_watermark(self, deadline: float) -> None:
         """Until some partition's HW moves, or ``deadline`` (trio time)."""
-        event = self._hw_advanced
-        with trio.move_on_at(deadline):
-            await event.wait()
+        await self._hw_advanced.wait(deadline)
 
     async def wait_for_log_end(self, deadline: float) -> None:
         """Until some partition's log end moves, or ``deadline``."""
-        event = self._leo_advanced
-        with trio.move_on_at(deadline):
-            await event.wait()
+        await self._leo_advanced.wait(deadline)
 
     async def wait_for_acks(self, partition: Partition, required_offset: int,
                             deadline: float) -> int:
@@ -241,8 +252,5 @@ class ReplicaManager:
             done, error = partition.check_enough_replicas_reach_offset(required_offset)
             if done or error:
                 return error
-            event = partition.changed
-            with trio.move_on_at(deadline):
-                await event.wait()
-            if trio.current_time() >= deadline and not event.is_set():
+            if not await partition.changed.wait(deadline):
                 return ErrorCode.REQUEST_TIMED_OUT

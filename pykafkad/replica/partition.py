@@ -62,6 +62,30 @@ def apply_locally(partition: Partition, new_isr: list[int], leader_epoch: int,
     return AlterPartitionResult(list(new_isr), leader_epoch, partition_epoch + 1)
 
 
+class Wakeup:
+    """Wakes whoever waits for a change; costs nothing while no one waits (an append must not
+    pay for a trio.Event when no fetch or produce is parked)."""
+
+    __slots__ = ("_event",)
+
+    def __init__(self) -> None:
+        self._event: trio.Event | None = None
+
+    def fire(self) -> None:
+        event, self._event = self._event, None
+        if event is not None:
+            event.set()
+
+    async def wait(self, deadline: float) -> bool:
+        """Until the next ``fire`` (True) or ``deadline`` in trio time (False)."""
+        if self._event is None:
+            self._event = trio.Event()
+        event = self._event
+        with trio.move_on_at(deadline):
+            await event.wait()
+        return event.is_set()
+
+
 class FollowerState:
     """The leader's view of one follower (Kafka's Replica / ReplicaState)."""
 
@@ -140,10 +164,12 @@ class Partition:
         #: the offset this leader epoch began at
         self.leader_epoch_start_offset: int | None = None
         self.followers: dict[int, FollowerState] = {}
-        #: set (and replaced) whenever the HW or ISR changes: acks=all produces wait on it
-        self.changed = trio.Event()
+        #: fired whenever the HW, ISR or leadership changes: acks=all produces wait on it
+        self.changed = Wakeup()
         #: called after the HW moved (the manager wakes consumers' long polls)
         self.on_high_watermark: Callable[[Partition], None] | None = None
+        #: called after an append as leader (the manager wakes followers' long polls)
+        self.on_append: Callable[[], None] | None = None
 
     def __repr__(self) -> str:
         return (f"Partition({self.topic}-{self.index}, leader={self.leader_id}, "
@@ -189,8 +215,7 @@ class Partition:
         return min(configured, len(self.followers) + 1)
 
     def _changed(self) -> None:
-        event, self.changed = self.changed, trio.Event()
-        event.set()
+        self.changed.fire()
 
     # -- leadership ----------------------------------------------------------------------------
     def make_leader(self, registration: PartitionRegistration) -> bool:
@@ -213,7 +238,7 @@ class Partition:
         self.leader_id = registration.leader
         self.leader_epoch = registration.leader_epoch
         self.partition_epoch = registration.partition_epoch
-        if self.log._high_watermark is None:  # noqa: SLF001 - no HW checkpoint: what was served
+        if not self.log.high_watermark_managed:  # no HW checkpoint: keep what was served
             self.log.update_high_watermark(self.log.high_watermark)
         self.maybe_increment_leader_hw(now)
         self._changed()
@@ -229,7 +254,7 @@ class Partition:
         self.leader_epoch = registration.leader_epoch
         self.partition_epoch = registration.partition_epoch
         self.leader_epoch_start_offset = None
-        if self.log._high_watermark is None:  # noqa: SLF001
+        if not self.log.high_watermark_managed:
             self.log.update_high_watermark(self.log.high_watermark)
         self._changed()
         return True
@@ -292,8 +317,8 @@ class Partition:
         append in this leader epoch, then the high watermark.  Raises KafkaError."""
         plog = self._leader_log()
         config = self.topic_config() if self.topic_config else None
-        min_isr = self.min_insync_replicas()
-        if required_acks == -1 and len(self.isr) < min_isr:
+        min_isr = self.min_insync_replicas() if required_acks == -1 else 1
+        if len(self.isr) < min_isr:
             raise KafkaError(
                 ErrorCode.NOT_ENOUGH_REPLICAS,
                 f"The size of the current ISR {set(self.isr)} is insufficient to satisfy the "
@@ -322,13 +347,18 @@ class Partition:
                            "transaction of this producer")
         info = plog.append_produced(records, header, self.leader_epoch, now_ms=now)
         if not info.duplicate:
-            self.maybe_increment_leader_hw(now)
+            self._appended(now)
         return info
+
+    def _appended(self, now_ms: int | None = None) -> None:
+        if self.on_append is not None:
+            self.on_append()
+        self.maybe_increment_leader_hw(now_ms)
 
     def append_as_leader(self, batch: bytes, *, now_ms: int | None = None) -> AppendInfo:
         """A coordinator's own batch (already built and valid) for an internal topic."""
         info = self._leader_log().append(batch, self.leader_epoch, now_ms=now_ms)
-        self.maybe_increment_leader_hw()
+        self._appended()
         return info
 
     def append_marker(self, batch: bytes, kind: int, producer_id: int, producer_epoch: int,
@@ -337,7 +367,7 @@ class Partition:
         info = self._leader_log().append_marker(
             batch, kind, producer_id, producer_epoch, coordinator_epoch, self.leader_epoch,
             now_ms=now_ms)
-        self.maybe_increment_leader_hw()
+        self._appended()
         return info
 
     def check_enough_replicas_reach_offset(self, required_offset: int) -> tuple[bool, int]:
@@ -360,8 +390,8 @@ class Partition:
         """Kafka's maybeIncrementLeaderHW: the HW is the least log end offset over the
         (maximal) ISR and the followers caught up within replica.lag.time.max.ms that may join
         it; it does not move while the ISR is below min.insync.replicas.  Whether it moved."""
-        if not self.is_leader or self.is_under_min_isr():
-            return False
+        if not self.is_leader or (self.followers and self.is_under_min_isr()):
+            return False  # (no followers: the leader alone is always enough)
         now = self.clock() if now_ms is None else now_ms
         leo = self.log.log_end_offset
         new_hw = leo

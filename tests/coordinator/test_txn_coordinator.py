@@ -57,9 +57,9 @@ def txn_batch(pid, epoch, seq, value=b"v"):
 
 
 def produce(broker, topic, p, pid, epoch, seq):
-    data, header = txn_batch(pid, epoch, seq)
+    data, _ = txn_batch(pid, epoch, seq)
     assert broker.txn_coordinator.verify_partition(pid, epoch, topic, p) == 0
-    return broker.partition(topic, p).append_produced(data, header, 0)
+    return broker.partition(topic, p).append_records_to_leader(data, 1)
 
 
 def test_log_key_and_value_round_trip():
@@ -113,7 +113,7 @@ def test_commit_and_abort_write_markers(make_broker):
     c.add_partitions("tx", pid, epoch, [("t", 0)])
     produce(b, "t", 0, pid, epoch, 1)
     assert c.end_txn("tx", pid, epoch, False) == 0
-    assert t0.aborted_transactions(0, 100)[0][:3] == (pid, 2, 3)
+    assert t0.log.aborted_transactions(0, 100)[0][:3] == (pid, 2, 3)
     assert c.end_txn("tx", pid, epoch, False) == 0
     assert c.end_txn("tx", pid, epoch, True) == ErrorCode.INVALID_TXN_STATE
 
@@ -130,7 +130,7 @@ def test_reinit_aborts_the_open_transaction(make_broker):
     assert c.describe("tx").producer_epoch == epoch + 1
     err, pid2, epoch2 = c.init_producer_id("tx", 60000)
     assert (err, pid2, epoch2) == (0, pid, epoch + 2)
-    plog = b.partition("t", 0)
+    plog = b.partition("t", 0).log
     assert plog.last_stable_offset == plog.high_watermark == 2
     assert len(plog.aborted_transactions(0, 10)) == 1
 
@@ -148,9 +148,9 @@ def test_timeout_aborts_and_fences(make_broker, clock):
     assert c.abort_timed_out_transactions() == ["tx"]
     assert c.describe("tx").state == TxnState.COMPLETE_ABORT
     assert c.end_txn("tx", pid, epoch, True) == ErrorCode.PRODUCER_FENCED
-    data, header = txn_batch(pid, epoch, 1)
+    data, _ = txn_batch(pid, epoch, 1)
     with pytest.raises(Exception) as e:
-        b.partition("t", 0).append_produced(data, header, 0)
+        b.partition("t", 0).append_records_to_leader(data, 1)
     assert e.value.code == ErrorCode.INVALID_PRODUCER_EPOCH
 
 
@@ -180,7 +180,7 @@ def test_state_is_replayed_and_prepared_transactions_complete(make_broker, clock
     c = b.txn_coordinator
     assert c.describe("prepared").state == TxnState.COMPLETE_COMMIT
     assert c.describe("open").state == TxnState.ONGOING
-    plog = b.partition("t", 0)
+    plog = b.partition("t", 0).log
     assert plog.last_stable_offset == 0  # "open" still holds it
     assert plog.high_watermark == 3
     assert c.end_txn("open", pid, epoch, True) == 0

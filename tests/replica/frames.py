@@ -17,6 +17,7 @@ from wire.messages.offset_for_leader_epoch_request import (
     OffsetForLeaderPartition,
     OffsetForLeaderTopic,
 )
+from wire.messages.produce_request import PartitionProduceData, ProduceRequest, TopicProduceData
 from wire.records.batch import iter_batch_headers
 
 #: the versions used: topic names (Fetch v12 is the last by name), leader epochs everywhere
@@ -28,8 +29,8 @@ def fetch(client: WireClient, topic: str, offset: int, *, partition: int = 0,
           replica_id: int = -1, replica_epoch: int = -1, current_leader_epoch: int = -1,
           last_fetched_epoch: int = -1, log_start_offset: int = -1, max_wait_ms: int = 0,
           min_bytes: int = 0, version: int = FETCH_BY_NAME, topic_id: bytes | None = None,
-          isolation_level: int = 0):
-    """One partition's Fetch; returns its PartitionData."""
+          isolation_level: int = 0, whole: bool = False):
+    """One partition's Fetch; returns its PartitionData (``whole``: and the response)."""
     part = FetchPartition(partition=partition, current_leader_epoch=current_leader_epoch,
                           fetch_offset=offset, last_fetched_epoch=last_fetched_epoch,
                           log_start_offset=log_start_offset, partition_max_bytes=1 << 20)
@@ -47,7 +48,7 @@ def fetch(client: WireClient, topic: str, offset: int, *, partition: int = 0,
     assert resp.error_code == 0, resp.error_code
     (t,) = resp.responses
     (p,) = t.partitions
-    return p
+    return (p, resp) if whole else p
 
 
 def list_offsets(client: WireClient, topic: str, timestamp: int = -1, *, partition: int = 0,
@@ -91,3 +92,22 @@ def metadata_partition(client: WireClient, topic: str, index: int = 0, version: 
                           allow_auto_topic_creation=False)
     (t,) = client.send(req, version).topics
     return next(p for p in t.partitions if p.partition_index == index)
+
+
+def produce(client: WireClient, topic: str, records: bytes, *, acks: int = 1,
+            partition: int = 0, timeout_ms: int = 30000, version: int = 12, whole: bool = False):
+    """One partition's Produce; returns its PartitionProduceResponse (``whole``: and the
+    response)."""
+    req = ProduceRequest(acks=acks, timeout_ms=timeout_ms, topic_data=[TopicProduceData(
+        name=topic, partition_data=[PartitionProduceData(index=partition, records=records)])])
+    resp = client.send(req, version)
+    (t,) = resp.responses
+    (p,) = t.partition_responses
+    return (p, resp) if whole else p
+
+
+def topic_id(client: WireClient, topic: str) -> bytes:
+    req = MetadataRequest(topics=[MetadataRequestTopic(name=topic)],
+                          allow_auto_topic_creation=False)
+    (t,) = client.send(req, 12).topics
+    return t.topic_id

@@ -41,6 +41,22 @@ def lead(kafka, topic: str, *, replicas: list[int], isr: list[int], leader_epoch
     return kafka.call(apply)
 
 
+def follow(kafka, topic: str, *, replicas: list[int], isr: list[int], leader: int,
+           leader_epoch: int, partition_epoch: int = 1, index: int = 0):
+    """Makes the broker a follower of ``topic``-``index`` (led by ``leader``)."""
+    broker = kafka.broker
+
+    def apply():
+        t = broker.topics.get(topic)
+        registration = PartitionRegistration(
+            replicas=replicas, isr=isr, leader=leader, leader_epoch=leader_epoch,
+            partition_epoch=partition_epoch)
+        broker.replicas.apply(LocalChanges(followers={(topic, index): (t.topic_id, registration)}))
+        return broker.replicas.get_partition(topic, index)
+
+    return kafka.call(apply)
+
+
 def on_broker(kafka, fn, *args):
     """Runs ``fn`` on the broker's thread (between requests)."""
     return kafka.call(fn, *args)

@@ -4,6 +4,8 @@ the leader epoch checks."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from confluent_kafka import KafkaError, Producer
 
@@ -16,12 +18,19 @@ from tests.replica.frames import (
     fetch,
     list_offsets,
     offset_for_leader_epoch,
+    produce,
     record_offsets,
+    topic_id,
 )
-from tests.replica.frames import (
-    metadata_partition as raw_metadata_partition,
+from tests.replica.frames import metadata_partition as raw_metadata_partition
+from tests.replica.support import (
+    Clock,
+    follow,
+    lead,
+    metadata_partition,
+    on_broker,
+    wait_until,
 )
-from tests.replica.support import Clock, lead, metadata_partition, on_broker, wait_until
 from wire.errors import ErrorCode
 from wire.records.batch import build_batch
 
@@ -204,6 +213,14 @@ def _epoch_answers(bs: str, topic: str, epochs) -> list:
         for e in (-1, epochs[1]):
             f = fetch(c, topic, 0, replica_id=5, current_leader_epoch=e)
             out.append(("follower fetch", e, f.error_code, f.high_watermark, f.log_start_offset))
+        # v16+ (KIP-951) names the current leader on NOT_LEADER_OR_FOLLOWER / FENCED
+        tid = topic_id(c, topic)
+        for e in (-1, *epochs):
+            for replica_id in (-1, 5):
+                f, whole = fetch(c, topic, 0, replica_id=replica_id, current_leader_epoch=e,
+                                 version=16, topic_id=tid, whole=True)
+                out.append(("fetch v16", replica_id, e, f.error_code, f.current_leader.leader_id,
+                            f.current_leader.leader_epoch, len(whole.node_endpoints)))
     return out
 
 
@@ -227,6 +244,14 @@ def test_leader_epoch_checks(kafka, topic_name):
         ("offset_for_leader_epoch", 4, unknown, -1, -1),
         ("follower fetch", -1, ErrorCode.NOT_LEADER_OR_FOLLOWER, -1, -1),
         ("follower fetch", 3, unknown, -1, -1),
+        ("fetch v16", -1, -1, 0, -1, -1, 0),
+        ("fetch v16", 5, -1, ErrorCode.NOT_LEADER_OR_FOLLOWER, 1, 3, 0),
+        ("fetch v16", -1, 2, fenced, 1, 3, 0),
+        ("fetch v16", 5, 2, fenced, 1, 3, 0),
+        ("fetch v16", -1, 3, 0, -1, -1, 0),
+        ("fetch v16", 5, 3, unknown, -1, -1, 0),
+        ("fetch v16", -1, 4, unknown, -1, -1, 0),
+        ("fetch v16", 5, 4, unknown, -1, -1, 0),
     ]
 
 
@@ -255,3 +280,60 @@ def test_leader_epoch_survives_a_restart(tmp_path, topic_name):
             assert (described.leader_id, described.leader_epoch) == (1, 5)
             assert list_offsets(c, topic_name, current_leader_epoch=5).leader_epoch == 5
             assert batches(fetch(c, topic_name, 0, current_leader_epoch=5).records) == [(0, 1, 5)]
+
+
+def test_a_follower_partition_refuses_leader_requests(kafka, topic_name):
+    """Led by broker 2 now: Produce, ListOffsets, OffsetForLeaderEpoch and old consumers'
+    Fetch are NOT_LEADER_OR_FOLLOWER; a v11+ consumer (KIP-392) reads up to the HW."""
+    bs = kafka.bootstrap_servers
+    create_topic(bs, topic_name)
+    confluent_produce(bs, topic_name, _values(2))
+    follow(kafka, topic_name, replicas=[FOLLOWER, 1], isr=[FOLLOWER, 1], leader=FOLLOWER,
+           leader_epoch=4)
+    not_leader = ErrorCode.NOT_LEADER_OR_FOLLOWER
+    with WireClient(bs) as c:
+        described = raw_metadata_partition(c, topic_name)
+        assert (described.leader_id, described.leader_epoch, described.replica_nodes) \
+            == (FOLLOWER, 4, [FOLLOWER, 1])
+        batch = build_batch([(None, b"x", (), 0)])
+        assert produce(c, topic_name, batch).error_code == not_leader
+        # v10+ names the leader (KIP-951)
+        answered = produce(c, topic_name, batch, version=10)
+        assert (answered.error_code, answered.current_leader.leader_id,
+                answered.current_leader.leader_epoch) == (not_leader, FOLLOWER, 4)
+        assert list_offsets(c, topic_name).error_code == not_leader
+        assert offset_for_leader_epoch(c, topic_name, 0).error_code == not_leader
+        assert fetch(c, topic_name, 0, version=10).error_code == not_leader
+        got = fetch(c, topic_name, 0, current_leader_epoch=4)
+        assert (got.error_code, record_offsets(got.records)) == (0, [0, 1])
+        assert fetch(c, topic_name, 0, current_leader_epoch=3).error_code \
+            == ErrorCode.FENCED_LEADER_EPOCH
+
+
+def test_long_polls_wake_on_the_log_end_for_followers_and_the_hw_for_consumers(kafka, topic_name):
+    """Each poll asks for far longer than its socket's timeout: only the right wake-up answers
+    it in time (a follower's on the append, a consumer's once the HW covers the record)."""
+    bs = kafka.bootstrap_servers
+    create_topic(bs, topic_name)
+    lead(kafka, topic_name, replicas=[1, FOLLOWER], isr=[1, FOLLOWER], leader_epoch=1)
+    answers = {}
+
+    def poll(name, **kwargs):
+        with WireClient(bs, timeout=WAIT_S) as c:
+            answers[name] = fetch(c, topic_name, 0, min_bytes=1, max_wait_ms=600_000, **kwargs)
+
+    threads = [threading.Thread(target=poll, args=("consumer",)),
+               threading.Thread(target=poll, args=("follower",), kwargs={"replica_id": FOLLOWER})]
+    for t in threads:
+        t.start()
+    wait_until(lambda: sum(c.in_flight for c in list(kafka.server.connections)) == 2,
+               "both polls parked")
+    confluent_produce(bs, topic_name, _values(1), acks=1)
+    threads[1].join(WAIT_S)
+    assert record_offsets(answers["follower"].records) == [0]
+    assert "consumer" not in answers  # its HW is still 0
+    with WireClient(bs) as c:  # the follower has offset 0 now: the HW moves
+        assert fetch(c, topic_name, 1, replica_id=FOLLOWER).error_code == 0
+    threads[0].join(WAIT_S)
+    got = answers["consumer"]
+    assert (got.high_watermark, record_offsets(got.records)) == (1, [0])

@@ -525,8 +525,8 @@ class RaftMachine:
         if snap.size >= p.size:
             snap.freeze()
             self.fetching_snapshot = None
+            # the log restarts after the snapshot; its epoch stands for the last fetched one
             self.log.log.truncate_fully_and_start_at(snap.offset)
-            self.log.log.assign_epoch(snap.epoch, snap.offset)
             if s.high_watermark is None or s.high_watermark < snap.offset:
                 s.high_watermark = snap.offset
             self._changed()

@@ -199,3 +199,27 @@ def test_a_voter_that_voted_for_itself_restarts_as_candidate(tmp_path):
     for _ in range(300):
         sim.step(10)
     assert m.epoch == 0 and not isinstance(m.quorum.state, Candidate | Leader)
+
+
+def test_a_leader_cut_off_from_the_majority_resigns(sim):
+    """Check-quorum: a leader that no voter has fetched from for 1.5 fetch timeouts steps
+    down, so clients stop talking to a leader that can commit nothing."""
+    sim.run_until(lambda: len(sim.leaders()) == 1)
+    leader = sim.leader()
+    sim.run_until(lambda: all(m.leader_id == leader.node_id for m in sim.nodes.values()))
+    original = sim.deliver
+
+    def cut(src, out):
+        if leader.node_id in (src, out.destination):
+            sim.nodes[src].on_failure(out.destination, out.request, sim.now)
+        else:
+            original(src, out)
+
+    sim.deliver = cut
+    start = sim.now
+    sim.run_until(lambda: not isinstance(leader.quorum.state, Leader))
+    assert sim.now - start >= sim.config.check_quorum_timeout_ms
+    assert sim.now - start < sim.config.check_quorum_timeout_ms + 100
+    # meanwhile the others elected a new leader in a higher epoch
+    sim.run_until(lambda: any(isinstance(m.quorum.state, Leader) for n, m in sim.nodes.items()
+                              if n != leader.node_id))

@@ -40,7 +40,9 @@ class LeaderAndEpoch(NamedTuple):
 
 @dataclass(frozen=True)
 class Batch:
-    """A committed batch of the metadata log: its records' values, opaque bytes."""
+    """A committed batch of the metadata log: its records' values, opaque bytes. A control
+    batch (LeaderChange, ...) comes with no records and ``control`` set, so that a listener
+    sees every offset, as Kafka's Batch.control does."""
 
     base_offset: int
     last_offset: int
@@ -48,6 +50,7 @@ class Batch:
     append_timestamp: int
     size_in_bytes: int
     records: list[bytes]
+    control: bool = False
 
 
 @dataclass(frozen=True)
@@ -274,9 +277,9 @@ class RaftClient:
                     return
                 if header.last_offset < ls.next_offset:
                     continue
-                if not header.is_control:
-                    values = [r.value for r in decode_records(data, pos)]
-                    ls.listener.handle_commit(Batch(
-                        header.base_offset, header.last_offset, header.partition_leader_epoch,
-                        header.max_timestamp, header.size, values))
+                control = header.is_control
+                values = [] if control else [r.value for r in decode_records(data, pos)]
+                ls.listener.handle_commit(Batch(
+                    header.base_offset, header.last_offset, header.partition_leader_epoch,
+                    header.max_timestamp, header.size, values, control))
                 ls.next_offset = header.last_offset + 1

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
+from pykafkad.log.checkpoint import atomic_write
 from pykafkad.log.config import LogConfig
 from pykafkad.log.partition import AppendInfo, PartitionLog
 from pykafkad.raft import snapshots
@@ -52,6 +53,10 @@ class MetadataLog:
         a voter that crashed mid-append must not serve a torn batch."""
         part = PartitionLog.open(metadata_log_dir / DIR_NAME, config or LogConfig(), clock,
                                  recover=True)
+        meta = part.dir / "partition.metadata"
+        if not meta.exists():
+            # as Kafka writes it for this partition: no newline after the topic id
+            atomic_write(meta, b"version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ")
         return cls(part)
 
     @property

@@ -95,6 +95,8 @@ class RaftMachine:
                                   directory_id=directory_id,
                                   quorum_state_version=quorum_state_version)
         self._destinations: dict[int, _Destination] = {}
+        #: candidacies since a leader was last known (the exponent of the election backoff)
+        self._election_retries = 0
         self.shutting_down = False
         #: the snapshot being fetched from the leader, if any
         self.fetching_snapshot: snapshots.PartialSnapshot | None = None
@@ -161,6 +163,7 @@ class RaftMachine:
 
     # -- transitions ---------------------------------------------------------------------------
     def _become_leader(self, now: int) -> None:
+        self._election_retries = 0
         leader = self.quorum.to_leader(self.log.end_offset, now)
         batch = raft_records.leader_change_batch(
             self.node_id, leader.epoch, self.voters, list(leader.granting), now)
@@ -173,6 +176,7 @@ class RaftMachine:
                  leader.epoch, leader.epoch_start_offset)
 
     def _to_follower(self, epoch: int, leader_id: int, now: int) -> None:
+        self._election_retries = 0
         self.quorum.to_follower(epoch, leader_id, now)
         self.fetching_snapshot = None
         self._reset_destinations()
@@ -192,6 +196,7 @@ class RaftMachine:
             self._to_candidate(now)
 
     def _to_candidate(self, now: int) -> None:
+        self._election_retries += 1
         self.quorum.to_candidate(now)
         self._reset_destinations()
         self._changed()
@@ -225,7 +230,7 @@ class RaftMachine:
         if s.retained_leader_id >= 0:
             self._to_follower(s.epoch, s.retained_leader_id, now)
         else:
-            s.backoff_until = self.quorum.election_backoff(now)
+            s.backoff_until = self.quorum.election_backoff(now, max(1, self._election_retries))
 
     # -- timers and outbound requests ----------------------------------------------------------
     def poll(self, now: int) -> list[Outbound]:
@@ -256,7 +261,7 @@ class RaftMachine:
                     self._to_prospective(now)
                     return self.poll(now)
             elif now >= s.election_deadline:
-                s.backoff_until = q.election_backoff(now)
+                s.backoff_until = q.election_backoff(now, self._election_retries)
             else:
                 out += self._vote_requests(s, pre_vote=False, now=now)
         elif isinstance(s, Prospective):
@@ -308,7 +313,8 @@ class RaftMachine:
 
     def _vote_requests(self, s: Candidate | Prospective, *, pre_vote: bool, now: int) -> list[Outbound]:
         end = self.log.end_offset_and_epoch()
-        epoch = s.epoch + 1 if pre_vote else s.epoch
+        # a prospective asks in its current epoch (it has not bumped it), a candidate in its new
+        epoch = s.epoch
         out = []
         for v in self.voters:
             if v == self.node_id or v in s.granted or v in s.rejected or not self._can_send(v, now):
@@ -409,6 +415,11 @@ class RaftMachine:
         return None
 
     def _on_vote_response(self, source: int, request: Any, response: Any, now: int) -> bool:
+        if response.error_code == ErrorCode.UNSUPPORTED_VERSION and isinstance(
+                self.quorum.state, Prospective):
+            # a voter that cannot pre-vote (Vote < v2): stand at once, as Kafka does
+            self._to_candidate(now)
+            return True
         if response.error_code != ErrorCode.NONE or not response.topics:
             return False
         p = response.topics[0].partitions[0]
@@ -432,7 +443,7 @@ class RaftMachine:
             if len(s.granted) >= majority(n):
                 self._become_leader(now)
             elif len(s.rejected) > n - majority(n) and s.backoff_until is None:
-                s.backoff_until = self.quorum.election_backoff(now)
+                s.backoff_until = self.quorum.election_backoff(now, self._election_retries)
         return True
 
     def _on_begin_quorum_epoch_response(self, source: int, response: Any, now: int) -> bool:
@@ -525,8 +536,8 @@ class RaftMachine:
         if snap.size >= p.size:
             snap.freeze()
             self.fetching_snapshot = None
+            # the log restarts after the snapshot; its epoch stands for the last fetched one
             self.log.log.truncate_fully_and_start_at(snap.offset)
-            self.log.log.assign_epoch(snap.epoch, snap.offset)
             if s.high_watermark is None or s.high_watermark < snap.offset:
                 s.high_watermark = snap.offset
             self._changed()
@@ -549,14 +560,17 @@ class RaftMachine:
         if not _single_partition(req.topics, "topic_name"):
             return v_resp.VoteResponse(error_code=ErrorCode.INVALID_REQUEST)
         p = req.topics[0].partitions[0]
-        if p.last_offset < 0 or p.last_offset_epoch < 0 or p.last_offset_epoch >= p.replica_epoch:
+        pre_vote = version >= 2 and p.pre_vote
+        # a candidate has bumped its epoch past its log's; a prospective has not
+        illegal_epoch = (p.last_offset_epoch > p.replica_epoch if pre_vote
+                         else p.last_offset_epoch >= p.replica_epoch)
+        if p.last_offset < 0 or p.last_offset_epoch < 0 or illegal_epoch:
             return answer(ErrorCode.INVALID_REQUEST, False)
         if p.replica_epoch < self.epoch:
             return answer(ErrorCode.FENCED_LEADER_EPOCH, False)
         if p.replica_id < 0:
             return answer(ErrorCode.INVALID_REQUEST, False)
-        pre_vote = version >= 2 and p.pre_vote
-        if p.replica_epoch > self.epoch and not pre_vote:
+        if p.replica_epoch > self.epoch:
             self._to_unattached(p.replica_epoch, now)
         if version >= 1 and req.voter_id >= 0 and req.voter_id != self.node_id:
             return answer(ErrorCode.INVALID_VOTER_KEY, False)
@@ -565,6 +579,9 @@ class RaftMachine:
         s = self.quorum.state
         if granted and not pre_vote and isinstance(s, Unattached) and s.voted_id < 0:
             self.quorum.to_unattached_voted(p.replica_id, p.replica_epoch, now)
+        elif granted and not pre_vote and isinstance(s, Prospective) and s.voted_id < 0:
+            s.voted_id = p.replica_id
+            self.quorum._persist(s)
         log.info("node %d: %s from %d for epoch %d %s", self.node_id,
                  "pre-vote" if pre_vote else "vote", p.replica_id, p.replica_epoch,
                  "granted" if granted else "rejected")
@@ -622,22 +639,22 @@ class RaftMachine:
         if isinstance(s, Follower) and s.leader_id == p.leader_id and self.quorum.is_voter:
             successors = (p.preferred_successors if version == 0
                           else [c.candidate_id for c in p.preferred_candidates])
-            backoff = self._end_epoch_backoff(successors)
-            # the leader is going: this epoch has no leader any more (Unattached keeps the vote)
-            self.quorum._set(Unattached(s.epoch, now + backoff, s.voted_id))
+            # the leader is going: look for the next one once this (short) backoff is over
+            s.fetch_deadline = now + self._end_epoch_backoff(successors)
             self._changed()
         return answer(ErrorCode.NONE)
 
     def _end_epoch_backoff(self, successors: list[int]) -> int:
-        """The first preferred successor stands at once, the others after an exponential
-        backoff by their position; a voter not listed waits the full election backoff."""
-        if self.node_id not in successors:
-            return self.config.election_backoff_max_ms
-        position = successors.index(self.node_id)
+        """Kafka's strict exponential backoff by position in the preferred successors: the
+        first stands at once, the last waits half the maximum, one not listed all of it."""
+        most = self.config.election_backoff_max_ms
+        position = successors.index(self.node_id) if self.node_id in successors else -1
         if position == 0:
             return 0
-        return min(self.config.election_backoff_max_ms,
-                   self.config.retry_backoff_ms * (2 ** (position - 1)))
+        if position < 0:
+            return most
+        base = most >> (len(successors) - 1)
+        return min(most, base << (position - 1))
 
     def handle_fetch(self, req: Any, version: int, now: int) -> tuple[Any, bool]:
         """The response now, and whether it may wait for more (a long poll with nothing yet)."""

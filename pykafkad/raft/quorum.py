@@ -109,6 +109,10 @@ class Resigned:
 EpochState = Unattached | Prospective | Candidate | Follower | Leader | Resigned
 
 
+#: the unit of the backoff after a lost election (KafkaRaftClient.RETRY_BACKOFF_BASE_MS)
+RETRY_BACKOFF_BASE_MS = 100
+
+
 def majority(n: int) -> int:
     return n // 2 + 1
 
@@ -150,7 +154,7 @@ class QuorumState:
     @property
     def leader_id(self) -> int:
         s = self.state
-        if isinstance(s, Leader):
+        if isinstance(s, Leader | Resigned):  # a resigned leader still names itself (Kafka 4)
             return self.local_id
         if isinstance(s, Follower):
             return s.leader_id
@@ -164,8 +168,12 @@ class QuorumState:
         t = self.config.election_timeout_ms
         return now + t + self.rng.randrange(t) if t > 0 else now
 
-    def election_backoff(self, now: float) -> float:
-        return now + self.rng.randrange(max(1, self.config.election_backoff_max_ms))
+    def election_backoff(self, now: float, retries: int = 1) -> float:
+        """Kafka's binary exponential backoff after a lost election: a random multiple of
+        100 ms below ``2 ** retries`` of them, at most controller.quorum.election.backoff.max.ms."""
+        spread = 2 << min(20, max(1, retries) - 1)
+        return now + min(RETRY_BACKOFF_BASE_MS * self.rng.randrange(spread),
+                         self.config.election_backoff_max_ms)
 
     def _persist(self, s: EpochState) -> None:
         voted = NOT_VOTED

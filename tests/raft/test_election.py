@@ -42,7 +42,8 @@ def test_fresh_voter_is_unattached_and_prevotes_without_bumping_its_epoch(sim):
     assert isinstance(m.quorum.state, Prospective) and m.epoch == 0
     votes = [o.request.topics[0].partitions[0] for o in outs]
     assert {o.destination for o in outs} == {2, 3}
-    assert all(p.pre_vote and p.replica_epoch == 1 for p in votes)
+    # a prospective asks in its current epoch: it has not bumped it (Kafka 4's pre-vote)
+    assert all(p.pre_vote and p.replica_epoch == 0 for p in votes)
     # a pre-vote does not touch the file: a prospective has not voted in a new epoch
     assert not (m.log.dir / "quorum-state").exists()
 
@@ -91,9 +92,9 @@ def test_partitioned_follower_does_not_disturb_the_leader(sim):
     sim.deliver = deliver
     for _ in range(1000):
         sim.step(10)
-    # it pre-voted (for epoch 2) after each fetch timeout, and each time the third voter's
-    # answer named the leader, so it went back to following it
-    assert pre_votes and all(p.pre_vote and p.replica_epoch == 2 for p in pre_votes)
+    # it pre-voted (in its epoch, 1) after each fetch timeout, and each time the third voter,
+    # which hears from the leader, refused, so it went back to following the leader it had
+    assert pre_votes and all(p.pre_vote and p.replica_epoch == 1 for p in pre_votes)
     assert isinstance(sim.nodes[follower].quorum.state, Follower | Prospective)
     assert sim.nodes[other].epoch == 1 and isinstance(sim.nodes[other].quorum.state, Follower)
     assert leader.epoch == 1 and isinstance(leader.quorum.state, Leader)
@@ -110,18 +111,32 @@ def test_killing_the_leader_elects_a_new_one_with_a_higher_epoch(sim):
     assert new.node_id != old.node_id and new.epoch > 1
 
 
-def test_graceful_resignation_hands_over_to_the_preferred_successor(sim):
+def test_graceful_resignation_hands_over_before_any_fetch_timeout(sim):
     sim.run_until(lambda: len(sim.leaders()) == 1)
     old = sim.leader()
     sim.run_until(lambda: all(m.leader_id == old.node_id for m in sim.nodes.values()))
     start = sim.now
     old.resign(sim.now)
+    successors = old.quorum.state.preferred_successors
+    assert sorted(successors) == sorted(n for n in sim.nodes if n != old.node_id)
     sim.step()
-    successor = old.quorum.state.preferred_successors[0]
-    sim.run_until(lambda: isinstance(sim.nodes[successor].quorum.state, Leader))
-    # the first preferred successor stands at once: well before any fetch timeout
+    # EndQuorumEpoch shortened the followers' fetch timeouts by their place in the list
+    # (Kafka's strict exponential backoff: 0 for the first, more for the others)
+    deadlines = [sim.nodes[n].quorum.state for n in successors]
+    assert all(isinstance(d, Follower | Prospective) for d in deadlines)
+    sim.run_until(lambda: any(isinstance(sim.nodes[n].quorum.state, Leader) for n in successors))
+    new = next(sim.nodes[n] for n in successors if isinstance(sim.nodes[n].quorum.state, Leader))
+    assert new.epoch == 2
     assert sim.now - start < sim.config.fetch_timeout_ms
-    assert sim.nodes[successor].epoch == 2
+
+
+def test_end_quorum_epoch_backoff_is_kafkas_strict_exponential(sim):
+    m = sim.nodes[1]
+    assert m._end_epoch_backoff([1, 2]) == 0
+    assert m._end_epoch_backoff([2, 1]) == 500
+    assert m._end_epoch_backoff([2, 1, 3]) == 250
+    assert m._end_epoch_backoff([2, 3, 1]) == 500
+    assert m._end_epoch_backoff([2, 3]) == 1000
 
 
 def test_vote_granting_rules(sim):
@@ -145,9 +160,10 @@ def test_vote_granting_rules(sim):
     # one vote per epoch, but the same candidate may ask again
     assert vote(3, 1, 0, 0) == (0, False)
     assert vote(2, 1, 0, 0) == (0, True)
-    # pre-votes do not count as a vote
-    assert vote(3, 2, 0, 0, pre_vote=True) == (0, True)
-    assert m.epoch == 1
+    # pre-votes do not count as a vote, and may come from a replica with a record of its epoch
+    assert vote(3, 1, 0, 0, pre_vote=True) == (0, True)
+    assert vote(3, 1, 1, 0, pre_vote=True) == (0, True)
+    assert m.epoch == 1 and m.quorum.state.voted_id == 2
     # a higher epoch: a new vote
     assert vote(3, 2, 0, 0) == (0, True)
     assert m.epoch == 2 and m.quorum.state.voted_id == 3
@@ -183,3 +199,27 @@ def test_a_voter_that_voted_for_itself_restarts_as_candidate(tmp_path):
     for _ in range(300):
         sim.step(10)
     assert m.epoch == 0 and not isinstance(m.quorum.state, Candidate | Leader)
+
+
+def test_a_leader_cut_off_from_the_majority_resigns(sim):
+    """Check-quorum: a leader that no voter has fetched from for 1.5 fetch timeouts steps
+    down, so clients stop talking to a leader that can commit nothing."""
+    sim.run_until(lambda: len(sim.leaders()) == 1)
+    leader = sim.leader()
+    sim.run_until(lambda: all(m.leader_id == leader.node_id for m in sim.nodes.values()))
+    original = sim.deliver
+
+    def cut(src, out):
+        if leader.node_id in (src, out.destination):
+            sim.nodes[src].on_failure(out.destination, out.request, sim.now)
+        else:
+            original(src, out)
+
+    sim.deliver = cut
+    start = sim.now
+    sim.run_until(lambda: not isinstance(leader.quorum.state, Leader))
+    assert sim.now - start >= sim.config.check_quorum_timeout_ms
+    assert sim.now - start < sim.config.check_quorum_timeout_ms + 100
+    # meanwhile the others elected a new leader in a higher epoch
+    sim.run_until(lambda: any(isinstance(m.quorum.state, Leader) for n, m in sim.nodes.items()
+                              if n != leader.node_id))

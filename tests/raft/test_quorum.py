@@ -56,7 +56,10 @@ def test_three_voters_elect_one_leader_and_replicate_byte_identical_logs(tmp_pat
         assert len({q.log_bytes(i) for i in q.nodes}) == 1
         for r in recorders.values():
             assert r.values()[::2] == [b"v%d" % i for i in range(10)]
-            assert [b.base_offset for b in r.batches] == sorted(b.base_offset for b in r.batches)
+            # every offset, in order, the LeaderChange control batch first
+            offsets = [o for b in r.batches for o in range(b.base_offset, b.last_offset + 1)]
+            assert offsets == list(range(last + 1))
+            assert r.batches[0].control and r.batches[0].records == []
             assert r.leaders[-1] == leader.raft.leader_and_epoch
 
     run(tmp_path, scenario)

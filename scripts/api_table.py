@@ -26,8 +26,6 @@ def table() -> str:
 
     rows = ["| API | key | versions |", "|---|---:|---|"]
     for key, h in sorted(load_handlers().items()):
-        if h.available is not None:  # served only by some nodes (the quorum APIs)
-            continue
         versions = f"{h.advertised_min_version}–{h.max_version}"
         if h.advertised_min_version < h.min_version:
             refused = f"{h.advertised_min_version}–{h.min_version - 1}"

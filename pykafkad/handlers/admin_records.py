@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import trio
+
 from pykafkad.dispatch import RequestContext, handles
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.delete_records_response import (
@@ -15,9 +17,12 @@ HIGH_WATERMARK = -1
 
 @handles(21, 0, 2)
 async def handle_delete_records(ctx: RequestContext, req) -> DeleteRecordsResponse:
-    """Versions 0-2.  Offset -1 means the high watermark; beyond it is OFFSET_OUT_OF_RANGE."""
+    """Versions 0-2.  Offset -1 means the high watermark; beyond it is OFFSET_OUT_OF_RANGE.
+    With followers, the answer waits (up to the request's timeout) until every replica's log
+    start reached the offset, as Kafka's DelayedDeleteRecords."""
     broker = ctx.broker
     topics = []
+    waits = []
     for t in req.topics:
         parts = []
         for p in t.partitions:
@@ -25,8 +30,8 @@ async def handle_delete_records(ctx: RequestContext, req) -> DeleteRecordsRespon
                                                error_code=0)
             parts.append(res)
             try:  # Kafka's deleteRecordsOnLeader: the leader's log, up to its HW
-                plog = broker.replicas.get_partition_or_error(
-                    t.name, p.partition_index).local_log_with_epoch()
+                partition = broker.replicas.get_partition_or_error(t.name, p.partition_index)
+                plog = partition.local_log_with_epoch()
             except KafkaError as e:
                 res.error_code = e.code
                 continue
@@ -35,8 +40,17 @@ async def handle_delete_records(ctx: RequestContext, req) -> DeleteRecordsRespon
                 res.error_code = ErrorCode.OFFSET_OUT_OF_RANGE
                 continue
             try:
-                res.low_watermark = plog.delete_records(offset)
+                plog.delete_records(offset)
             except KafkaError as e:
                 res.error_code = e.code
+                continue
+            res.low_watermark = partition.low_watermark()
+            if res.low_watermark < offset:  # a follower still holds older records
+                waits.append((res, partition, offset))
         topics.append(DeleteRecordsTopicResult(name=t.name, partitions=parts))
+    if waits:
+        deadline = trio.current_time() + max(req.timeout_ms, 0) / 1000
+        for res, partition, offset in waits:
+            res.error_code, res.low_watermark = await broker.replicas.wait_for_low_watermark(
+                partition, offset, deadline)
     return DeleteRecordsResponse(throttle_time_ms=0, topics=topics)

@@ -497,7 +497,7 @@ class PartitionLog:
     def _delete_old_segments(self, predicate: SegmentPredicate, now: int | None = None) -> int:
         """Deletes the oldest segments while ``predicate`` holds (Kafka's deleteOldSegments);
         rolls first when that takes them all, so the log keeps an active segment."""
-        n = deletable_segments(self._segments, predicate)
+        n = deletable_segments(self._segments, predicate, self.high_watermark)
         if not n:
             return 0
         if n == len(self._segments):

@@ -15,13 +15,19 @@ from pykafkad.log.segment import LogSegment
 SegmentPredicate = Callable[[LogSegment, LogSegment | None], bool]
 
 
-def deletable_segments(segments: list[LogSegment], predicate: SegmentPredicate) -> int:
+def deletable_segments(segments: list[LogSegment], predicate: SegmentPredicate,
+                       high_watermark: int | None = None) -> int:
     """How many of the oldest ``segments`` ``predicate`` holds for in a row; an empty active
-    segment is never counted (deleting it would only roll an identical one)."""
+    segment is never counted (deleting it would only roll an identical one), nor one holding
+    offsets at or above ``high_watermark`` (Kafka's deletableSegments: uncommitted records
+    stay)."""
     n = 0
     for i, seg in enumerate(segments):
         nxt = segments[i + 1] if i + 1 < len(segments) else None
         if nxt is None and seg.size == 0:
+            break
+        upper = nxt.base_offset if nxt is not None else seg.next_offset
+        if high_watermark is not None and upper > high_watermark:
             break
         if not predicate(seg, nxt):
             break

@@ -254,3 +254,18 @@ class ReplicaManager:
                 return error
             if not await partition.changed.wait(deadline):
                 return ErrorCode.REQUEST_TIMED_OUT
+
+    async def wait_for_low_watermark(self, partition: Partition, required_offset: int,
+                                     deadline: float) -> tuple[int, int]:
+        """A DeleteRecords' wait (Kafka's DelayedDeleteRecords): (error, low watermark) once
+        every replica's log start reached ``required_offset``; REQUEST_TIMED_OUT (with the
+        leader's low watermark) at the deadline."""
+        while True:
+            if self.partitions.get((partition.topic, partition.index)) is not partition \
+                    or not partition.is_leader:
+                return ErrorCode.NOT_LEADER_OR_FOLLOWER, -1
+            low = partition.low_watermark()
+            if low >= required_offset:
+                return ErrorCode.NONE, low
+            if not await partition.changed.wait(deadline):
+                return ErrorCode.REQUEST_TIMED_OUT, partition.log_start_offset

@@ -461,13 +461,24 @@ class Partition:
         """Records a follower's fetch (Kafka's updateFollowerFetchState), then maybe expands
         the ISR and advances the HW; whether the HW moved."""
         state = self.follower_or_error(replica_id, -1)
-        previous = state.log_end_offset
+        previous, previous_start = state.log_end_offset, state.log_start_offset
         leo = self.log.log_end_offset if leader_end_offset is None else leader_end_offset
         state.update_fetch_state(fetch_offset, log_start_offset, now_ms, leo, broker_epoch)
         self.maybe_expand_isr(state)
+        moved = False
         if previous != state.log_end_offset:
-            return self.maybe_increment_leader_hw(now_ms)
-        return False
+            moved = self.maybe_increment_leader_hw(now_ms)
+        if previous_start != state.log_start_offset:
+            self._changed()  # a DeleteRecords may be waiting for the low watermark
+        return moved
+
+    def low_watermark(self) -> int:
+        """Kafka's lowWatermarkIfLeader: the least log start offset over the leader and its
+        followers (every follower counts as alive here); what DeleteRecords waits for."""
+        low = self._leader_log().log_start_offset
+        for state in self.followers.values():
+            low = min(low, state.log_start_offset)
+        return low
 
     def is_follower_in_sync(self, state: FollowerState) -> bool:
         """Kafka's isFollowerInSync: caught up to the HW and into this leader epoch."""

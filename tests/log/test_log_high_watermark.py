@@ -39,3 +39,16 @@ def test_delete_records_is_bounded_by_it_and_lifts_it(open_log):
     assert log.delete_records(-1) == 2  # -1: up to the high watermark
     log.update_high_watermark(0)  # below the log start: raised to it
     assert log.high_watermark == 2
+
+
+def test_retention_keeps_segments_above_it(open_log):
+    batch = make_batch(2, pad=40)
+    log = open_log(segment_bytes=len(batch) * 2, retention_bytes=0, retention_ms=-1)
+    for _ in range(5):
+        log.append(batch, 0)  # segments at 0, 4, 8
+    log.update_high_watermark(5)
+    assert log.apply_retention() == 1  # only [0, 4) is committed wholly
+    assert log.log_start_offset == 4
+    log.update_high_watermark(10)
+    assert log.apply_retention() == 2  # the rest, the active segment included
+    assert log.log_start_offset == log.log_end_offset == 10

@@ -7,7 +7,8 @@ from __future__ import annotations
 import threading
 
 import pytest
-from confluent_kafka import KafkaError, Producer
+from confluent_kafka import KafkaError, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 from compat.wire_client import WireClient
 from pykafkad.testing import run_broker
@@ -337,3 +338,21 @@ def test_long_polls_wake_on_the_log_end_for_followers_and_the_hw_for_consumers(k
     threads[0].join(WAIT_S)
     got = answers["consumer"]
     assert (got.high_watermark, record_offsets(got.records)) == (1, [0])
+
+
+def test_delete_records_waits_for_the_followers_log_start(kafka, topic_name):
+    bs = kafka.bootstrap_servers
+    create_topic(bs, topic_name)
+    part = lead(kafka, topic_name, replicas=[1, FOLLOWER], isr=[1, FOLLOWER], leader_epoch=1)
+    confluent_produce(bs, topic_name, _values(5), acks=1)
+    with WireClient(bs) as c:
+        assert fetch(c, topic_name, 5, replica_id=FOLLOWER, log_start_offset=0).error_code == 0
+    assert part.high_watermark == 5
+    admin = AdminClient({"bootstrap.servers": bs})
+    tp = TopicPartition(topic_name, 0, 3)
+    future = admin.delete_records([tp], operation_timeout=WAIT_S)[tp]
+    wait_until(lambda: on_broker(kafka, lambda: part.log_start_offset) == 3, "the deletion")
+    assert not future.done()  # the follower still starts at 0
+    with WireClient(bs) as c:  # the follower deleted its records too
+        assert fetch(c, topic_name, 5, replica_id=FOLLOWER, log_start_offset=3).error_code == 0
+    assert future.result(WAIT_S).low_watermark == 3

@@ -97,6 +97,8 @@ class RaftMachine:
         self._destinations: dict[int, _Destination] = {}
         #: candidacies since a leader was last known (the exponent of the election backoff)
         self._election_retries = 0
+        #: the leader appended since its last fsync
+        self._unflushed = False
         self.shutting_down = False
         #: the snapshot being fetched from the leader, if any
         self.fetching_snapshot: snapshots.PartialSnapshot | None = None
@@ -239,6 +241,7 @@ class RaftMachine:
         s = q.state
         out: list[Outbound] = []
         if isinstance(s, Leader):
+            self._maybe_flush_leader(s, now)
             if not q.is_only_voter and now >= s.check_quorum_deadline:
                 log.info("leader %d of epoch %d has not heard from a majority for %d ms: resigning",
                          self.node_id, s.epoch, self.config.check_quorum_timeout_ms)
@@ -813,10 +816,18 @@ class RaftMachine:
         if not values:
             raise ValueError("an append needs at least one record")
         info = self.log.append_as_leader(raft_records.data_batch(values, epoch, now), epoch)
-        self.log.flush()
-        s.replicas.update_local(self.log.end_offset, now)
+        # fsynced by the next poll, once for every append since: the leader counts towards
+        # the high watermark only what it has flushed (Kafka's flushed end offset)
+        self._unflushed = True
         self._changed()
         return info.last_offset
+
+    def _maybe_flush_leader(self, s: Leader, now: int) -> None:
+        if self._unflushed:
+            self._unflushed = False
+            self.log.flush()
+            if s.replicas.update_local(self.log.end_offset, now):
+                self._changed()
 
     def resign(self, now: int) -> None:
         """Graceful shutdown of a leader: Resigned, EndQuorumEpoch to the voters with the
@@ -824,6 +835,7 @@ class RaftMachine:
         s = self.quorum.state
         self.shutting_down = True
         if isinstance(s, Leader):
+            self._maybe_flush_leader(s, now)
             others = sorted((r for r in s.replicas.voters.values() if r.replica_id != self.node_id),
                             key=lambda r: (-r.end_offset, r.replica_id))
             self.quorum.to_resigned([r.replica_id for r in others], now)

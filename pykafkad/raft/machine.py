@@ -300,10 +300,11 @@ class RaftMachine:
             self._dest(o.destination).in_flight = True
         return out
 
-    def next_deadline(self) -> float:
-        """When ``poll`` has something to do next at the latest (ms)."""
+    def next_deadline(self, now: int) -> float:
+        """When ``poll`` has something to do next at the latest (ms): the state's timer or the
+        end of a retry backoff (past ones are over, not due)."""
         s = self.quorum.state
-        times = [d.backoff_until for d in self._destinations.values() if d.backoff_until]
+        times = [d.backoff_until for d in self._destinations.values() if d.backoff_until > now]
         if isinstance(s, Leader):
             times.append(s.check_quorum_deadline)
         elif isinstance(s, Resigned | Unattached):

@@ -156,10 +156,10 @@ class RaftClient:
                     now = self.clock()
                     for out in self.machine.poll(now):
                         nursery.start_soon(self._send, out.destination, out.request)
-                    self._after_change()
+                    self._after_change(wake=False)
                     if self._stopping and self._resignation_done():
                         break
-                    deadline = self.machine.next_deadline()
+                    deadline = self.machine.next_deadline(self.clock())
                     wait_s = max(0.0, (deadline - self.clock()) / 1000) if deadline != float(
                         "inf") else 3600.0
                     with trio.move_on_after(min(wait_s, 3600.0)):
@@ -239,9 +239,11 @@ class RaftClient:
         self._after_change()
 
     # -- change propagation --------------------------------------------------------------------
-    def _after_change(self) -> None:
-        """Wakes the timer loop, long-polling fetches and waiters, and feeds the listeners."""
-        self._wake.set()
+    def _after_change(self, *, wake: bool = True) -> None:
+        """Wakes the timer loop (unless it is the caller), long-polling fetches and waiters,
+        and feeds the listeners."""
+        if wake:
+            self._wake.set()
         if self.machine.version != self._seen_version:
             self._seen_version = self.machine.version
             self._deliver()

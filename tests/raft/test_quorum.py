@@ -135,3 +135,34 @@ def test_graceful_shutdown_of_the_leader_hands_over_at_once(tmp_path):
         assert new.raft.leader_and_epoch.epoch == epoch + 1
 
     run(tmp_path, scenario)
+
+
+def test_a_new_observer_loads_the_snapshot_then_the_commits_after_it(tmp_path):
+    from pykafkad.raft import snapshots
+
+    class SnapshotRecorder(Recorder):
+        def __init__(self):
+            super().__init__()
+            self.snapshots = []
+
+        def handle_load_snapshot(self, reader):
+            self.snapshots.append((reader.end_offset, reader.epoch, reader.path.read_bytes()))
+
+    async def scenario(q: Quorum):
+        await q.start_all()
+        leader = await q.wait_for_leader()
+        epoch = leader.raft.leader_and_epoch.epoch
+        last = leader.raft.schedule_append(epoch, [b"old-%d" % i for i in range(3)])
+        await q.wait_for(lambda: leader.raft.high_watermark == last + 1, "a commit")
+        # the metadata area snapshots the state up to the HW and the log's start moves there
+        snapshots.path_of(leader.raft.log.dir, last + 1, epoch).write_bytes(b"state" * 1000)
+        leader.raft.log.log.delete_records(last + 1)
+        newer = leader.raft.schedule_append(epoch, [b"new"])
+        observer = await q.start(9)
+        recorder = SnapshotRecorder()
+        observer.raft.register_listener(recorder)
+        await q.wait_for(lambda: observer.raft.high_watermark == newer + 1, "the observer")
+        assert recorder.snapshots == [(last + 1, epoch, b"state" * 1000)]
+        assert recorder.values() == [b"new"]
+
+    run(tmp_path, scenario)

@@ -33,6 +33,7 @@ from pykafkad.config.client_metrics import ClientMetricsStore
 from pykafkad.coordinator.group_configs import GroupConfigStore
 from pykafkad.coordinator.runtime import GroupCoordinatorService
 from pykafkad.coordinator.transaction_coordinator import TransactionCoordinator
+from pykafkad.coordinator.txn_verification import AddPartitionsToTxnManager
 from pykafkad.fetch_sessions import FetchSessionCache
 from pykafkad.log.checkpoint import fsync_dir
 from pykafkad.log.config import LogConfig
@@ -173,6 +174,8 @@ class Broker:
         self._dirs_wanted = trio.Event()
         self.shutting_down = False
         self.txn_coordinator = TransactionCoordinator(self)
+        #: KIP-890 part 1 with a transaction coordinator on another broker
+        self.txn_verification = AddPartitionsToTxnManager(self)
         self.txn_coordinator.load()
         #: consumer groups and committed offsets, replayed from __consumer_offsets
         self.groups = GroupCoordinatorService(self, LEADER_EPOCH)

@@ -18,6 +18,7 @@ from wire.messages.produce_response import (
     TopicProduceResponse,
 )
 from wire.records.errors import InvalidRecordError
+from wire.records.header import HEADER_SIZE, BatchHeader
 
 log = logging.getLogger("pykafkad.produce")
 
@@ -43,6 +44,22 @@ def _transaction_verifier(broker, topic: str, partition: int):
         header.producer_id, header.producer_epoch, topic, partition)
 
 
+async def _verify_with_remote_coordinator(broker, transactional_id: str, partition, records
+                                         ) -> tuple[int, str | None]:
+    """KIP-890 part 1 when the transactional id's coordinator is another broker: the first
+    transactional batch of a producer in this partition is checked with it (AddPartitionsToTxn
+    verify_only) before the append; (NONE, None) when nothing needs checking."""
+    if len(records) < HEADER_SIZE:
+        return ErrorCode.NONE, None  # the append's own checks answer
+    header = BatchHeader(records)
+    if (header.producer_id < 0 or not header.is_transactional or not partition.is_leader
+            or partition.log.producer_state.has_ongoing_txn(header.producer_id)):
+        return ErrorCode.NONE, None
+    return await broker.txn_verification.verify(
+        transactional_id, header.producer_id, header.producer_epoch, partition.topic,
+        partition.index)
+
+
 @handles(API_KEY, 3, 13, advertised_min_version=0)
 async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
     """Versions 3-13; 0-2 are advertised, as Kafka 4 does (KAFKA-18659: librdkafka needs the
@@ -64,6 +81,10 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
     appended = False
     waits: list[tuple[PartitionProduceResponse, object, int]] = []
     fault = broker.produce_fault
+    txn_id = req.transactional_id
+    remote_coordinator = (
+        txn_id is not None and broker.config["transaction.partition.verification.enable"]
+        and broker.txn_verification.is_remote(txn_id))
     for td in req.topic_data:
         if uses_ids:
             topic = broker.topics.by_id.get(td.topic_id)
@@ -89,13 +110,21 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
                 continue
             try:
                 partition = replicas.get_partition_or_error(name, pd.index)
+                verifier = _transaction_verifier(broker, name, pd.index)
+                if remote_coordinator:
+                    code, message = await _verify_with_remote_coordinator(
+                        broker, txn_id, partition, pd.records)
+                    if code:
+                        parts.append(_error(pd.index, code, message))
+                        continue
+                    verifier = None
                 before = None
                 if fault is not None:
                     def before(header, name=name, index=pd.index):
                         fault("before_append", name, index, header)
                 info = partition.append_records_to_leader(
                     pd.records, acks, allow_zstd=v >= ZSTD_MIN_VERSION, now_ms=broker.clock(),
-                    verify_transaction=_transaction_verifier(broker, name, pd.index),
+                    verify_transaction=verifier,
                     before_append=before)
                 if fault is not None:
                     fault("after_append", name, pd.index, None)

@@ -79,7 +79,8 @@ class TransactionCoordinator:
         self._last_write: dict[str, tuple[object, int]] = {}
         self.channel = TransactionMarkerChannelManager(
             self, node_id=broker.node_id, leader_endpoint=broker.leader_endpoint,
-            send_local=lambda request: write_txn_markers(broker, request),
+            send_local=lambda request, appended: write_txn_markers(
+                broker, request, on_appended=appended),
             retry_backoff_ms=MARKER_RETRY_BACKOFF_MS,
             request_timeout_ms=config["request.timeout.ms"],
             client_id=f"broker-{broker.node_id}-txn-marker-sender")

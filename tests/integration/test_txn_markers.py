@@ -133,6 +133,26 @@ def test_write_txn_markers_end_a_producers_transaction(broker, topic_name):
     assert len(plog.aborted_transactions(0, 10)) == 1
 
 
+def test_single_node_commit_is_complete_when_end_txn_answers(broker, topic_name):
+    """EndTxn answers once the markers for the broker's own partitions are appended, so on a
+    single node the transaction is complete (LSO moved, CompleteCommit) when the client's
+    commit returns, and the next transaction never meets CONCURRENT_TRANSACTIONS."""
+    bs = broker.bootstrap_servers
+    create_topic(bs, topic_name, partitions=3)
+    p = txn_producer(bs, "prompt")
+    coordinator = broker.broker.txn_coordinator
+    for round_ in range(5):
+        p.begin_transaction()
+        for i in range(3):
+            p.produce(topic_name, b"%d-%d" % (round_, i), partition=i)
+        p.commit_transaction(WAIT_S)
+        assert coordinator.describe("prompt").state.kafka_name == "CompleteCommit"
+        for i in range(3):
+            plog = broker.broker.logs.get(topic_name, i)
+            assert plog.last_stable_offset == plog.high_watermark == 2 * (round_ + 1)
+    assert coordinator.channel.requests_sent == {"local": 5}
+
+
 # -- the marker channel on a full disk --------------------------------------------------------
 def _vlen(n: int) -> int:
     """Bytes of a zigzag varint."""

@@ -51,8 +51,9 @@ MARKER_RETRY_BACKOFF_MS = 100
 _PREPARE = (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT)
 _COMPLETE = (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
 
-#: (transactional id, producer id, producer epoch, committed, group partitions) when an
-#: ending transaction included __consumer_offsets partitions (AddOffsetsToTxn)
+#: (producer id, producer epoch, committed, __consumer_offsets partitions) once markers are in
+#: __consumer_offsets partitions this broker leads (WriteTxnMarkers, Kafka's
+#: onTransactionCompleted)
 OffsetsMarkerListener = Callable[[int, int, bool, list[int]], None]
 
 
@@ -78,7 +79,9 @@ class TransactionCoordinator:
         #: the last record written per transactional id: (partition, offset to replicate)
         self._last_write: dict[str, tuple[object, int]] = {}
         self.channel = TransactionMarkerChannelManager(
-            self, node_id=broker.node_id, leader_endpoint=broker.leader_endpoint,
+            self, node_id=broker.node_id,
+            # looked up on each call: the cluster's metadata publisher replaces it
+            leader_endpoint=lambda topic, index: broker.leader_endpoint(topic, index),
             send_local=lambda request, appended: write_txn_markers(
                 broker, request, on_appended=appended),
             retry_backoff_ms=MARKER_RETRY_BACKOFF_MS,

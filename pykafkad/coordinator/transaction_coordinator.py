@@ -67,6 +67,10 @@ class TransactionCoordinator:
         self.txns: dict[str, TransactionMetadata] = {}
         #: __transaction_state partitions whose load failed (logged at start)
         self.failed_partitions: set[int] = set()
+        #: the __transaction_state partitions this broker coordinates (its leader); None: all
+        #: (a single node).  A cluster broker starts with set() and follows on_election /
+        #: on_resignation.
+        self.owned_partitions: set[int] | None = None
         self._by_pid: dict[int, str] = {}
         #: called when markers reach __consumer_offsets partitions (the group coordinator makes
         #: pending transactional offsets visible or drops them)
@@ -111,10 +115,14 @@ class TransactionCoordinator:
         return partition_for(transactional_id, topic.num_partitions)
 
     def is_unavailable(self, transactional_id: str) -> bool:
-        """Whether the id's __transaction_state partition failed to load (its transactions
-        are unknown: the id answers NOT_COORDINATOR rather than start afresh)."""
-        return bool(self.failed_partitions) and (
-            self.partition_for(transactional_id) in self.failed_partitions)
+        """Whether the id's __transaction_state partition failed to load, or is not
+        coordinated here (its transactions are unknown: the id answers NOT_COORDINATOR rather
+        than start afresh)."""
+        if not self.failed_partitions and self.owned_partitions is None:
+            return False
+        p = self.partition_for(transactional_id)
+        return p in self.failed_partitions or (
+            self.owned_partitions is not None and p not in self.owned_partitions)
 
     def coordinator_epoch(self, txn_topic_partition: int) -> int:
         return self.coordinator_epochs.get(txn_topic_partition, COORDINATOR_EPOCH)
@@ -203,6 +211,9 @@ class TransactionCoordinator:
         ``coordinator_epoch`` (the partition's leader epoch) and prepared ones resumed."""
         self.on_resignation(txn_topic_partition)
         self.coordinator_epochs[txn_topic_partition] = coordinator_epoch
+        if self.owned_partitions is None:
+            self.owned_partitions = set()
+        self.owned_partitions.add(txn_topic_partition)
         self._load_partition(txn_topic_partition)
 
     def on_resignation(self, txn_topic_partition: int, coordinator_epoch: int | None = None
@@ -222,6 +233,9 @@ class TransactionCoordinator:
                     if self._by_pid.get(txn.producer_id) == txn.transactional_id:
                         del self._by_pid[txn.producer_id]
         self.coordinator_epochs.pop(txn_topic_partition, None)
+        if self.owned_partitions is None:
+            self.owned_partitions = set()
+        self.owned_partitions.discard(txn_topic_partition)
 
     # -- InitProducerId -----------------------------------------------------------------------
     def init_producer_id(
@@ -427,9 +441,11 @@ class TransactionCoordinator:
     def is_current(self, pending: PendingCompleteTxn) -> bool:
         """Whether this coordinator still owns ``pending``'s transaction in the same state
         and coordinator epoch (else its markers are no longer its business)."""
+        owned = self.owned_partitions
         return (self.txns.get(pending.transactional_id) is pending.txn
                 and pending.txn.state in _PREPARE
                 and pending.txn_topic_partition not in self.failed_partitions
+                and (owned is None or pending.txn_topic_partition in owned)
                 and self.coordinator_epoch(pending.txn_topic_partition)
                 == pending.coordinator_epoch)
 

@@ -143,6 +143,7 @@ def test_a_new_coordinator_epoch_resumes_the_markers_and_fences_the_old_one(brok
     # the partition of __transaction_state moves away and comes back at a newer epoch
     a.call(coordinator.on_resignation, txn_partition, 0)
     assert coordinator.describe("handover") is None and coordinator.channel.idle
+    assert a.call(coordinator.end_txn, "handover", pid, epoch, True) == ErrorCode.NOT_COORDINATOR
     leaders[0] = leaders[1] = endpoint(b, 2)
     a.call(coordinator.on_election, txn_partition, 1)
     assert state(a, "handover") == TxnState.PREPARE_COMMIT

@@ -487,6 +487,7 @@ class TransactionCoordinator:
                 and txn.txn_last_update_timestamp + self.id_expiration_ms <= now
             ):
                 self._write(txn, tombstone=True)
+                self._last_write.pop(txn.transactional_id, None)
                 del self.txns[txn.transactional_id]
                 self._by_pid.pop(txn.producer_id, None)
                 expired.append(txn.transactional_id)

@@ -67,7 +67,10 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
     (UNKNOWN_TOPIC_ID when unknown).  acks=0 gets no response.  Every requested partition is
     answered, in request order.  Idempotent batches: a retry of one of the producer's last five
     batches is answered NONE with its original offsets; OUT_OF_ORDER_SEQUENCE_NUMBER,
-    INVALID_PRODUCER_EPOCH and INVALID_TXN_STATE as Kafka.  Records are validated as Kafka's
+    INVALID_PRODUCER_EPOCH and INVALID_TXN_STATE as Kafka.  A transactional batch that starts
+    a transaction in a partition is verified with the transactional id's coordinator (KIP-890
+    part 1): directly when it is this broker, with AddPartitionsToTxn verify_only when it is
+    another (NOT_ENOUGH_REPLICAS while it cannot answer).  Records are validated as Kafka's
     LogValidator does.  A partition whose files cannot be written (disk full) answers
     KAFKA_STORAGE_ERROR, which clients retry; the others in the request are appended as usual.
     acks=all answers once every ISR member has the batch, or REQUEST_TIMED_OUT after the

@@ -31,8 +31,9 @@ from typing import Any
 
 import trio
 
+from pykafkad.coordinator.transaction_log import TxnState
 from pykafkad.network.client import NodeClient, NodeUnavailableError, UnsupportedVersionError
-from wire.errors import ErrorCode
+from wire.errors import ErrorCode, KafkaError
 from wire.messages.write_txn_markers_request import (
     WritableTxnMarker,
     WritableTxnMarkerTopic,
@@ -74,8 +75,6 @@ class PendingCompleteTxn:
 
     @property
     def committed(self) -> bool:
-        from pykafkad.coordinator.transaction_log import TxnState
-
         return self.txn.state == TxnState.PREPARE_COMMIT
 
 
@@ -218,8 +217,6 @@ class TransactionMarkerChannelManager:
             self._write_completion(pending)
 
     def _write_completion(self, pending: PendingCompleteTxn) -> None:
-        from wire.errors import KafkaError
-
         if not self.coordinator.is_current(pending):
             log.info("not completing %s: its transaction moved on or this broker is no longer "
                      "its coordinator", pending.transactional_id)

@@ -33,6 +33,7 @@ from pykafkad.config.client_metrics import ClientMetricsStore
 from pykafkad.coordinator.group_configs import GroupConfigStore
 from pykafkad.coordinator.runtime import GroupCoordinatorService
 from pykafkad.coordinator.transaction_coordinator import TransactionCoordinator
+from pykafkad.coordinator.txn_verification import AddPartitionsToTxnManager
 from pykafkad.fetch_sessions import FetchSessionCache
 from pykafkad.log.checkpoint import fsync_dir
 from pykafkad.log.config import LogConfig
@@ -173,6 +174,8 @@ class Broker:
         self._dirs_wanted = trio.Event()
         self.shutting_down = False
         self.txn_coordinator = TransactionCoordinator(self)
+        #: KIP-890 part 1 with a transaction coordinator on another broker
+        self.txn_verification = AddPartitionsToTxnManager(self)
         self.txn_coordinator.load()
         #: consumer groups and committed offsets, replayed from __consumer_offsets
         self.groups = GroupCoordinatorService(self, LEADER_EPOCH)
@@ -463,6 +466,17 @@ class Broker:
         self.logs.update_config(topic.name, log_config_from(self.topic_config(topic)))
 
     # -- partitions ----------------------------------------------------------------------------
+    def leader_endpoint(self, topic: str, index: int) -> tuple[int, str, int] | None:
+        """(node id, host, port) of the partition's leader on the inter-broker listener, or
+        None when no such partition exists (what the transaction marker channel asks).  A
+        single node leads every partition of its topics; a node id < 0: the partition exists
+        but has no leader now.  The cluster's metadata publisher replaces this with the
+        image's view."""
+        topic_ = self.topics.get(topic)
+        if topic_ is None or not 0 <= index < topic_.num_partitions:
+            return None
+        return self.node_id, self.endpoint.host, self.endpoint.port
+
     def partition(self, topic: str, index: int) -> Partition:
         """The hosted partition (``ReplicaManager.get_partition_or_error``)."""
         return self.replicas.get_partition_or_error(topic, index)

@@ -245,6 +245,8 @@ class Server:
                         accepting.start_soon(self._accept, lst, connections, spec)
                     self._start_timers(accepting)
                     accepting.start_soon(self.broker.groups.run_timers)
+                    accepting.start_soon(self.broker.txn_coordinator.channel.run)
+                    accepting.start_soon(self.broker.txn_verification.run)
                     accepting.start_soon(self.broker.open_logs_in_background)
                     task_status.started(self.port)
                     await self._shutdown.wait()

@@ -93,7 +93,8 @@ _DEFS = [
     define("max.connection.creation.rate", INT, INT_MAX, at_least(0), MEDIUM,
            "Maximum new connections per second."),
     define("request.timeout.ms", INT, 30000, None, HIGH,
-           "Time the broker's own clients wait for a response."),
+           "Time the broker's own clients wait for a response (transaction markers, acks=all "
+           "on the transaction log)."),
     define("message.max.bytes", INT, 1048588, at_least(0), HIGH,
            "Largest record batch size allowed; topic synonym max.message.bytes.",
            topic_name="max.message.bytes"),
@@ -408,7 +409,6 @@ NOT_APPLIED_BROKER_CONFIGS: dict[str, str] = {
     "queued.max.requests": "each connection handles one request at a time; nothing queues",
     "queued.max.request.bytes": "each connection handles one request at a time; nothing queues",
     "max.connection.creation.rate": "new connections are not rate-limited",
-    "request.timeout.ms": "the broker sends no requests of its own",
     "min.insync.replicas":
         "one replica: Kafka 4 caps it at the replication factor, so acks=all always succeeds",
     "unclean.leader.election.enable": _CONTROLLER,

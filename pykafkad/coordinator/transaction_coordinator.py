@@ -1,12 +1,14 @@
 """The transaction coordinator: Kafka's TransactionCoordinator as a synchronous state machine.
 
 Every transition is first written to ``__transaction_state`` (TransactionLogKey/Value, see
-transaction_log.py) and applied in memory only once written, so replaying the topic at start
-rebuilds exactly what clients were told. Unlike Kafka, which answers EndTxn once PrepareCommit
-is written and sends the markers asynchronously, the markers are appended to the partitions (in
-this process) before EndTxn is answered; a transaction found in PrepareCommit/PrepareAbort at
-start (the broker stopped between the two writes) is completed then, as Kafka's coordinator
-does when it loads a partition of the log.
+transaction_log.py) with acks=all and applied in memory only once written, so replaying the
+topic rebuilds exactly what clients were told; the request handlers answer once the record is
+replicated (``replicated``).  As in Kafka, EndTxn answers once PrepareCommit/PrepareAbort is in
+the log, and the markers are written asynchronously by the marker channel
+(txn_marker_channel.py), which writes CompleteCommit/CompleteAbort once every partition has its
+marker; meanwhile the transaction answers CONCURRENT_TRANSACTIONS.  A transaction found in
+PrepareCommit/PrepareAbort when a partition of the log is loaded (at start, or when this broker
+becomes its leader: ``on_election``) gets its markers sent again.
 
 Time comes from the broker's injected clock; ``abort_timed_out_transactions`` and
 ``expire_transactional_ids`` are the periodic timers (the server fires them, tests call them).
@@ -15,7 +17,10 @@ Time comes from the broker's injected clock; ``abort_timed_out_transactions`` an
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Iterable
+
+import trio
 
 from pykafkad.coordinator.partitioning import GROUP_METADATA_TOPIC, partition_for
 from pykafkad.coordinator.transaction_log import (
@@ -28,20 +33,27 @@ from pykafkad.coordinator.transaction_log import (
     encode_key,
     encode_value,
 )
+from pykafkad.coordinator.txn_marker_channel import (
+    PendingCompleteTxn,
+    TransactionMarkerChannelManager,
+)
+from pykafkad.coordinator.txn_marker_writer import write_txn_markers
 from wire.errors import ErrorCode, KafkaError
 from wire.records.batch import build_batch, compute_crc, decode_records, iter_batch_headers
-from wire.records.control import ABORT, COMMIT, build_control_batch
 
 log = logging.getLogger("pykafkad.txn")
 
-#: a single node leads every partition of __transaction_state at epoch 0
+#: a single node leads every partition of __transaction_state at epoch 0: its coordinator epoch
 COORDINATOR_EPOCH = 0
+#: how long a marker (or a completion) that failed waits before it is tried again
+MARKER_RETRY_BACKOFF_MS = 100
 
 _PREPARE = (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT)
 _COMPLETE = (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
 
-#: (transactional id, producer id, producer epoch, committed, group partitions) when an
-#: ending transaction included __consumer_offsets partitions (AddOffsetsToTxn)
+#: (producer id, producer epoch, committed, __consumer_offsets partitions) once markers are in
+#: __consumer_offsets partitions this broker leads (WriteTxnMarkers, Kafka's
+#: onTransactionCompleted)
 OffsetsMarkerListener = Callable[[int, int, bool, list[int]], None]
 
 
@@ -55,12 +67,30 @@ class TransactionCoordinator:
         self.txns: dict[str, TransactionMetadata] = {}
         #: __transaction_state partitions whose load failed (logged at start)
         self.failed_partitions: set[int] = set()
+        #: the __transaction_state partitions this broker coordinates (its leader); None: all
+        #: (a single node).  A cluster broker starts with set() and follows on_election /
+        #: on_resignation.
+        self.owned_partitions: set[int] | None = None
         self._by_pid: dict[int, str] = {}
         #: called when markers reach __consumer_offsets partitions (the group coordinator makes
         #: pending transactional offsets visible or drops them)
         self.offsets_marker_listeners: list[OffsetsMarkerListener] = []
         #: test hook: called after a Prepare* record is written, before any marker
         self.before_markers: Callable[[TransactionMetadata], None] | None = None
+        #: __transaction_state partition -> the coordinator epoch this broker owns it at (the
+        #: partition's leader epoch when it was elected; single node: COORDINATOR_EPOCH)
+        self.coordinator_epochs: dict[int, int] = {}
+        #: the last record written per transactional id: (partition, offset to replicate)
+        self._last_write: dict[str, tuple[object, int]] = {}
+        self.channel = TransactionMarkerChannelManager(
+            self, node_id=broker.node_id,
+            # looked up on each call: the cluster's metadata publisher replaces it
+            leader_endpoint=lambda topic, index: broker.leader_endpoint(topic, index),
+            send_local=lambda request, appended: write_txn_markers(
+                broker, request, on_appended=appended),
+            retry_backoff_ms=MARKER_RETRY_BACKOFF_MS,
+            request_timeout_ms=config["request.timeout.ms"],
+            client_id=f"broker-{broker.node_id}-txn-marker-sender")
 
     # -- the state topic ----------------------------------------------------------------------
     def ensure_state_topic(self):
@@ -85,18 +115,41 @@ class TransactionCoordinator:
         return partition_for(transactional_id, topic.num_partitions)
 
     def is_unavailable(self, transactional_id: str) -> bool:
-        """Whether the id's __transaction_state partition failed to load (its transactions
-        are unknown: the id answers NOT_COORDINATOR rather than start afresh)."""
-        return bool(self.failed_partitions) and (
-            self.partition_for(transactional_id) in self.failed_partitions)
+        """Whether the id's __transaction_state partition failed to load, or is not
+        coordinated here (its transactions are unknown: the id answers NOT_COORDINATOR rather
+        than start afresh)."""
+        if not self.failed_partitions and self.owned_partitions is None:
+            return False
+        p = self.partition_for(transactional_id)
+        return p in self.failed_partitions or (
+            self.owned_partitions is not None and p not in self.owned_partitions)
+
+    def coordinator_epoch(self, txn_topic_partition: int) -> int:
+        return self.coordinator_epochs.get(txn_topic_partition, COORDINATOR_EPOCH)
 
     def _write(self, txn: TransactionMetadata, *, tombstone: bool = False) -> None:
-        """Appends the record for ``txn``; only then may the caller apply the transition."""
+        """Appends the record for ``txn`` with acks=all (NOT_ENOUGH_REPLICAS when the ISR is
+        below min.insync.replicas); only then may the caller apply the transition."""
         p = self.partition_for(txn.transactional_id)
         partition = self.broker.partition(TRANSACTION_STATE_TOPIC, p)
         value = None if tombstone else encode_value(txn)
         batch = build_batch([(encode_key(txn.transactional_id), value, (), self.clock())])
-        partition.append_as_leader(batch)
+        info = partition.append_as_leader(batch, required_acks=-1)
+        self._last_write[txn.transactional_id] = (partition, info.last_offset + 1)
+
+    async def replicated(self, transactional_id: str, timeout_ms: int | None = None) -> int:
+        """After a transition was written: waits until its record is replicated to the ISR
+        (acks=all; at once with no followers).  The error the client gets, as Kafka's
+        TransactionStateManager maps a failed append: NONE when replicated."""
+        written = self._last_write.pop(transactional_id, None)
+        if written is None:
+            return ErrorCode.NONE
+        partition, offset = written
+        if timeout_ms is None:
+            timeout_ms = self.broker.config["request.timeout.ms"]
+        deadline = trio.current_time() + timeout_ms / 1000
+        code = await self.broker.replicas.wait_for_acks(partition, offset, deadline)
+        return log_append_error(code)
 
     def _apply(self, txn: TransactionMetadata) -> TransactionMetadata:
         old = self.txns.get(txn.transactional_id)
@@ -111,40 +164,78 @@ class TransactionCoordinator:
         return self._apply(txn)
 
     def load(self) -> None:
-        """Replays __transaction_state, then completes transactions left in prepare. A
-        partition that fails to read (a corrupt batch) is skipped with an error line."""
+        """Single-node start: replays every partition of __transaction_state, then resumes
+        the markers of the transactions left in prepare."""
+        self.txns = {}
+        self._by_pid = {}
         topic = self.broker.topics.get(TRANSACTION_STATE_TOPIC)
         if topic is None:
             return
-        txns: dict[str, TransactionMetadata] = {}
         for p in range(topic.num_partitions):
-            plog = self.broker.logs.get(TRANSACTION_STATE_TOPIC, p)
-            if plog is None:
+            self._load_partition(p)
+
+    def _load_partition(self, p: int) -> None:
+        """Replays one partition of the log (Kafka's loadTransactionsForTxnTopicPartition);
+        a partition that fails to read (a corrupt batch) is skipped with an error line."""
+        plog = self.broker.logs.get(TRANSACTION_STATE_TOPIC, p)
+        if plog is None:
+            return
+        try:
+            records = _read_transaction_log(plog)
+        except Exception as e:  # noqa: BLE001 - one bad partition must not stop the broker
+            self.failed_partitions.add(p)
+            log.error("Failed to load metadata from %s-%d: %s", TRANSACTION_STATE_TOPIC, p, e)
+            return
+        self.failed_partitions.discard(p)
+        txns: dict[str, TransactionMetadata] = {}
+        for txn_id, value in records:
+            if value is None:
+                txns.pop(txn_id, None)
                 continue
             try:
-                records = _read_transaction_log(plog)
-            except Exception as e:  # noqa: BLE001 - one bad partition must not stop the broker
-                self.failed_partitions.add(p)
-                log.error("Failed to load metadata from %s-%d: %s", TRANSACTION_STATE_TOPIC, p, e)
-                continue
-            for txn_id, value in records:
-                if value is None:
-                    txns.pop(txn_id, None)
-                    continue
-                try:
-                    txns[txn_id] = decode_value(txn_id, value)
-                except (ValueError, KafkaError) as e:
-                    log.warning("skipping a bad transaction log record: %s", e)
-        self.txns = {}
-        self._by_pid = {}
+                txns[txn_id] = decode_value(txn_id, value)
+            except (ValueError, KafkaError) as e:
+                log.warning("skipping a bad transaction log record: %s", e)
         for txn in txns.values():
             if txn.state != TxnState.DEAD:
                 self._apply(txn)
-        for txn in list(self.txns.values()):
-            if txn.state in _PREPARE:
-                log.info("completing transaction %s left in %s", txn.transactional_id,
-                         txn.state.kafka_name)
-                self._complete(txn)
+        for txn in txns.values():
+            if txn.state in _PREPARE and self.txns.get(txn.transactional_id) is txn:
+                log.info("resuming the markers of transaction %s left in %s",
+                         txn.transactional_id, txn.state.kafka_name)
+                self._send_markers(txn)
+
+    def on_election(self, txn_topic_partition: int, coordinator_epoch: int) -> None:
+        """This broker became the leader of a __transaction_state partition (Kafka's
+        TransactionCoordinator.onElection): its transactions are loaded at
+        ``coordinator_epoch`` (the partition's leader epoch) and prepared ones resumed."""
+        self.on_resignation(txn_topic_partition)
+        self.coordinator_epochs[txn_topic_partition] = coordinator_epoch
+        if self.owned_partitions is None:
+            self.owned_partitions = set()
+        self.owned_partitions.add(txn_topic_partition)
+        self._load_partition(txn_topic_partition)
+
+    def on_resignation(self, txn_topic_partition: int, coordinator_epoch: int | None = None
+                       ) -> None:
+        """This broker no longer leads a __transaction_state partition: its transactions are
+        forgotten and their pending markers dropped (the new coordinator resumes them)."""
+        if coordinator_epoch is not None and self.coordinator_epochs.get(
+                txn_topic_partition, coordinator_epoch) > coordinator_epoch:
+            return  # a stale resignation: a newer election already happened
+        self.channel.remove_markers_for_txn_topic_partition(txn_topic_partition)
+        topic = self.broker.topics.get(TRANSACTION_STATE_TOPIC)
+        if topic is not None:
+            for txn in list(self.txns.values()):
+                if partition_for(txn.transactional_id, topic.num_partitions) == \
+                        txn_topic_partition:
+                    del self.txns[txn.transactional_id]
+                    if self._by_pid.get(txn.producer_id) == txn.transactional_id:
+                        del self._by_pid[txn.producer_id]
+        self.coordinator_epochs.pop(txn_topic_partition, None)
+        if self.owned_partitions is None:
+            self.owned_partitions = set()
+        self.owned_partitions.discard(txn_topic_partition)
 
     # -- InitProducerId -----------------------------------------------------------------------
     def init_producer_id(
@@ -324,46 +415,51 @@ class TransactionCoordinator:
         self._prepare_and_complete(fenced, TxnState.PREPARE_ABORT)
 
     def _prepare_and_complete(self, txn: TransactionMetadata, prepare: TxnState) -> None:
+        """Writes PrepareCommit/PrepareAbort, then hands the markers to the channel (which
+        writes CompleteCommit/CompleteAbort once they are all in)."""
         new = txn.copy()
         new.state = prepare
         new.txn_last_update_timestamp = self.clock()
         self._commit(new)
         if self.before_markers is not None:
             self.before_markers(new)
-        self._complete(new)
+        self._send_markers(new)
 
-    def _complete(self, txn: TransactionMetadata) -> None:
-        """Writes the markers of a prepared transaction, then CompleteCommit/CompleteAbort."""
-        commit = txn.state == TxnState.PREPARE_COMMIT
-        self.write_markers(txn, COMMIT if commit else ABORT)
+    def _send_markers(self, txn: TransactionMetadata) -> None:
+        p = self.partition_for(txn.transactional_id)
+        pending = PendingCompleteTxn(txn.transactional_id, self.coordinator_epoch(p), p, txn)
+        written = self._last_write.get(txn.transactional_id)
+        if written is not None and self.channel.running:
+            partition, offset = written
+            if partition.high_watermark < offset:  # markers only once Prepare* is replicated
+                self.channel.after_replication(
+                    pending, lambda: self.broker.replicas.wait_for_acks(
+                        partition, offset, math.inf))
+                return
+        self.channel.add_txn_markers_to_send(pending)
+
+    def is_current(self, pending: PendingCompleteTxn) -> bool:
+        """Whether this coordinator still owns ``pending``'s transaction in the same state
+        and coordinator epoch (else its markers are no longer its business)."""
+        owned = self.owned_partitions
+        return (self.txns.get(pending.transactional_id) is pending.txn
+                and pending.txn.state in _PREPARE
+                and pending.txn_topic_partition not in self.failed_partitions
+                and (owned is None or pending.txn_topic_partition in owned)
+                and self.coordinator_epoch(pending.txn_topic_partition)
+                == pending.coordinator_epoch)
+
+    def complete_transaction(self, pending: PendingCompleteTxn) -> None:
+        """Every marker is in: writes CompleteCommit/CompleteAbort (raises KafkaError when the
+        write fails; the channel tries again)."""
+        txn = pending.txn
         done = txn.copy()
-        done.state = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
+        done.state = (TxnState.COMPLETE_COMMIT if txn.state == TxnState.PREPARE_COMMIT
+                      else TxnState.COMPLETE_ABORT)
         done.partitions = set()
         done.txn_last_update_timestamp = self.clock()
         self._commit(done)
-
-    def write_markers(self, txn: TransactionMetadata, kind: int) -> None:
-        now = self.clock()
-        pid, epoch = txn.producer_id, txn.producer_epoch
-        offsets_partitions = []
-        for topic, p in sorted(txn.partitions):
-            if topic == GROUP_METADATA_TOPIC:
-                offsets_partitions.append(p)
-            try:
-                partition = self.broker.replicas.get_partition(topic, p)
-            except KafkaError:
-                partition = None
-            if partition is None:
-                continue  # e.g. the topic was deleted meanwhile
-            batch = build_control_batch(
-                kind, pid, epoch, COORDINATOR_EPOCH, 0, partition.leader_epoch, now)
-            try:
-                partition.append_marker(batch, kind, pid, epoch, COORDINATOR_EPOCH, now_ms=now)
-            except KafkaError as e:
-                log.warning("transaction marker for %s-%d not written: %s", topic, p, e)
-        if offsets_partitions:
-            for listener in self.offsets_marker_listeners:
-                listener(pid, epoch, kind == COMMIT, offsets_partitions)
+        self._last_write.pop(txn.transactional_id, None)
 
     # -- timers --------------------------------------------------------------------------------
     def abort_timed_out_transactions(self, now: int | None = None) -> list[str]:
@@ -391,6 +487,7 @@ class TransactionCoordinator:
                 and txn.txn_last_update_timestamp + self.id_expiration_ms <= now
             ):
                 self._write(txn, tombstone=True)
+                self._last_write.pop(txn.transactional_id, None)
                 del self.txns[txn.transactional_id]
                 self._by_pid.pop(txn.producer_id, None)
                 expired.append(txn.transactional_id)
@@ -425,6 +522,18 @@ class TransactionCoordinator:
                 continue
             out.append(txn)
         return unknown, out
+
+
+def log_append_error(code: int) -> int:
+    """Kafka's TransactionStateManager mapping of a failed __transaction_state append."""
+    if code in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS,
+                ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, ErrorCode.REQUEST_TIMED_OUT):
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if code in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR):
+        return ErrorCode.NOT_COORDINATOR
+    if code in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE):
+        return ErrorCode.UNKNOWN_SERVER_ERROR
+    return code
 
 
 def _read_transaction_log(plog) -> list[tuple[str, bytes | None]]:

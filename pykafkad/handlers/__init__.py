@@ -18,4 +18,5 @@ from pykafkad.handlers import (  # noqa: F401
     producer_ids,
     quorum,
     txn,
+    write_txn_markers,
 )

@@ -19,6 +19,7 @@ from wire.messages.produce_response import (
     TopicProduceResponse,
 )
 from wire.records.errors import InvalidRecordError
+from wire.records.header import HEADER_SIZE, BatchHeader
 
 log = logging.getLogger("pykafkad.produce")
 
@@ -46,6 +47,22 @@ def _transaction_verifier(broker, topic: str, partition: int):
         header.producer_id, header.producer_epoch, topic, partition)
 
 
+async def _verify_with_remote_coordinator(broker, transactional_id: str, partition, records
+                                         ) -> tuple[int, str | None]:
+    """KIP-890 part 1 when the transactional id's coordinator is another broker: the first
+    transactional batch of a producer in this partition is checked with it (AddPartitionsToTxn
+    verify_only) before the append; (NONE, None) when nothing needs checking."""
+    if len(records) < HEADER_SIZE:
+        return ErrorCode.NONE, None  # the append's own checks answer
+    header = BatchHeader(records)
+    if (header.producer_id < 0 or not header.is_transactional or not partition.is_leader
+            or partition.log.producer_state.has_ongoing_txn(header.producer_id)):
+        return ErrorCode.NONE, None
+    return await broker.txn_verification.verify(
+        transactional_id, header.producer_id, header.producer_epoch, partition.topic,
+        partition.index)
+
+
 @handles(API_KEY, 3, 13, advertised_min_version=0)
 async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
     """Versions 3-13; 0-2 are advertised, as Kafka 4 does (KAFKA-18659: librdkafka needs the
@@ -53,7 +70,10 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
     (UNKNOWN_TOPIC_ID when unknown).  acks=0 gets no response.  Every requested partition is
     answered, in request order.  Idempotent batches: a retry of one of the producer's last five
     batches is answered NONE with its original offsets; OUT_OF_ORDER_SEQUENCE_NUMBER,
-    INVALID_PRODUCER_EPOCH and INVALID_TXN_STATE as Kafka.  Records are validated as Kafka's
+    INVALID_PRODUCER_EPOCH and INVALID_TXN_STATE as Kafka.  A transactional batch that starts
+    a transaction in a partition is verified with the transactional id's coordinator (KIP-890
+    part 1): directly when it is this broker, with AddPartitionsToTxn verify_only when it is
+    another (NOT_ENOUGH_REPLICAS while it cannot answer).  Records are validated as Kafka's
     LogValidator does.  A partition whose files cannot be written (disk full) answers
     KAFKA_STORAGE_ERROR, which clients retry; the others in the request are appended as usual.
     acks=all answers once every ISR member has the batch, or REQUEST_TIMED_OUT after the
@@ -66,6 +86,10 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
     responses = []
     waits: list[tuple[PartitionProduceResponse, object, int]] = []
     fault = broker.produce_fault
+    txn_id = req.transactional_id
+    remote_coordinator = (
+        txn_id is not None and broker.config["transaction.partition.verification.enable"]
+        and broker.txn_verification.is_remote(txn_id))
     for td in req.topic_data:
         if uses_ids:
             topic = broker.topics.by_id.get(td.topic_id)
@@ -91,13 +115,21 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
                 continue
             try:
                 partition = replicas.get_partition_or_error(name, pd.index)
+                verifier = _transaction_verifier(broker, name, pd.index)
+                if remote_coordinator:
+                    code, message = await _verify_with_remote_coordinator(
+                        broker, txn_id, partition, pd.records)
+                    if code:
+                        parts.append(_error(pd.index, code, message))
+                        continue
+                    verifier = None
                 before = None
                 if fault is not None:
                     def before(header, name=name, index=pd.index):
                         fault("before_append", name, index, header)
                 info = partition.append_records_to_leader(
                     pd.records, acks, allow_zstd=v >= ZSTD_MIN_VERSION, now_ms=broker.clock(),
-                    verify_transaction=_transaction_verifier(broker, name, pd.index),
+                    verify_transaction=verifier,
                     before_append=before)
                 if fault is not None:
                     fault("after_append", name, pd.index, None)

@@ -31,6 +31,10 @@ async def handle_init_producer_id(ctx: RequestContext, req) -> InitProducerIdRes
             req.transactional_id, req.transaction_timeout_ms, expected_pid, expected_epoch)
     except KafkaError as e:  # the transaction log write failed (disk full): Kafka's mapping
         err, pid, epoch = append_error(e.code), -1, -1
+    if not err:  # answered once the new epoch is replicated (acks=all)
+        err = await coordinator.replicated(req.transactional_id)
+        if err:
+            pid, epoch = -1, -1
     if err == ErrorCode.PRODUCER_FENCED and ctx.version < PRODUCER_FENCED_VERSION:
         err = ErrorCode.INVALID_PRODUCER_EPOCH
     return InitProducerIdResponse(

@@ -53,13 +53,16 @@ PRODUCER_FENCED_VERSION = 2
 BATCHED_VERSION = 4
 
 
-def _logged(fn, *args, **kwargs) -> int:
-    """Runs a transaction-log write; a failed one (disk full) is answered as Kafka's
-    TransactionStateManager maps it (KAFKA_STORAGE_ERROR -> NOT_COORDINATOR; clients retry)."""
+async def _logged(coordinator, transactional_id, fn, *args, **kwargs) -> int:
+    """Runs a transaction-log write and waits for its replication (acks=all); a failed one
+    (disk full, not enough replicas) is answered as Kafka's TransactionStateManager maps it
+    (KAFKA_STORAGE_ERROR -> NOT_COORDINATOR; clients retry)."""
     try:
-        return fn(*args, **kwargs)
+        code = fn(*args, **kwargs)
     except KafkaError as e:
         return append_error(e.code)
+    replicated = await coordinator.replicated(transactional_id)
+    return code if code else replicated
 
 
 def _fenced(code: int, version: int) -> int:
@@ -68,7 +71,7 @@ def _fenced(code: int, version: int) -> int:
     return code
 
 
-def _add_partitions(broker, version: int, txn_id, pid, epoch, topics, verify_only: bool):
+async def _add_partitions(broker, version: int, txn_id, pid, epoch, topics, verify_only: bool):
     """One transaction's AddPartitionsToTxn: a list of AddPartitionsToTxnTopicResult."""
     unknown = set()
     wanted = []
@@ -91,7 +94,8 @@ def _add_partitions(broker, version: int, txn_id, pid, epoch, topics, verify_onl
             codes[key] = _fenced(coordinator.add_partitions(
                 txn_id, pid, epoch, [key], verify_only=True), version)
     else:
-        err = _fenced(_logged(coordinator.add_partitions, txn_id, pid, epoch, wanted), version)
+        err = _fenced(await _logged(
+            coordinator, txn_id, coordinator.add_partitions, txn_id, pid, epoch, wanted), version)
         for key in wanted:
             codes[key] = err
     results = []
@@ -111,7 +115,7 @@ async def handle_add_partitions_to_txn(ctx: RequestContext, req) -> AddPartition
     broker = ctx.broker
     v = ctx.version
     if v < BATCHED_VERSION:
-        results = _add_partitions(
+        results = await _add_partitions(
             broker, v, req.v3_and_below_transactional_id, req.v3_and_below_producer_id,
             req.v3_and_below_producer_epoch, req.v3_and_below_topics, False)
         return AddPartitionsToTxnResponse(
@@ -120,7 +124,7 @@ async def handle_add_partitions_to_txn(ctx: RequestContext, req) -> AddPartition
     for txn in req.transactions:
         out.append(AddPartitionsToTxnResult(
             transactional_id=txn.transactional_id,
-            topic_results=_add_partitions(
+            topic_results=await _add_partitions(
                 broker, v, txn.transactional_id, txn.producer_id, txn.producer_epoch,
                 txn.topics, txn.verify_only)))
     return AddPartitionsToTxnResponse(throttle_time_ms=0, error_code=0, results_by_transaction=out)
@@ -129,19 +133,28 @@ async def handle_add_partitions_to_txn(ctx: RequestContext, req) -> AddPartition
 @handles(25, 0, 4)
 async def handle_add_offsets_to_txn(ctx: RequestContext, req) -> AddOffsetsToTxnResponse:
     """Versions 0-4.  Adds the group's __consumer_offsets partition to the transaction."""
-    err = _logged(ctx.broker.txn_coordinator.add_offsets,
-                  req.transactional_id, req.producer_id, req.producer_epoch, req.group_id)
+    coordinator = ctx.broker.txn_coordinator
+    err = await _logged(coordinator, req.transactional_id, coordinator.add_offsets,
+                        req.transactional_id, req.producer_id, req.producer_epoch, req.group_id)
     return AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=_fenced(err, ctx.version))
 
 
 @handles(26, 0, 4)
 async def handle_end_txn(ctx: RequestContext, req) -> EndTxnResponse:
-    """Versions 0-4.  Commits or aborts: PrepareCommit/PrepareAbort is logged, the markers are
-    written to every partition of the transaction (the LSO moves, pending transactional
-    offsets become visible or are dropped), then CompleteCommit/CompleteAbort.  v5 (KIP-890
-    part 2: an epoch bump per transaction) is not served, as transaction.version 2 is not."""
-    err = _logged(ctx.broker.txn_coordinator.end_txn,
-                  req.transactional_id, req.producer_id, req.producer_epoch, req.committed)
+    """Versions 0-4.  Commits or aborts: PrepareCommit/PrepareAbort is logged (and
+    replicated); the marker channel then writes the markers to every partition of the
+    transaction (the LSO moves, pending transactional offsets become visible or are dropped),
+    then CompleteCommit/CompleteAbort, as Kafka.  The answer comes once the markers for this
+    broker's own partitions were tried once (Kafka answers right after the prepare; waiting
+    for the local appends, which take microseconds, spares a single node's clients a
+    CONCURRENT_TRANSACTIONS round on their next transaction, and is never a wait for retries).  v5 (KIP-890 part 2: an epoch bump per
+    transaction) is not served, as transaction.version 2 is not."""
+    coordinator = ctx.broker.txn_coordinator
+    err = await _logged(coordinator, req.transactional_id, coordinator.end_txn,
+                        req.transactional_id, req.producer_id, req.producer_epoch, req.committed)
+    if not err:
+        await coordinator.channel.wait_local_attempt(
+            req.transactional_id, ctx.broker.config["request.timeout.ms"] / 1000)
     return EndTxnResponse(throttle_time_ms=0, error_code=_fenced(err, ctx.version))
 
 

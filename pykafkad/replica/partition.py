@@ -355,16 +355,33 @@ class Partition:
             self.on_append()
         self.maybe_increment_leader_hw(now_ms)
 
-    def append_as_leader(self, batch: bytes, *, now_ms: int | None = None) -> AppendInfo:
-        """A coordinator's own batch (already built and valid) for an internal topic."""
-        info = self._leader_log().append(batch, self.leader_epoch, now_ms=now_ms)
+    def _check_min_isr(self, required_acks: int) -> None:
+        """Kafka's appendRecordsToLeader check for acks=all, before anything is written."""
+        min_isr = self.min_insync_replicas()
+        if required_acks == -1 and len(self.isr) < min_isr:
+            raise KafkaError(
+                ErrorCode.NOT_ENOUGH_REPLICAS,
+                f"The size of the current ISR {set(self.isr)} is insufficient to satisfy the "
+                f"min.isr requirement of {min_isr} for partition {self.topic}-{self.index}")
+
+    def append_as_leader(self, batch: bytes, *, now_ms: int | None = None,
+                         required_acks: int = 1) -> AppendInfo:
+        """A coordinator's own batch (already built and valid) for an internal topic;
+        ``required_acks`` -1: the ISR must satisfy min.insync.replicas (the caller then waits
+        for the HW with ``ReplicaManager.wait_for_acks``)."""
+        plog = self._leader_log()
+        self._check_min_isr(required_acks)
+        info = plog.append(batch, self.leader_epoch, now_ms=now_ms)
         self._appended()
         return info
 
     def append_marker(self, batch: bytes, kind: int, producer_id: int, producer_epoch: int,
-                      coordinator_epoch: int, *, now_ms: int | None = None) -> AppendInfo:
+                      coordinator_epoch: int, *, now_ms: int | None = None,
+                      required_acks: int = 1) -> AppendInfo:
         """A transaction marker (WriteTxnMarkers) in this leader epoch."""
-        info = self._leader_log().append_marker(
+        plog = self._leader_log()
+        self._check_min_isr(required_acks)
+        info = plog.append_marker(
             batch, kind, producer_id, producer_epoch, coordinator_epoch, self.leader_epoch,
             now_ms=now_ms)
         self._appended()

@@ -1,9 +1,11 @@
 """The transaction coordinator as a state machine over __transaction_state, with a fake clock:
-no sockets, a real Broker (logs, producer ids) in a temporary directory."""
+no sockets, a real Broker (logs, producer ids) in a temporary directory.  Markers are written
+by the coordinator's marker channel, which ``complete_markers`` runs until it is idle."""
 
 from __future__ import annotations
 
 import pytest
+import trio
 
 from pykafkad.broker import Broker
 from pykafkad.config import BrokerConfig
@@ -57,9 +59,23 @@ def txn_batch(pid, epoch, seq, value=b"v"):
 
 
 def produce(broker, topic, p, pid, epoch, seq):
-    data, _ = txn_batch(pid, epoch, seq)
+    data, header = txn_batch(pid, epoch, seq)
     assert broker.txn_coordinator.verify_partition(pid, epoch, topic, p) == 0
     return broker.partition(topic, p).append_records_to_leader(data, 1)
+
+
+def complete_markers(broker) -> None:
+    """Runs the marker channel until every prepared transaction is complete."""
+    channel = broker.txn_coordinator.channel
+
+    async def main():
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(channel.run)
+            with trio.fail_after(10):
+                await channel.wait_until_idle()
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
 
 
 def test_log_key_and_value_round_trip():
@@ -102,9 +118,17 @@ def test_commit_and_abort_write_markers(make_broker):
     assert c.add_partitions("tx", pid, epoch, [("t", 0), ("t", 1)]) == 0
     assert c.describe("tx").state == TxnState.ONGOING
     produce(b, "t", 0, pid, epoch, 0)
-    t0 = b.partition("t", 0)
+    t0 = b.partition("t", 0).log
     assert t0.last_stable_offset == 0 and t0.high_watermark == 1
     assert c.end_txn("tx", pid, epoch, True) == 0
+    # answered once PrepareCommit is written; until the markers are in, the transaction is busy
+    assert c.describe("tx").state == TxnState.PREPARE_COMMIT
+    assert c.end_txn("tx", pid, epoch, True) == ErrorCode.CONCURRENT_TRANSACTIONS
+    assert c.end_txn("tx", pid, epoch, False) == ErrorCode.INVALID_TXN_STATE
+    assert c.add_partitions("tx", pid, epoch, [("t", 0)]) == ErrorCode.CONCURRENT_TRANSACTIONS
+    assert c.init_producer_id("tx", 60000)[0] == ErrorCode.CONCURRENT_TRANSACTIONS
+    assert t0.last_stable_offset == 0
+    complete_markers(b)
     assert c.describe("tx").state == TxnState.COMPLETE_COMMIT
     assert c.end_txn("tx", pid, epoch, True) == 0  # a retry
     assert c.end_txn("tx", pid, epoch, False) == ErrorCode.INVALID_TXN_STATE
@@ -113,7 +137,8 @@ def test_commit_and_abort_write_markers(make_broker):
     c.add_partitions("tx", pid, epoch, [("t", 0)])
     produce(b, "t", 0, pid, epoch, 1)
     assert c.end_txn("tx", pid, epoch, False) == 0
-    assert t0.log.aborted_transactions(0, 100)[0][:3] == (pid, 2, 3)
+    complete_markers(b)
+    assert t0.aborted_transactions(0, 100)[0][:3] == (pid, 2, 3)
     assert c.end_txn("tx", pid, epoch, False) == 0
     assert c.end_txn("tx", pid, epoch, True) == ErrorCode.INVALID_TXN_STATE
 
@@ -126,6 +151,9 @@ def test_reinit_aborts_the_open_transaction(make_broker):
     c.add_partitions("tx", pid, epoch, [("t", 0)])
     produce(b, "t", 0, pid, epoch, 0)
     assert c.init_producer_id("tx", 60000)[0] == ErrorCode.CONCURRENT_TRANSACTIONS
+    assert c.describe("tx").state == TxnState.PREPARE_ABORT
+    assert c.init_producer_id("tx", 60000)[0] == ErrorCode.CONCURRENT_TRANSACTIONS
+    complete_markers(b)
     assert c.describe("tx").state == TxnState.COMPLETE_ABORT
     assert c.describe("tx").producer_epoch == epoch + 1
     err, pid2, epoch2 = c.init_producer_id("tx", 60000)
@@ -146,11 +174,12 @@ def test_timeout_aborts_and_fences(make_broker, clock):
     assert c.abort_timed_out_transactions() == []
     clock.now += 1
     assert c.abort_timed_out_transactions() == ["tx"]
+    complete_markers(b)
     assert c.describe("tx").state == TxnState.COMPLETE_ABORT
     assert c.end_txn("tx", pid, epoch, True) == ErrorCode.PRODUCER_FENCED
-    data, _ = txn_batch(pid, epoch, 1)
+    data, header = txn_batch(pid, epoch, 1)
     with pytest.raises(Exception) as e:
-        b.partition("t", 0).append_records_to_leader(data, 1)
+        b.partition("t", 0).log.append_produced(data, header, 0)
     assert e.value.code == ErrorCode.INVALID_PRODUCER_EPOCH
 
 
@@ -178,12 +207,17 @@ def test_state_is_replayed_and_prepared_transactions_complete(make_broker, clock
 
     b = make_broker()
     c = b.txn_coordinator
+    # loading finds "prepared" in PrepareCommit and resumes its markers
+    assert c.describe("prepared").state == TxnState.PREPARE_COMMIT
+    assert set(c.channel.pending) == {"prepared"}
+    complete_markers(b)
     assert c.describe("prepared").state == TxnState.COMPLETE_COMMIT
     assert c.describe("open").state == TxnState.ONGOING
     plog = b.partition("t", 0).log
     assert plog.last_stable_offset == 0  # "open" still holds it
     assert plog.high_watermark == 3
     assert c.end_txn("open", pid, epoch, True) == 0
+    complete_markers(b)
     assert plog.last_stable_offset == plog.high_watermark == 4
     # producer ids keep moving forward across restarts
     assert c.init_producer_id("third", 60000)[1] > max(pid, pid2)

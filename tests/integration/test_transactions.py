@@ -17,6 +17,16 @@ from tests.integration.clients import WAIT_S, create_topic
 TXN_WAIT = 30
 
 
+def wait_for(condition, what: str, timeout: float = WAIT_S):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
 def txn_producer(bootstrap: str, txn_id: str, **conf) -> Producer:
     p = Producer({"bootstrap.servers": bootstrap, "transactional.id": txn_id, "linger.ms": 5,
                   **conf})
@@ -155,7 +165,9 @@ def test_transaction_past_its_timeout_is_aborted(tmp_path, topic_name):
         assert b.call(coordinator.abort_timed_out_transactions) == []
         now[0] += 10_001
         assert b.call(coordinator.abort_timed_out_transactions) == ["slow"]
-        assert coordinator.describe("slow").state.kafka_name == "CompleteAbort"
+        # the abort markers are written asynchronously, as Kafka's
+        wait_for(lambda: coordinator.describe("slow").state.kafka_name == "CompleteAbort",
+                 "the timed-out transaction to complete its abort")
         plog = b.broker.logs.get(topic_name, 0)
         assert plog.last_stable_offset == plog.high_watermark == 2
         assert read_all(bs, topic_name, (0,), "read_committed") == []

@@ -226,8 +226,9 @@ class NodeFailedError(RuntimeError):
 
 
 def nodes_ready(nodes: list[NodeProcess]) -> bool:
-    """The readiness check: every node's process printed its own ready line.  (Once the nodes
-    form a cluster this becomes "every broker registered and unfenced".)"""
+    """The readiness check: every node's process printed its own ready line, which a node with
+    the broker role prints once the active controller has registered and unfenced it (as
+    Kafka's broker starts serving only then): every broker registered and unfenced."""
     return all(n.printed_ready() for n in nodes)
 
 
@@ -273,11 +274,16 @@ class Cluster:
             raise
 
     def stop_all(self) -> None:
-        for n in self.nodes.values():  # all at once: a cluster shuts down together
-            if n.running:
-                n.proc.send_signal(signal.SIGTERM)
-        for n in self.nodes.values():
-            n.stop()
+        """Nodes with the broker role first, all at once (their controlled shutdowns need
+        the controllers), then the dedicated controllers, as Kafka's clusters are stopped."""
+        brokers = [n for n in self.nodes.values() if "broker" in n.spec.roles]
+        controllers = [n for n in self.nodes.values() if "broker" not in n.spec.roles]
+        for group in (brokers, controllers):
+            for n in group:
+                if n.running:
+                    n.proc.send_signal(signal.SIGTERM)
+            for n in group:
+                n.stop()
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

@@ -53,6 +53,8 @@ from pykafkad.log.errors import KafkaStorageError
 from pykafkad.log.partition import PartitionLog
 from pykafkad.log.segment import LogSegment
 
+#: the KRaft metadata log (Kafka's LogManager leaves it to the raft client, as here)
+METADATA_PARTITION_DIR = "__cluster_metadata-0"
 log = logging.getLogger("pykafkad.log")
 
 _SKIPPED_DIR_SUFFIXES = ("-delete", "-stray", "-future")
@@ -136,6 +138,8 @@ class LogManager:
                 continue
             if entry.name.endswith("-stray"):
                 log.warning("Loaded stray log: %s", entry.path)
+                continue
+            if entry.name == METADATA_PARTITION_DIR:  # the raft client's, never a topic's
                 continue
             parsed = parse_partition_dir(entry.name)
             if parsed is None or parsed in self._logs or parsed in self._unopened:

@@ -33,20 +33,24 @@ def metadata_log(node) -> Path:
     return node.spec.data_dir / "data" / METADATA_DIR
 
 
-def read_image(log_dir: Path) -> MetadataImage:
-    """Every complete batch of the log's segments replayed (a tail being written is skipped)."""
-    delta = MetadataDelta()
+def read_records(log_dir: Path) -> list:
+    """The metadata records of every complete batch of the log's segments (a tail being
+    written is skipped)."""
+    out = []
     for segment in sorted(log_dir.glob("*.log")):
         data = segment.read_bytes()
         try:
             for pos, header in iter_batch_headers(data):
                 if header.is_control or pos + header.size > len(data):
                     continue
-                for r in decode_records(data, pos):
-                    delta.replay(decode_record(r.value)[0])
+                out += [decode_record(r.value)[0] for r in decode_records(data, pos)]
         except ValueError:
             pass  # a torn tail
-    return delta.apply()
+    return out
+
+
+def read_image(log_dir: Path) -> MetadataImage:
+    return MetadataDelta().replay_all(read_records(log_dir)).apply()
 
 
 def broker_states(node) -> dict[int, bool]:

@@ -22,6 +22,7 @@ from tests.kraft.quorum_helpers import (
     parse_status,
     parse_table,
     read_image,
+    read_records,
     wait_for,
 )
 from wire.errors import ErrorCode
@@ -142,8 +143,12 @@ def test_killing_the_active_controller_elects_another_and_fences_its_broker(clus
     assert states == {b: b == leader for b in (1, 2, 3)}
     assert broker_states(survivors[1]) == states or wait_for(
         lambda: broker_states(survivors[1]) == states, "the other survivor's log")
+    kept = len(read_records(metadata_log(cluster.nodes[leader])))
     cluster.start(leader)
     wait_for(lambda: all_unfenced(cluster), "the restarted broker to be unfenced")
+    # it started from its own copy of the metadata log, kept in place (not set aside)
+    assert len(read_records(metadata_log(cluster.nodes[leader]))) >= kept > 0
+    assert not list(metadata_log(cluster.nodes[leader]).parent.glob("*-stray"))
 
 
 def test_a_cleanly_stopped_broker_is_fenced_and_unfenced_after_restart(cluster):

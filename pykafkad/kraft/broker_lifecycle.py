@@ -80,19 +80,36 @@ class BrokerLifecycleManager:
         self.ready_to_unfence = True
         self._wake.set()
 
-    async def controlled_shutdown(self, timeout_s: float) -> bool:
+    async def controlled_shutdown(self, timeout_s: float, *,
+                                  quorum_leader: Callable[[], int] | None = None,
+                                  leaderless_grace_s: float = 2.0) -> bool:
         """Asks the controller to move this broker's leaderships away; True once it says the
-        broker may stop, False when ``timeout_s`` passes first (or it never registered)."""
+        broker may stop. False when ``timeout_s`` passes first, when it never registered, or
+        when the quorum has had no leader for ``leaderless_grace_s`` (``quorum_leader()`` is
+        -1): the last nodes of a stopping cluster have no controller left to ask."""
         if self.broker_epoch < 0 or self.state == SHUTTING_DOWN:
             return self.state == SHUTTING_DOWN
         log.info("Broker %d: beginning controlled shutdown.", self.node_id)
         self.state = PENDING_CONTROLLED_SHUTDOWN
         self._wake.set()
-        with trio.move_on_after(timeout_s):
-            await self.shutdown_allowed.wait()
-        if not self.shutdown_allowed.is_set():
-            log.warning("Broker %d: the controller did not allow the shutdown within %.1f s; "
-                        "stopping anyway.", self.node_id, timeout_s)
+        deadline = trio.current_time() + timeout_s
+        leaderless_since = None
+        while not self.shutdown_allowed.is_set():
+            now = trio.current_time()
+            if now >= deadline:
+                log.warning("Broker %d: the controller did not allow the shutdown within "
+                            "%.1f s; stopping anyway.", self.node_id, timeout_s)
+                break
+            if quorum_leader is not None and quorum_leader() < 0:
+                leaderless_since = now if leaderless_since is None else leaderless_since
+                if now - leaderless_since >= leaderless_grace_s:
+                    log.warning("Broker %d: the controller quorum has no leader; stopping "
+                                "without a controlled shutdown.", self.node_id)
+                    break
+            else:
+                leaderless_since = None
+            with trio.move_on_after(0.05):
+                await self.shutdown_allowed.wait()
         return self.shutdown_allowed.is_set()
 
     # -- the loop ----------------------------------------------------------------------------

@@ -141,13 +141,18 @@ class KafkaRaftServer:
             task_status.started(port)
             await self._shutdown.wait()
             if self.lifecycle is not None:
-                await self.lifecycle.controlled_shutdown(CONTROLLED_SHUTDOWN_TIMEOUT_S)
-            self.server.request_shutdown()
-            await server_done.wait()
+                raft = self.shared.raft
+                await self.lifecycle.controlled_shutdown(
+                    CONTROLLED_SHUTDOWN_TIMEOUT_S,
+                    quorum_leader=lambda: raft.leader_and_epoch.leader_id,
+                    leaderless_grace_s=raft.config.fetch_timeout_ms / 1000)
             if self.channel is not None:
                 await self.channel.aclose()
+            # the raft client resigns while the controller listener still serves the other
+            # voters (their EndQuorumEpoch answers, their fetches), then the listeners close
             await self.shared.shutdown()
             with trio.move_on_after(5):
-                while not self.shared.raft._resignation_done():
-                    await trio.sleep(0.01)
+                await self.shared.stopped.wait()
+            self.server.request_shutdown()
+            await server_done.wait()
             nursery.cancel_scope.cancel()

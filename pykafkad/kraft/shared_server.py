@@ -85,6 +85,8 @@ class SharedServer:
         self.raft = RaftClient(self.node_id, self.directory_id, voters, self.metadata_log_dir,
                                self.cluster_id, clock=clock, config=quorum_config(config))
         self._nursery: trio.Nursery | None = None
+        #: set once the raft client has stopped (a leader after its resignation)
+        self.stopped = trio.Event()
         self.loader = MetadataLoader(
             clock=self.raft.clock, snapshot_dir=self.metadata_log_dir / DIR_NAME,
             max_bytes_between_snapshots=setting(
@@ -123,11 +125,14 @@ class SharedServer:
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """The raft client until ``shutdown``; snapshot writes run in worker threads here."""
-        async with trio.open_nursery() as nursery:
-            self._nursery = nursery
-            await nursery.start(self.raft.run)
-            task_status.started()
-        self._nursery = None
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                await nursery.start(self.raft.run)
+                task_status.started()
+        finally:
+            self._nursery = None
+            self.stopped.set()
 
     async def shutdown(self, timeout_s: float = 5.0) -> None:
         """A leader resigns (EndQuorumEpoch) so the others elect at once; then it stops."""

@@ -19,15 +19,18 @@ from typing import Any
 
 import trio
 
+from pykafkad.config.describe import describe_topic_configs
 from pykafkad.controller import QuorumController
 from pykafkad.features import FEATURES
 from pykafkad.kraft.error_responses import error_response, not_controller_message
+from pykafkad.kraft.shared_server import setting
 from pykafkad.metadata.bootstrap import read_bootstrap
 from pykafkad.metadata.serde import decode_record, encode_record
 from pykafkad.metadata.snapshot import read_snapshot
 from pykafkad.raft.machine import NotLeaderError
 from wire.errors import ErrorCode
 from wire.messages.elect_leaders_request import ElectLeadersRequest, TopicPartitions
+from wire.metadata import NoOpRecord
 
 log = logging.getLogger("pykafkad.controller")
 
@@ -62,6 +65,10 @@ class ControllerServer:
         self.auto_rebalance = config["auto.leader.rebalance.enable"]
         self.rebalance_interval_ms = config["leader.imbalance.check.interval.seconds"] * 1000
         self._next_rebalance_ms = 0
+        #: metadata.max.idle.interval.ms: an idle active controller appends a NoOpRecord
+        #: this often, as Kafka's does, so that every replica's metadata offset keeps moving
+        self.idle_interval_ms = setting(config, "metadata.max.idle.interval.ms", 500)
+        self._last_write_ms = 0
         self.raft.register_listener(self)
 
     def _new_controller(self) -> QuorumController:
@@ -79,7 +86,9 @@ class ControllerServer:
             default_num_partitions=c["num.partitions"],
             default_replication_factor=c["default.replication.factor"],
             broker_defaults=defaults, delete_topic_enable=c["delete.topic.enable"],
-            kraft_version=0)  # a static quorum (controller.quorum.voters)
+            kraft_version=0,  # a static quorum (controller.quorum.voters)
+            describe_configs=lambda overrides: describe_topic_configs(
+                c, overrides, None, False, False))
 
     @property
     def is_active(self) -> bool:
@@ -146,6 +155,7 @@ class ControllerServer:
         chunks = [records] if atomic else [records[i:i + MAX_RECORDS_PER_BATCH]
                                            for i in range(0, len(records), MAX_RECORDS_PER_BATCH)]
         last = -1
+        self._last_write_ms = self.clock()
         for chunk in chunks:
             try:
                 last = self.raft.schedule_append(epoch, [encode_record(r) for r in chunk])
@@ -190,8 +200,15 @@ class ControllerServer:
         if self.auto_rebalance and self.is_active and now >= self._next_rebalance_ms:
             self._next_rebalance_ms = now + self.rebalance_interval_ms
             await self._balance_partition_leaders()
+        if self.idle_interval_ms > 0 and self.is_active and \
+                self.clock() - self._last_write_ms >= self.idle_interval_ms:
+            async with self._write_lock:
+                if self.is_active:
+                    await self._append([NoOpRecord()])
         deadlines = [d for d in (c.next_fence_check_ms(), self._next_rebalance_ms
-                                 if self.auto_rebalance else None) if d is not None]
+                                 if self.auto_rebalance else None,
+                                 self._last_write_ms + self.idle_interval_ms
+                                 if self.idle_interval_ms > 0 else None) if d is not None]
         return min(deadlines) if deadlines else None
 
     async def _bootstrap(self) -> None:

@@ -53,7 +53,7 @@ class BrokerLifecycleManager:
                  metadata_offset: Callable[[], int],
                  features: list[tuple[str, int, int]],
                  log_dir_ids: list[bytes], rack: str | None = None,
-                 heartbeat_interval_ms: int = 2000):
+                 heartbeat_interval_ms: int = 2000, previous_broker_epoch: int = -1):
         self.node_id = node_id
         self.cluster_id = cluster_id
         self.channel = channel
@@ -64,6 +64,9 @@ class BrokerLifecycleManager:
         self.rack = rack
         self.heartbeat_interval_s = heartbeat_interval_ms / 1000
         self.incarnation_id = uuid.uuid4().bytes
+        #: the epoch of the last clean shutdown (KIP-966: the controller then knows this
+        #: broker's replicas lost nothing)
+        self.previous_broker_epoch = previous_broker_epoch
         self.broker_epoch = -1
         self.state = STARTING
         self.ready_to_unfence = False
@@ -144,7 +147,8 @@ class BrokerLifecycleManager:
                        for e in self.listeners()],
             features=[Feature(name=n, min_supported_version=lo, max_supported_version=hi)
                       for n, lo, hi in self.features],
-            rack=self.rack, log_dirs=list(self.log_dir_ids), previous_broker_epoch=-1)
+            rack=self.rack, log_dirs=list(self.log_dir_ids),
+            previous_broker_epoch=self.previous_broker_epoch)
         try:
             response = await self.channel.send(request)
         except trio.TooSlowError:

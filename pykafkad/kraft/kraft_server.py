@@ -65,7 +65,8 @@ class KafkaRaftServer:
                 metadata_offset=lambda: self.shared.loader.last_offset,
                 features=[(f.name, f.min_version, f.max_version) for f in FEATURES],
                 log_dir_ids=[self.shared.directory_id], rack=config["broker.rack"],
-                heartbeat_interval_ms=config["broker.heartbeat.interval.ms"])
+                heartbeat_interval_ms=config["broker.heartbeat.interval.ms"],
+                previous_broker_epoch=broker.logs.previous_broker_epoch)
             broker.lifecycle = self.lifecycle
         self._shutdown = trio.Event()
 
@@ -142,10 +143,12 @@ class KafkaRaftServer:
             await self._shutdown.wait()
             if self.lifecycle is not None:
                 raft = self.shared.raft
-                await self.lifecycle.controlled_shutdown(
+                allowed = await self.lifecycle.controlled_shutdown(
                     CONTROLLED_SHUTDOWN_TIMEOUT_S,
                     quorum_leader=lambda: raft.leader_and_epoch.leader_id,
                     leaderless_grace_s=raft.config.fetch_timeout_ms / 1000)
+                if allowed:  # recorded in the clean-shutdown marker for the next start
+                    self.broker.logs.broker_epoch = self.lifecycle.broker_epoch
             if self.channel is not None:
                 await self.channel.aclose()
             # the raft client resigns while the controller listener still serves the other

@@ -162,5 +162,9 @@ def test_a_cleanly_stopped_broker_is_fenced_and_unfenced_after_restart(cluster):
     active = cluster.nodes[leader]
     wait_for(lambda: broker_states(active)[victim.node_id], "the stopped broker to be fenced",
              timeout=2.5)  # within the 3 s session: fenced by its controlled shutdown
+    # the clean-shutdown marker keeps the broker epoch, registered again as the previous one
+    marker = json.loads((metadata_log(victim).parent / ".kafka_cleanshutdown").read_text())
+    epoch = read_image(metadata_log(active)).cluster[victim.node_id].epoch
+    assert marker["broker_epoch"] == str(epoch)
     cluster.start(victim.node_id)
     wait_for(lambda: all_unfenced(cluster), "the restarted broker to be unfenced")

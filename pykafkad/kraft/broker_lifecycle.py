@@ -31,8 +31,11 @@ log = logging.getLogger("pykafkad.kraft.lifecycle")
 SECURITY_PROTOCOLS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
 #: how often a broker still catching up heartbeats (Kafka: 10 ms)
 CATCHING_UP_INTERVAL_S = 0.01
-#: heartbeats while waiting for the controller's leave to shut down
-SHUTDOWN_INTERVAL_S = 0.1
+#: the first heartbeat after the controller answered "not yet" to a controlled shutdown
+#: (Kafka: 50 ms; the later ones at the heartbeat interval)
+SHUTDOWN_FIRST_RETRY_S = 0.05
+#: Kafka's resend backoff after a failed registration or heartbeat: 100 ms doubling (with 2%
+#: jitter, left out here) up to broker.session.timeout.ms
 RETRY_BACKOFF_S = 0.1
 
 STARTING, RECOVERY, RUNNING = "STARTING", "RECOVERY", "RUNNING"
@@ -53,7 +56,8 @@ class BrokerLifecycleManager:
                  metadata_offset: Callable[[], int],
                  features: list[tuple[str, int, int]],
                  log_dir_ids: list[bytes], rack: str | None = None,
-                 heartbeat_interval_ms: int = 2000, previous_broker_epoch: int = -1):
+                 heartbeat_interval_ms: int = 2000, previous_broker_epoch: int = -1,
+                 session_timeout_ms: int = 9000):
         self.node_id = node_id
         self.cluster_id = cluster_id
         self.channel = channel
@@ -63,6 +67,9 @@ class BrokerLifecycleManager:
         self.log_dir_ids = log_dir_ids
         self.rack = rack
         self.heartbeat_interval_s = heartbeat_interval_ms / 1000
+        self.max_backoff_s = session_timeout_ms / 1000
+        self.failed_attempts = 0
+        self._got_shutdown_response = False
         self.incarnation_id = uuid.uuid4().bytes
         #: the epoch of the last clean shutdown (KIP-966: the controller then knows this
         #: broker's replicas lost nothing)
@@ -121,21 +128,29 @@ class BrokerLifecycleManager:
         while self.state != SHUTTING_DOWN:
             if self.broker_epoch < 0:
                 ok = await self._register()
-                interval = 0 if ok else RETRY_BACKOFF_S
+                interval = 0 if ok else self._backoff()
             else:
                 ok = await self._heartbeat()
-                interval = self._next_interval() if ok else RETRY_BACKOFF_S
+                interval = self._next_interval() if ok else self._backoff()
+            if ok:
+                self.failed_attempts = 0
             if self.state == SHUTTING_DOWN:
                 return
             with trio.move_on_after(interval):
                 await self._wake.wait()
             self._wake = trio.Event()
 
+    def _backoff(self) -> float:
+        delay = min(RETRY_BACKOFF_S * 2 ** self.failed_attempts, self.max_backoff_s)
+        self.failed_attempts += 1
+        return delay
+
     def _next_interval(self) -> float:
         if self.state == STARTING:
             return CATCHING_UP_INTERVAL_S
-        if self.state == PENDING_CONTROLLED_SHUTDOWN:
-            return SHUTDOWN_INTERVAL_S
+        if self.state == PENDING_CONTROLLED_SHUTDOWN and not self._got_shutdown_response:
+            self._got_shutdown_response = True
+            return SHUTDOWN_FIRST_RETRY_S
         return self.heartbeat_interval_s
 
     async def _register(self) -> bool:

@@ -66,7 +66,8 @@ class KafkaRaftServer:
                 features=[(f.name, f.min_version, f.max_version) for f in FEATURES],
                 log_dir_ids=[self.shared.directory_id], rack=config["broker.rack"],
                 heartbeat_interval_ms=config["broker.heartbeat.interval.ms"],
-                previous_broker_epoch=broker.logs.previous_broker_epoch)
+                previous_broker_epoch=broker.logs.previous_broker_epoch,
+                session_timeout_ms=config["broker.session.timeout.ms"])
             broker.lifecycle = self.lifecycle
         self._shutdown = trio.Event()
 

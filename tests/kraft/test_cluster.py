@@ -168,3 +168,30 @@ def test_a_cleanly_stopped_broker_is_fenced_and_unfenced_after_restart(cluster):
     assert marker["broker_epoch"] == str(epoch)
     cluster.start(victim.node_id)
     wait_for(lambda: all_unfenced(cluster), "the restarted broker to be unfenced")
+
+
+@needs_java
+def test_brokers_of_dedicated_controllers_are_observers(tmp_path):
+    """Two broker-only nodes and one dedicated controller: the brokers follow the metadata log
+    as observers (kafka-metadata-quorum lists them, with their directory ids), register and
+    are unfenced; the controller is the only voter and the active controller."""
+    with run_cluster(2, controllers=1, config=CONFIG, data_dir=tmp_path) as c:
+        controller = c.nodes[3]
+        wait_for(lambda: all(broker_states(n) == {1: False, 2: False}
+                             for n in c.nodes.values()), "two unfenced brokers in every log")
+        where = f"{controller.host}:{controller.controller_port}"
+
+        def observers_listed():
+            out = run_tool("kafka-metadata-quorum", [
+                "--bootstrap-controller", where, "describe", "--status"], check=True).stdout
+            status = parse_status(out)
+            return len(json.loads(status["CurrentObservers"])) == 2 and status
+
+        status = wait_for(observers_listed, "both brokers to be observers", timeout=60)
+        assert status["LeaderId"] == "3"
+        assert [v["id"] for v in json.loads(status["CurrentVoters"])] == [3]
+        observers = json.loads(status["CurrentObservers"])
+        assert sorted(o["id"] for o in observers) == [1, 2]
+        for o in observers:  # each broker's own directory id, from its meta.properties
+            meta = (c.nodes[o["id"]].spec.data_dir / "data" / "meta.properties").read_text()
+            assert f"directory.id={o['directoryId']}" in meta

@@ -24,6 +24,8 @@ log = logging.getLogger("pykafkad.kraft.channel")
 #: retry.backoff.ms / retry.backoff.max.ms of Kafka's channel
 RETRY_BACKOFF_S = 0.05
 RETRY_BACKOFF_MAX_S = 1.0
+#: how often a backing-off request looks whether the quorum has named a new leader
+LEADER_POLL_S = 0.02
 
 
 class ControllerChannel:
@@ -88,8 +90,23 @@ class ControllerChannel:
                     return response
                 if self.active_controller == node:
                     self.active_controller = None
-            await trio.sleep(min(backoff, max(0.0, deadline - trio.current_time())))
+                # the quorum is up, its leader not yet active (or just moved): try again soon
+                await self._backoff(min(RETRY_BACKOFF_S, max(0.0, deadline - trio.current_time())),
+                                    node)
+                continue
+            # unreachable: back off longer each time
+            await self._backoff(min(backoff, max(0.0, deadline - trio.current_time())), node)
             backoff = min(backoff * 2, RETRY_BACKOFF_MAX_S)
+
+    async def _backoff(self, delay_s: float, tried: int) -> None:
+        """Sleeps ``delay_s``, or less when the quorum names another leader meanwhile (as
+        Kafka's channel sends to a new controller as soon as the metadata names it)."""
+        end = trio.current_time() + delay_s
+        while (now := trio.current_time()) < end:
+            leader = self.leader()
+            if leader in self.voters and leader != tried:
+                return
+            await trio.sleep(min(LEADER_POLL_S, end - now))
 
     async def aclose(self) -> None:
         clients, self._clients = self._clients, {}

@@ -138,6 +138,8 @@ class ControllerServer:
         state, its records committed and replayed, then answered."""
         if not self.is_active:
             return self.not_controller(request)
+        if "metadata.version" not in self.controller.features.finalized:
+            await self._bootstrap()  # as Kafka's activation event: before any request
         async with self._write_lock:
             if not self.is_active:
                 return self.not_controller(request)

@@ -129,9 +129,8 @@ class ControllerServer:
 
     # -- operations ----------------------------------------------------------------------------
     def not_controller(self, request: Any) -> Any:
-        leader = self.raft.leader_and_epoch.leader_id
-        return error_response(request, ErrorCode.NOT_CONTROLLER, not_controller_message(
-            leader if leader != self.node_id else -1))
+        return error_response(request, ErrorCode.NOT_CONTROLLER,
+                              not_controller_message(self.raft.leader_and_epoch.leader_id))
 
     async def submit(self, request: Any, version: int | None = None) -> Any:
         """One controller API: NOT_CONTROLLER unless active, else handled on the replayed

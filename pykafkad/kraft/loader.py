@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from pykafkad.metadata.delta import MetadataDelta
+from pykafkad.metadata.delta import MetadataDelta, MetadataReplayError
 from pykafkad.metadata.image import EMPTY_IMAGE, MetadataImage
-from pykafkad.metadata.serde import decode_record
+from pykafkad.metadata.serde import MetadataParseError, decode_record
 from pykafkad.metadata.snapshot import read_snapshot, snapshot_file_name, write_snapshot
 
 log = logging.getLogger("pykafkad.kraft.loader")
@@ -79,9 +79,13 @@ class MetadataLoader:
     # -- raft listener ---------------------------------------------------------------------
     def handle_commit(self, batch) -> None:
         delta = MetadataDelta(self.image)
-        for value in batch.records:
-            record, _ = decode_record(value)
-            delta.replay(record)
+        try:
+            for value in batch.records:
+                record, _ = decode_record(value)
+                delta.replay(record)
+        except (MetadataParseError, MetadataReplayError) as e:
+            # Kafka's loader fault handler on a broker: logged, the loading goes on
+            log.error("Error replaying the metadata batch at offset %d: %s", batch.base_offset, e)
         image = delta.apply(batch.last_offset, batch.epoch)
         self._publish(delta, image, MetadataManifest(
             batch.last_offset, batch.epoch, False, batch.size_in_bytes, batch.append_timestamp))

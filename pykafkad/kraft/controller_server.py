@@ -119,9 +119,19 @@ class ControllerServer:
 
     def _activate(self, epoch: int) -> None:
         now = self.clock()
-        # Kafka's ClusterControlManager.activate: every registered broker's session starts now
-        for b in self.controller.cluster.heartbeats.brokers.values():
+        # Kafka's ClusterControlManager.activate: the heartbeat state is rebuilt from the
+        # registrations (what a write lost with an earlier leadership never happened) and
+        # every registered broker's session starts now
+        cluster = self.controller.cluster
+        for broker_id, b in list(cluster.heartbeats.brokers.items()):
+            reg = cluster.registration(broker_id)
+            if reg is None:
+                cluster.heartbeats.remove(broker_id)
+                continue
             b.last_contact_ms = now
+            b.fenced = reg.fenced
+            if reg.fenced:
+                b.controlled_shutdown_offset = -1
         self.active_epoch = epoch
         self._next_rebalance_ms = now + self.rebalance_interval_ms
         log.info("Becoming the active controller at epoch %d, next write offset %d.",

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
+import io
 import os
 import signal
 import subprocess
@@ -118,18 +120,25 @@ def random_cluster_id() -> str:
 
 
 def format_node(spec: NodeSpec, cluster_id: str) -> None:
-    """STAND-IN for ``pykafkad format`` (the metadata area's command, not on this branch yet):
-    writes meta.properties as ``kafka-storage format`` does, unless the dir is formatted
-    already (a restart keeps its cluster id).  The lead swaps this for the real command."""
+    """Formats a node's storage unless it is formatted already (a restart keeps its cluster
+    id), as ``pykafkad format --cluster-id ID --config server.properties`` (Kafka's
+    ``kafka-storage format``) would, with the feature levels pykafkad's brokers support
+    (``--feature``, see format_feature_flags); run in this process, its report kept out of
+    the launcher's output."""
+    from pykafkad.kraft.broker_lifecycle import format_feature_flags
+    from pykafkad.metadata.storage_tool import main as storage_main
+
     log_dir = spec.data_dir / "data"
-    meta = log_dir / META_PROPERTIES
-    if meta.exists():
+    if (log_dir / META_PROPERTIES).exists():
         return
-    log_dir.mkdir(parents=True, exist_ok=True)
-    meta.write_text(
-        "#\n#Written by pykafkad cluster\n"
-        f"cluster.id={cluster_id}\ndirectory.id={random_cluster_id()}\n"
-        f"node.id={spec.node_id}\nversion=1\n")
+    args = ["format", "--cluster-id", cluster_id, "--config", str(spec.properties_path)]
+    for flag in format_feature_flags():
+        args += ["--feature", flag]
+    report = io.StringIO()
+    with contextlib.redirect_stdout(report), contextlib.redirect_stderr(report):
+        status = storage_main(args)
+    if status != 0:
+        raise RuntimeError(f"formatting node {spec.node_id} failed: {report.getvalue().strip()}")
 
 
 @dataclass

@@ -42,6 +42,35 @@ STARTING, RECOVERY, RUNNING = "STARTING", "RECOVERY", "RUNNING"
 PENDING_CONTROLLED_SHUTDOWN, SHUTTING_DOWN = "PENDING_CONTROLLED_SHUTDOWN", "SHUTTING_DOWN"
 
 
+def supported_features() -> list[tuple[str, int, int]]:
+    """(name, min, max) of every feature this broker supports (pykafkad.features), what its
+    registration tells the controller."""
+    from pykafkad.features import FEATURES
+
+    return [(f.name, f.min_version, f.max_version) for f in FEATURES]
+
+
+def format_feature_flags() -> list[str]:
+    """``--feature name=level`` values a pykafkad cluster is formatted with: Kafka 4.4's
+    default level for each feature, capped at what these brokers support. Formatted with
+    Kafka's defaults (transaction.version=2, group.version=1 ...), the controller would refuse
+    every pykafkad broker's registration (UNSUPPORTED_VERSION), as it refuses a Kafka broker
+    that lacks a finalized feature."""
+    from pykafkad.metadata.features import (
+        LATEST_PRODUCTION_LEVEL,
+        PRODUCTION_FEATURES,
+        default_level,
+    )
+
+    supported = {name: hi for name, _, hi in supported_features()}
+    flags = []
+    for name in PRODUCTION_FEATURES:
+        wanted = default_level(name, LATEST_PRODUCTION_LEVEL)
+        if name in supported and wanted > supported[name]:
+            flags.append(f"{name}={supported[name]}")
+    return flags
+
+
 @dataclass(frozen=True)
 class AdvertisedListener:
     name: str
@@ -171,8 +200,11 @@ class BrokerLifecycleManager:
                      self.node_id)
             return False
         if response.error_code != ErrorCode.NONE:
-            log.error("Broker %d: unable to register with the controller: %s", self.node_id,
-                      ErrorCode(response.error_code).name)
+            hint = " (the cluster finalizes a feature level this broker does not support: " \
+                   "format it with pykafkad's levels)" \
+                if response.error_code == ErrorCode.UNSUPPORTED_VERSION else ""
+            log.error("Broker %d: unable to register with the controller: %s%s", self.node_id,
+                      ErrorCode(response.error_code).name, hint)
             return False
         self.broker_epoch = response.broker_epoch
         log.info("Broker %d: successfully registered with broker epoch %d, incarnation %s.",

@@ -15,8 +15,11 @@ from pathlib import Path
 
 import trio
 
-from pykafkad.features import FEATURES
-from pykafkad.kraft.broker_lifecycle import AdvertisedListener, BrokerLifecycleManager
+from pykafkad.kraft.broker_lifecycle import (
+    AdvertisedListener,
+    BrokerLifecycleManager,
+    supported_features,
+)
 from pykafkad.kraft.controller_channel import ControllerChannel
 from pykafkad.kraft.controller_server import ControllerServer
 from pykafkad.kraft.migration import single_node_records
@@ -63,7 +66,7 @@ class KafkaRaftServer:
                 config.node_id, self.shared.cluster_id, self.channel,
                 listeners=self._advertised_listeners,
                 metadata_offset=lambda: self.shared.loader.last_offset,
-                features=[(f.name, f.min_version, f.max_version) for f in FEATURES],
+                features=supported_features(),
                 log_dir_ids=[self.shared.directory_id], rack=config["broker.rack"],
                 heartbeat_interval_ms=config["broker.heartbeat.interval.ms"],
                 previous_broker_epoch=broker.logs.previous_broker_epoch,

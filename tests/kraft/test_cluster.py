@@ -11,6 +11,7 @@ import json
 import pytest
 
 from compat.kafka_tools import run_tool
+from pykafkad.metadata.bootstrap import read_bootstrap
 from pykafkad.testing import run_cluster
 from tests.integration.clients import needs_java
 from tests.kraft.quorum_helpers import (
@@ -97,6 +98,11 @@ def test_the_metadata_log_is_kafkas(cluster):
                     and r["data"].get("fenced") == -1}
         assert unfenced == {1, 2, 3}
         assert types.index("FEATURE_LEVEL_RECORD") < types.index("REGISTER_BROKER_RECORD")
+        # the feature levels are the formatted bootstrap snapshot's (pykafkad format)
+        bootstrap = read_bootstrap(metadata_log(node).parent)
+        assert [(r["data"]["name"], r["data"]["featureLevel"]) for r in records
+                if r["type"] == "FEATURE_LEVEL_RECORD"] == [
+            (r.name, r.feature_level) for r in bootstrap.records]
 
 
 def test_create_topics_on_the_controller(cluster):

@@ -230,11 +230,12 @@ class ControllerServer:
                 return
             bootstrap = read_bootstrap(self.shared.metadata_log_dir)
             if bootstrap is not None:
-                records = list(bootstrap.records)
+                levels = bootstrap.feature_levels()
                 log.info("Writing the bootstrap records from %s", bootstrap.source)
             else:
-                records = self.controller.bootstrap_records(default_feature_levels())
+                levels = default_feature_levels()
                 log.info("Writing the default bootstrap records (no bootstrap metadata found)")
+            records = self.controller.bootstrap_records(levels)
             if self.migration is not None:
                 records += self.migration()
             await self._append(records)

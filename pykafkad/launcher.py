@@ -144,15 +144,18 @@ def format_node(spec: NodeSpec, cluster_id: str) -> None:
     id), as ``pykafkad format --cluster-id ID --config server.properties`` (Kafka's
     ``kafka-storage format``) would; run in this process, its report kept out of the
     launcher's output."""
+    from pykafkad.kraft.broker_lifecycle import format_feature_flags
+    from pykafkad.metadata.storage_tool import main as storage_main
+
     log_dir = spec.data_dir / "data"
     if (log_dir / META_PROPERTIES).exists():
         return
-    from pykafkad.metadata.storage_tool import main as storage_main
-
+    args = ["format", "--cluster-id", cluster_id, "--config", str(spec.properties_path)]
+    for flag in format_feature_flags():  # the feature levels pykafkad's brokers support
+        args += ["--feature", flag]
     report = io.StringIO()
     with contextlib.redirect_stdout(report), contextlib.redirect_stderr(report):
-        status = storage_main(["format", "--cluster-id", cluster_id,
-                               "--config", str(spec.properties_path)])
+        status = storage_main(args)
     if status != 0:
         raise RuntimeError(f"formatting node {spec.node_id} failed: {report.getvalue().strip()}")
 
@@ -340,8 +343,9 @@ def die_with_parent() -> None:
 
 
 def nodes_ready(nodes: list[NodeProcess]) -> bool:
-    """The readiness check: every node's process printed its own ready line.  (Once the nodes
-    form a cluster this becomes "every broker registered and unfenced".)"""
+    """The readiness check: every node's process printed its own ready line, which a node with
+    the broker role prints once the active controller has registered and unfenced it (as
+    Kafka's broker starts serving only then): every broker registered and unfenced."""
     return all(n.printed_ready() for n in nodes)
 
 
@@ -390,11 +394,16 @@ class Cluster:
             raise
 
     def stop_all(self) -> None:
-        for n in self.nodes.values():  # all at once: a cluster shuts down together
-            if n.running:
-                n.proc.send_signal(signal.SIGTERM)
-        for n in self.nodes.values():
-            n.stop()
+        """Nodes with the broker role first, all at once (their controlled shutdowns need
+        the controllers), then the dedicated controllers, as Kafka's clusters are stopped."""
+        brokers = [n for n in self.nodes.values() if "broker" in n.spec.roles]
+        controllers = [n for n in self.nodes.values() if "broker" not in n.spec.roles]
+        for group in (brokers, controllers):
+            for n in group:
+                if n.running:
+                    n.proc.send_signal(signal.SIGTERM)
+            for n in group:
+                n.stop()
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

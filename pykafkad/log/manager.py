@@ -53,6 +53,8 @@ from pykafkad.log.errors import KafkaStorageError
 from pykafkad.log.partition import PartitionLog
 from pykafkad.log.segment import LogSegment
 
+#: the KRaft metadata log (Kafka's LogManager leaves it to the raft client, as here)
+METADATA_PARTITION_DIR = "__cluster_metadata-0"
 log = logging.getLogger("pykafkad.log")
 
 _SKIPPED_DIR_SUFFIXES = ("-delete", "-stray", "-future")
@@ -76,6 +78,13 @@ def parse_partition_dir(name: str) -> tuple[str, int] | None:
 ADOPT, STRAY, DELETE = "adopt", "stray", "delete"
 
 
+def _recorded_broker_epoch(marker: Path) -> int:
+    try:
+        return int(json.loads(marker.read_bytes()).get("broker_epoch", -1))
+    except (OSError, ValueError, AttributeError, TypeError):
+        return -1
+
+
 class LogManager:
     def __init__(self, data_dir: Path, clock: Callable[[], int]):
         self.data_dir = Path(data_dir)
@@ -84,6 +93,11 @@ class LogManager:
         marker = self.data_dir / CLEAN_SHUTDOWN_FILE
         #: whether the previous run shut down cleanly (decides recovery when a log is opened)
         self.had_clean_shutdown = marker.exists()
+        #: the broker epoch the last clean shutdown recorded (-1: none), which a KRaft broker
+        #: registers with (KIP-966's previous broker epoch); ``broker_epoch`` is the one to
+        #: record at this run's clean shutdown
+        self.previous_broker_epoch = _recorded_broker_epoch(marker)
+        self.broker_epoch = -1
         marker.unlink(missing_ok=True)
         self._logs: dict[tuple[str, int], PartitionLog] = {}
         #: partitions found by load_all whose logs are opened on first use (or by open_some)
@@ -136,6 +150,8 @@ class LogManager:
                 continue
             if entry.name.endswith("-stray"):
                 log.warning("Loaded stray log: %s", entry.path)
+                continue
+            if entry.name == METADATA_PARTITION_DIR:  # the raft client's, never a topic's
                 continue
             parsed = parse_partition_dir(entry.name)
             if parsed is None or parsed in self._logs or parsed in self._unopened:
@@ -485,7 +501,7 @@ class LogManager:
             return
         atomic_write(
             self.data_dir / CLEAN_SHUTDOWN_FILE,
-            json.dumps({"version": "0", "broker_epoch": "-1"}).encode(),
+            json.dumps({"version": "0", "broker_epoch": str(self.broker_epoch)}).encode(),
         )
 
     # -- internals -----------------------------------------------------------------------------

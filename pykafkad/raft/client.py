@@ -133,6 +133,7 @@ class RaftClient:
     def register_listener(self, listener: Any) -> None:
         self._listeners.append(_ListenerState(listener))
         self._after_change()
+        self._deliver()  # what was committed (or who leads) before it registered
 
     def schedule_append(self, epoch: int, records: list[bytes]) -> int:
         """Appends ``records`` as one batch if this node leads ``epoch`` (NotLeaderError

@@ -130,6 +130,8 @@ class RaftMachine(InboundRequests):
         self.quorum.initialize(self.log.last_fetched_epoch(), now)
         if isinstance(self.quorum.state, Candidate) and self.quorum.is_only_voter:
             self._become_leader(now)
+        elif self.quorum.is_only_voter:  # Kafka's initialize: a lone voter elects itself at once
+            self._to_candidate(now)
         log.info("node %d starts as %s in epoch %d", self.node_id, self.quorum.state.name,
                  self.epoch)
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from compat import features
 from compat.scenarios import BY_NAME, CLIENTS, SCENARIOS
-from compat.wire_client import advertised_apis
+from compat.wire_client import advertised_apis, cluster_brokers
 
 PASS, FAIL, NA, UNSUPPORTED = "pass", "fail", "n/a", "unsupported"
 #: bound on any single wait inside a scenario; a working broker answers far sooner
@@ -62,17 +62,25 @@ class Env:
         self.scenario = scenario
         self.run_id = uuid.uuid4().hex[:8]
 
+    @property
+    def first_broker(self) -> str:
+        """The first bootstrap address alone: cluster scenarios bootstrap from one broker, so
+        that reaching the others proves the client followed Metadata."""
+        return self.bootstrap.split(",")[0].strip()
+
     def name(self, suffix: str = "") -> str:
         short = self.client.split("-")[0]
         return f"compat-{self.scenario}-{short}-{self.run_id}{'-' + suffix if suffix else ''}"
 
-    def topic(self, suffix: str = "", partitions: int = 1, config: dict | None = None) -> str:
+    def topic(self, suffix: str = "", partitions: int = 1, config: dict | None = None,
+              replication_factor: int = 1) -> str:
         """Creates a topic with the harness's admin client (librdkafka) and waits until the
-        broker's metadata shows it."""
+        broker's metadata shows it (with a replication factor above 1: until every partition
+        has a leader and a full ISR)."""
         from compat.clients.setup import create_topic
 
         name = self.name(suffix)
-        create_topic(self.bootstrap, name, partitions, config or {})
+        create_topic(self.bootstrap, name, partitions, config or {}, replication_factor)
         return name
 
 
@@ -142,10 +150,19 @@ def run_matrix(
     matrix = Matrix(target, bootstrap, scenarios, clients)
     t0 = time.monotonic()
     apis = advertised_apis(bootstrap)
+    brokers = len(cluster_brokers(bootstrap))
     runnable = []
+    too_few = [s for s in scenarios if BY_NAME[s].brokers > brokers]
+    if too_few:
+        matrix.notes.append(f"not applicable with {brokers} broker(s) (cluster scenarios): "
+                            + ", ".join(too_few))
     for s in scenarios:
         gaps = [g for f in BY_NAME[s].needs for g in features.missing(apis, f)]
-        if gaps:
+        if BY_NAME[s].brokers > brokers:
+            for c in clients:
+                matrix.results[(s, c)] = Result(
+                    NA, 0.0, f"needs {BY_NAME[s].brokers} brokers; the target has {brokers}")
+        elif gaps:
             for c in clients:
                 matrix.results[(s, c)] = Result(
                     UNSUPPORTED, 0.0, "the broker does not advertise " + ", ".join(gaps))

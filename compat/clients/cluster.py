@@ -1,0 +1,98 @@
+"""Harness-side facts for the cluster scenarios: which broker a client bootstraps from, which
+broker leads what, and a group id whose coordinator is another broker.
+
+A group's coordinator is the leader of its ``__consumer_offsets`` partition, and Kafka picks
+that partition as ``Utils.abs(groupId.hashCode()) % <partitions of __consumer_offsets>``
+(GroupCoordinatorService.partitionFor), with Java's String.hashCode and a Utils.abs that maps
+Integer.MIN_VALUE to 0.  The clients then check, each with its own API, that the coordinator
+they found is that broker.
+"""
+
+from __future__ import annotations
+
+import time
+
+from compat.runner import WAIT_S, Env
+
+OFFSETS_TOPIC = "__consumer_offsets"
+
+
+def java_string_hash(text: str) -> int:
+    """Java's String.hashCode: over UTF-16 code units, in 32-bit two's complement."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + int.from_bytes(data[i:i + 2], "big")) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def offsets_partition(group: str, partitions: int) -> int:
+    """The ``__consumer_offsets`` partition of ``group``, as Kafka computes it."""
+    h = java_string_hash(group)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+def _admin(bootstrap: str):
+    from confluent_kafka.admin import AdminClient
+
+    return AdminClient({"bootstrap.servers": bootstrap})
+
+
+def broker_id_at(bootstrap: str, address: str) -> int:
+    """The node id of the broker listening at ``address`` (host:port)."""
+    md = _admin(bootstrap).list_topics(timeout=WAIT_S)
+    for b in md.brokers.values():
+        if f"{b.host}:{b.port}" == address:
+            return b.id
+    raise AssertionError(f"no broker at {address} in {sorted(str(b) for b in md.brokers.values())}")
+
+
+def broker_ids(bootstrap: str) -> set[int]:
+    return set(_admin(bootstrap).list_topics(timeout=WAIT_S).brokers)
+
+
+def leaders(bootstrap: str, topic: str) -> dict[int, int]:
+    """{partition: leader id} of ``topic``."""
+    t = _admin(bootstrap).list_topics(topic, timeout=WAIT_S).topics[topic]
+    return {p.id: p.leader for p in t.partitions.values()}
+
+
+def _offsets_topic_leaders(bootstrap: str) -> dict[int, int]:
+    """The leaders of every ``__consumer_offsets`` partition, once the topic exists (the first
+    FindCoordinator creates it; a describe of a group sends one) and every partition is led."""
+    admin = _admin(bootstrap)
+    deadline = time.monotonic() + WAIT_S
+    asked = False
+    while time.monotonic() < deadline:
+        t = admin.list_topics(OFFSETS_TOPIC, timeout=WAIT_S).topics.get(OFFSETS_TOPIC)
+        if t is not None and t.error is None and t.partitions and all(
+                p.leader >= 0 for p in t.partitions.values()):
+            return {p.id: p.leader for p in t.partitions.values()}
+        if not asked:
+            asked = True
+            try:
+                admin.describe_consumer_groups(["compat-create-offsets-topic"])[
+                    "compat-create-offsets-topic"].result(WAIT_S)
+            except Exception:  # noqa: BLE001 - only the FindCoordinator it sends matters
+                pass
+        time.sleep(0.2)  # the topic's creation has no notification to wait on
+    raise AssertionError(f"{OFFSETS_TOPIC} was not created with a leader for every partition")
+
+
+def group_led_elsewhere(env: Env) -> tuple[str, int, int]:
+    """A fresh group id whose coordinator is not the broker at ``env.first_broker``:
+    (group, coordinator's node id, bootstrap broker's node id)."""
+    home = broker_id_at(env.bootstrap, env.first_broker)
+    led_by = _offsets_topic_leaders(env.bootstrap)
+    for i in range(1000):
+        group = env.name(f"group{i}")
+        leader = led_by[offsets_partition(group, len(led_by))]
+        if leader != home:
+            return group, leader, home
+    raise AssertionError(f"every {OFFSETS_TOPIC} partition is led by broker {home}")
+
+
+def expect_spread(leader_of: dict[int, int], brokers: set[int], what: str) -> None:
+    """Every broker leads at least one partition."""
+    if set(leader_of.values()) != brokers:
+        raise AssertionError(f"{what}: leaders {leader_of} do not cover brokers {sorted(brokers)}")

@@ -88,6 +88,8 @@ class KafkaBroker:
     data_dir: Path
     proc: subprocess.Popen
     log_path: Path
+    #: the CONTROLLER listener's port (ControllerApis), 0 when unknown
+    controller_port: int = 0
 
     @property
     def bootstrap_servers(self) -> str:
@@ -173,5 +175,115 @@ def run_kafka(
         yield broker
     finally:
         broker.stop()
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+@dataclass
+class KafkaCluster:
+    """``run_kafka_cluster``'s nodes (one JVM each, combined broker+controller)."""
+
+    nodes: list[KafkaBroker]
+    cluster_id: str
+    #: seconds the per-node ``kafka-storage format`` runs took (run in parallel)
+    format_s: float = 0.0
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(n.bootstrap_servers for n in self.nodes)
+
+
+def _cluster_ready(cluster: KafkaCluster, deadline: float) -> None:
+    """Every node answers Metadata listing every broker and a controller."""
+    from compat.wire_client import WireClient
+    from wire.messages.metadata_request import MetadataRequest
+
+    pending = list(cluster.nodes)
+    while pending:
+        node = pending[0]
+        if node.proc.poll() is not None:
+            raise RuntimeError(f"Kafka node exited with {node.proc.returncode}:\n"
+                               f"{_tail(node.log_path)}")
+        try:
+            with WireClient(node.bootstrap_servers, timeout=5) as c:
+                md = c.request(3, 12, MetadataRequest(topics=None, allow_auto_topic_creation=False))
+            if len(md.brokers) == len(cluster.nodes) and md.controller_id >= 0:
+                pending.pop(0)
+                continue
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"Kafka cluster not ready in time:\n{_tail(node.log_path)}")
+        time.sleep(0.2)  # polling ports of other processes: nothing to wait on
+
+
+@contextlib.contextmanager
+def run_kafka_cluster(
+    nodes: int = 3,
+    version: str = DEFAULT_VERSION,
+    *,
+    config: dict[str, str] | None = None,
+    data_dir: Path | None = None,
+) -> Iterator[KafkaCluster]:
+    """Runs an Apache Kafka KRaft cluster of ``nodes`` combined broker+controller nodes on
+    free ports, one JVM per node, with a static quorum (controller.quorum.voters); every node
+    dir is formatted with the same cluster id first, as ``kafka-storage format`` is run on each
+    machine of a real cluster."""
+    java = shutil.which("java")
+    if java is None:
+        raise RuntimeError("java is not installed (Apache Kafka needs Java 17+)")
+    cp = kafka_classpath(version)
+    tmp = None
+    if data_dir is None:
+        tmp = tempfile.mkdtemp(prefix="apache-kafka-cluster-")
+        data_dir = Path(tmp)
+    ports = [(free_port(), free_port()) for _ in range(nodes)]
+    voters = ",".join(f"{i + 1}@127.0.0.1:{c}" for i, (_, c) in enumerate(ports))
+    cluster_id = uuid.uuid4().hex[:22]
+    env = {**os.environ, "CLASSPATH": cp}
+    started: list[KafkaBroker] = []
+    cluster = KafkaCluster(started, cluster_id)
+    try:
+        props_paths = []
+        for i, (port, controller_port) in enumerate(ports):
+            node_dir = data_dir / f"node-{i + 1}"
+            node_dir.mkdir(parents=True, exist_ok=True)
+            replicas = str(min(3, nodes))
+            extra = {"node.id": str(i + 1), "controller.quorum.voters": voters,
+                     "offsets.topic.replication.factor": replicas,
+                     "transaction.state.log.replication.factor": replicas,
+                     "transaction.state.log.min.isr": str(min(2, nodes)),
+                     "share.coordinator.state.topic.replication.factor": replicas,
+                     "share.coordinator.state.topic.min.isr": str(min(2, nodes)),
+                     **(config or {})}
+            props = node_dir / "server.properties"
+            props.write_text(server_properties(node_dir, port, controller_port, extra))
+            props_paths.append(props)
+        t0 = time.monotonic()
+        formats = [subprocess.Popen(
+            [java, *JAVA_OPTS, "kafka.tools.StorageTool", "format", "-t", cluster_id,
+             "-c", str(p)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            for p in props_paths if formatted_cluster_id(p.parent) is None]
+        for f in formats:
+            out, _ = f.communicate(timeout=STARTUP_TIMEOUT_S)
+            if f.returncode != 0:
+                raise RuntimeError(f"kafka-storage format failed:\n{out}")
+        cluster.format_s = time.monotonic() - t0
+        for i, props in enumerate(props_paths):
+            log_path = props.parent / "kafka.log"
+            with open(log_path, "ab") as log:
+                proc = subprocess.Popen(
+                    [java, *JAVA_OPTS, "kafka.Kafka", str(props)], env=env, stdout=log,
+                    stderr=subprocess.STDOUT, start_new_session=True)
+            started.append(KafkaBroker(version, ports[i][0], props.parent, proc, log_path,
+                                       ports[i][1]))
+        _cluster_ready(cluster, time.monotonic() + STARTUP_TIMEOUT_S)
+        yield cluster
+    finally:
+        for node in started:
+            if node.proc.poll() is None:
+                node.proc.send_signal(signal.SIGTERM)
+        for node in started:
+            node.stop()
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Benchmarks pykafkad against the official Apache Kafka broker, in the same run.
 
-Usage: python scripts/bench.py [--messages N] [--skip-kafka] [--workloads throughput,latency,consume]
+Usage: python scripts/bench.py [--messages N] [--skip-kafka]
+       [--workloads throughput,latency,consume,cluster_start]
        [--produce-only] [--against DIR] [--rounds N] [--repeat N]
 
 Both brokers run as their own processes on this machine (Kafka from Maven Central jars, see
@@ -23,7 +24,9 @@ in the same run, and adds its column and the ratio this tree / that one.
 that the broker is the bottleneck, and also reports the broker's CPU seconds per GB served
 (scripts/bench_consume.py). ``latency`` is a fixed-rate produce run with per-record delivery
 latency (p50/p99/p99.9) while a compacted topic is being cleaned (scripts/bench_latency.py);
-``--repeat`` runs it several times per broker to show the spread.
+``--repeat`` runs it several times per broker to show the spread.  ``cluster_start`` starts a
+3-node cluster of each (pykafkad's launcher, three Kafka JVMs) and reports the time until it is
+ready and the nodes' total memory (scripts/bench_cluster.py).
 """
 
 from __future__ import annotations
@@ -217,6 +220,25 @@ def validation_cpu(data_dir: Path, limit: int = 50_000) -> dict[str, float]:
     return out
 
 
+def cluster_start(args: argparse.Namespace) -> None:
+    """``--workloads cluster_start``: a 3-node cluster's start time and memory (bench_cluster)."""
+    from bench_cluster import kafka_cluster_start, pykafkad_cluster_start
+
+    rounds = [pykafkad_cluster_start() for _ in range(args.rounds)]
+    ours = {name: min(r[name] for r in rounds) for name in rounds[0]}
+    theirs = {} if args.skip_kafka else kafka_cluster_start()
+    print(f"{'cluster_start':38} {'pykafkad':>12} {'kafka':>12} {'ratio':>8}")
+    for name in [*ours, *(n for n in theirs if n not in ours)]:
+        a, b = ours.get(name), theirs.get(name)
+        print(f"{name:38} " + (f"{a:12.3f}" if a is not None else f"{'-':>12}")
+              + (f" {b:12.3f}" if b is not None else f" {'-':>12}")
+              + (f" {a / b:8.2f}" if a is not None and b else f" {'-':>8}"))
+    if args.rounds > 1:
+        name = next(iter(ours))
+        print(f"pykafkad {name} over {args.rounds} rounds: "
+              f"{min(r[name] for r in rounds):.3f} .. {max(r[name] for r in rounds):.3f}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--messages", type=int, default=200_000)
@@ -227,11 +249,16 @@ def main() -> int:
                     help="pykafkad runs per tree, interleaved; each figure is the best round")
     ap.add_argument("--workloads", default="throughput,latency",
                     type=lambda v: set(v.split(",")),
-                    help="throughput, latency, consume (comma-separated)")
+                    help="throughput, latency, consume, cluster_start (comma-separated)")
     ap.add_argument("--latency-rate", type=int, default=20_000, help="records/s of the latency run")
     ap.add_argument("--latency-seconds", type=float, default=10.0)
     ap.add_argument("--repeat", type=int, default=1, help="latency and consume runs per broker")
     args = ap.parse_args()
+    if "cluster_start" in args.workloads:
+        cluster_start(args)
+        args.workloads.discard("cluster_start")
+        if not args.workloads:
+            return 0
     results: dict[str, dict[str, float]] = {}
     rounds: dict[str, dict[str, list[float]]] = {}  # every round's figure, for the spread
 

@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 from compat import report
+from compat.node_control import KafkaNodes, PykafkadNodes
 from compat.runner import run_matrix
 from compat.scenarios import CLIENTS, CLUSTER_SCENARIOS, CLUSTER_SIZE, SCENARIOS
 
@@ -47,7 +48,7 @@ def pykafkad_cluster(nodes: int = CLUSTER_SIZE):
             "this pykafkad has no pykafkad.testing.run_cluster yet: the multi-node pykafkad "
             "(issue 10) is not merged; use --kafka-cluster or --bootstrap-server") from None
     with run_cluster(nodes, config=TEST_BROKER_CONFIG) as cluster:
-        yield cluster.bootstrap_servers
+        yield cluster
 
 
 def parse_scenarios(text: str | None) -> list[str] | None:
@@ -97,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     clients = args.clients.split(",") if args.clients else None
     scenarios = parse_scenarios(args.scenarios)
+    nodes = None  # set for the clusters started here: scenarios that stop a node need it
 
     if args.kafka:
         from compat.kafka_broker import DEFAULT_VERSION, run_kafka
@@ -117,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         kafka = broker.enter_context(
             run_kafka_cluster(CLUSTER_SIZE, version, config=TEST_BROKER_CONFIG))
         bootstrap = kafka.bootstrap_servers
+        nodes = KafkaNodes(kafka)
     elif args.cluster:
         from pykafkad import __version__
 
@@ -124,10 +127,12 @@ def main(argv: list[str] | None = None) -> int:
         stem = args.report_name or "cluster"
         broker = contextlib.ExitStack()
         try:
-            bootstrap = broker.enter_context(pykafkad_cluster())
+            handle = broker.enter_context(pykafkad_cluster())
         except ClusterUnavailable as e:
             print(f"python -m compat --cluster: {e}", file=sys.stderr)
             return 2
+        bootstrap = handle.bootstrap_servers
+        nodes = PykafkadNodes(handle)
     elif args.bootstrap_server:
         target = args.target_name or args.bootstrap_server
         stem = args.report_name or "external"
@@ -142,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         bootstrap = broker.enter_context(pykafkad_broker())
     with broker:
         matrix = run_matrix(bootstrap, target=target, scenarios=scenarios, clients=clients,
-                            log=lambda line: print(line, file=sys.stderr, flush=True))
+                            log=lambda line: print(line, file=sys.stderr, flush=True),
+                            nodes=nodes)
     print(report.text(matrix))
     md, page = report.write(matrix, args.report_dir, stem)
     print(f"\nreports: {md} {page}")

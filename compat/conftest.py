@@ -14,7 +14,7 @@ import os
 import pytest
 
 from compat import report
-from compat.runner import Matrix, run_matrix
+from compat.runner import NA, Matrix, Result, run_matrix
 from compat.scenarios import CLUSTER_SCENARIOS, CLUSTER_SIZE
 
 MATRIX = pytest.StashKey[Matrix]()
@@ -48,13 +48,31 @@ def kafka_cluster():
         yield cluster
 
 
+#: the scenario that stops and restarts a node costs a JVM start per client: in the test suite
+#: it runs with these two (kafka-python, and the Java client's own JVM-per-step path) only;
+#: ``python -m compat --kafka-cluster`` runs it with every client
+NODE_STOPPING = {"not-enough-replicas": ["kafka-python", "java"]}
+
+
 @pytest.fixture(scope="module")
 def cluster_matrix(request, kafka_cluster, tmp_path_factory) -> Matrix:
     """The cluster scenarios with every client against the session's Apache Kafka cluster."""
-    m = run_matrix(kafka_cluster.bootstrap_servers,
-                   target=f"Apache Kafka {kafka_cluster.nodes[0].version}, {CLUSTER_SIZE} nodes",
-                   scenarios=[s.name for s in CLUSTER_SCENARIOS],
-                   require_clients=bool(os.environ.get("CI")))
+    from compat.node_control import KafkaNodes
+
+    def run(scenarios, clients=None) -> Matrix:
+        return run_matrix(
+            kafka_cluster.bootstrap_servers, scenarios=scenarios, clients=clients,
+            target=f"Apache Kafka {kafka_cluster.nodes[0].version}, {CLUSTER_SIZE} nodes",
+            require_clients=bool(os.environ.get("CI")), nodes=KafkaNodes(kafka_cluster))
+
+    m = run([s.name for s in CLUSTER_SCENARIOS if s.name not in NODE_STOPPING])
+    for scenario, clients in NODE_STOPPING.items():
+        m.scenarios.append(scenario)
+        part = run([scenario], clients)
+        m.results.update(part.results)
+        m.seconds += part.seconds
+        for c in set(m.clients) - set(clients):
+            m.results[(scenario, c)] = Result(NA, 0.0, "not run in the test suite")
     md, page = report.write(m, tmp_path_factory.mktemp("compat-reports"), "kafka-cluster")
     m.notes.append(f"reports: {md} {page}")
     request.config.stash[CLUSTER_MATRIX] = m

@@ -56,11 +56,13 @@ class Matrix:
 class Env:
     """What a Python-side scenario implementation gets: the broker and fresh topic names."""
 
-    def __init__(self, bootstrap: str, client: str, scenario: str):
+    def __init__(self, bootstrap: str, client: str, scenario: str, nodes=None):
         self.bootstrap = bootstrap
         self.client = client
         self.scenario = scenario
         self.run_id = uuid.uuid4().hex[:8]
+        #: compat.node_control.NodeControl of a cluster the harness started, else None
+        self.nodes = nodes
 
     @property
     def first_broker(self) -> str:
@@ -89,6 +91,7 @@ def run_python_cells(
     impls: dict[str, Callable[[Env], None]],
     bootstrap: str,
     scenarios: list[str],
+    nodes=None,
 ) -> dict[str, Result]:
     out = {}
     for name in scenarios:
@@ -98,7 +101,7 @@ def run_python_cells(
             continue
         t0 = time.monotonic()
         try:
-            fn(Env(bootstrap, client, name))
+            fn(Env(bootstrap, client, name, nodes))
             out[name] = Result(PASS, time.monotonic() - t0)
         except NotApplicable as e:
             out[name] = Result(NA, time.monotonic() - t0, str(e))
@@ -139,9 +142,12 @@ def run_matrix(
     clients: list[str] | None = None,
     log: Callable[[str], None] = print,
     require_clients: bool = True,
+    nodes=None,
 ) -> Matrix:
     """``require_clients=False`` reports a client that is not installed as n/a instead of
-    failing its cells (for developer machines without Java or kcat)."""
+    failing its cells (for developer machines without Java or kcat).  ``nodes``: a
+    compat.node_control.NodeControl when the harness started the cluster (scenarios that stop
+    a node are n/a without it)."""
     scenarios = scenarios or [s.name for s in SCENARIOS]
     clients = clients or list(CLIENTS)
     for s in scenarios:
@@ -183,7 +189,7 @@ def run_matrix(
             matrix.versions[c] = f"{c} (version unknown: {e})"
         log(f"[compat] {c}: {len(runnable)} scenarios against {target} ({bootstrap}) ...")
         c0 = time.monotonic()
-        for s, res in module.run(bootstrap, runnable).items():
+        for s, res in module.run(bootstrap, runnable, nodes).items():
             matrix.results[(s, c)] = res
         log(f"[compat] {c}: done in {time.monotonic() - c0:.1f}s")
     matrix.seconds = time.monotonic() - t0

@@ -105,6 +105,10 @@ CLUSTER_SCENARIOS: list[Scenario] = [
              "a transactional producer writing to partitions led by different brokers: commit, "
              "abort, commit; read_committed sees exactly the committed records",
              ("transactions",), brokers=CLUSTER_SIZE),
+    Scenario("not-enough-replicas",
+             "min.insync.replicas=3 on a 3-replica topic with a follower stopped: an acks=all "
+             "record gets NOT_ENOUGH_REPLICAS and is not written; with the node back, acks=all "
+             "works again (needs a cluster the harness started)", brokers=CLUSTER_SIZE),
     Scenario("spark-replicated",
              "Spark writes (acks=all) to and reads from a replicated 3-partition topic led by "
              "every broker", brokers=CLUSTER_SIZE),

@@ -10,9 +10,11 @@ they found is that broker.
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Callable, Iterator
 
-from compat.runner import WAIT_S, Env
+from compat.runner import WAIT_S, Env, NotApplicable
 
 OFFSETS_TOPIC = "__consumer_offsets"
 
@@ -96,3 +98,94 @@ def expect_spread(leader_of: dict[int, int], brokers: set[int], what: str) -> No
     """Every broker leads at least one partition."""
     if set(leader_of.values()) != brokers:
         raise AssertionError(f"{what}: leaders {leader_of} do not cover brokers {sorted(brokers)}")
+
+
+def _isr(bootstrap: str, topic: str) -> tuple[int, list[int], list[int]]:
+    """(leader, replicas, isr) of partition 0, as Metadata shows them."""
+    p = _admin(bootstrap).list_topics(topic, timeout=WAIT_S).topics[topic].partitions[0]
+    return p.leader, list(p.replicas), list(p.isrs)
+
+
+def wait_isr(bootstrap: str, topic: str, size: int) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while len(_isr(bootstrap, topic)[2]) != size:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the ISR of {topic}-0 is {_isr(bootstrap, topic)[2]}, not "
+                                 f"{size} replicas, after {WAIT_S}s")
+        time.sleep(0.2)  # ISR changes have no notification a client can wait on
+
+
+@contextlib.contextmanager
+def follower_stopped(env: Env, topic: str) -> Iterator[int]:
+    """One follower of ``topic``-0 (not the bootstrap broker) stopped cleanly, so that the
+    controller shrinks the ISR; started again, and back in the ISR, on exit."""
+    if env.nodes is None:
+        raise NotApplicable("needs a cluster the harness started (it stops a node)")
+    leader, replicas, _ = _isr(env.bootstrap, topic)
+    home = broker_id_at(env.bootstrap, env.first_broker)
+    follower = next(r for r in replicas if r not in (leader, home))
+    env.nodes.stop_node(follower)
+    try:
+        wait_isr(env.first_broker, topic, len(replicas) - 1)
+        yield follower
+    finally:
+        env.nodes.start_node(follower)
+        wait_isr(env.first_broker, topic, len(replicas))
+
+
+def not_enough_replicas(env: Env, produce: Callable[[str, str], str | None], refusal: str,
+                        produce_ok: Callable[[str, str], str | None] | None = None) -> None:
+    """The not-enough-replicas scenario around one client's ``produce(topic, value)``, which
+    sends one record with acks=all and no retries and returns None or the client's error text;
+    ``refusal`` is the text of NOT_ENOUGH_REPLICAS in that client's words.  ``produce_ok``
+    (default: ``produce``) sends the records before and after the node is down."""
+    from compat.clients.setup import expect
+
+    produce_ok = produce_ok or produce
+    topic = env.topic(replication_factor=3, config={"min.insync.replicas": "3"})
+    expect(produce_ok(topic, "before"), None, "acks=all with a full ISR")
+    with follower_stopped(env, topic) as stopped:
+        error = produce(topic, "refused")
+        if error is None or refusal not in error:
+            raise AssertionError(f"acks=all with broker {stopped} down: got {error!r}, expected "
+                                 f"{refusal!r}")
+    expect(produce_ok(topic, "after"), None, "acks=all with the ISR full again")
+    expect(read_values(env.bootstrap, topic, 2), ["before", "after"], "records written")
+
+
+def read_values(bootstrap: str, topic: str, count: int) -> list[str]:
+    """Partition 0's values from the start up to its end, once ``count`` came (the harness's
+    librdkafka consumer)."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
+
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{topic}-check",
+                  "enable.auto.commit": False, "enable.partition.eof": True})
+    c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+    out: list[str] = []
+    deadline = time.monotonic() + WAIT_S
+    try:
+        while time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is None:
+                continue
+            if m.error() is None:
+                out.append(m.value().decode())
+            elif m.error().code() != KafkaError._PARTITION_EOF:
+                raise AssertionError(f"consume error: {m.error()}")
+            elif len(out) >= count:
+                break
+    finally:
+        c.close()
+    return out
+
+
+def harness_produce(env: Env, topic: str, value: str) -> str | None:
+    """One acks=all record from the harness's librdkafka producer: None or the error's name."""
+    from confluent_kafka import Producer
+
+    errors: list = []
+    p = Producer({"bootstrap.servers": env.bootstrap, "acks": "all"})
+    p.produce(topic, value.encode(), on_delivery=lambda err, _msg: err and errors.append(err))
+    if p.flush(WAIT_S):
+        return "not delivered in time"
+    return errors[0].name() if errors else None

@@ -10,6 +10,7 @@ from compat.clients.cluster import (
     group_led_elsewhere,
     leaders,
 )
+from compat.clients.cluster import not_enough_replicas as cluster_not_enough_replicas
 from compat.clients.setup import (
     BASE_TS,
     CLIENT_MAX_REQUEST,
@@ -547,6 +548,18 @@ def transaction_across_brokers(env: Env) -> None:
     expect(len(everything), 27, "read_uncommitted")
 
 
+def not_enough_replicas(env: Env) -> None:
+    def produce(topic: str, value: str) -> str | None:
+        try:
+            _produce(env, topic, [{"value": value.encode()}], **{
+                "acks": "all", "enable.idempotence": False, "message.send.max.retries": 0})
+            return None
+        except _DeliveryError as e:
+            return e.err.name()
+
+    cluster_not_enough_replicas(env, produce, "NOT_ENOUGH_REPLICAS")
+
+
 IMPLEMENTATIONS = {
     "produce-consume": produce_consume,
     **{f"codec-{c}": codec(c) for c in ("none", "gzip", "snappy", "lz4", "zstd")},
@@ -568,8 +581,9 @@ IMPLEMENTATIONS = {
     "leaders-on-several-brokers": leaders_on_several_brokers,
     "group-coordinator-elsewhere": group_coordinator_elsewhere,
     "transaction-across-brokers": transaction_across_brokers,
+    "not-enough-replicas": not_enough_replicas,
 }
 
 
-def run(bootstrap: str, scenarios: list[str]) -> dict:
-    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios)
+def run(bootstrap: str, scenarios: list[str], nodes=None) -> dict:
+    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios, nodes)

@@ -10,6 +10,7 @@ from compat.clients.cluster import (
     group_led_elsewhere,
     leaders,
 )
+from compat.clients.cluster import not_enough_replicas as cluster_not_enough_replicas
 from compat.clients.setup import (
     BASE_TS,
     CLIENT_MAX_REQUEST,
@@ -579,6 +580,22 @@ def transaction_across_brokers(env: Env) -> None:
     expect(len(_consume(env, topic, 27, partitions=range(3))), 27, "read_uncommitted")
 
 
+def not_enough_replicas(env: Env) -> None:
+    from kafka.errors import KafkaError
+
+    def produce(topic: str, value: str) -> str | None:
+        p = _producer(env, enable_idempotence=False, retries=0)
+        try:
+            _send_all(p, topic, [{"value": value.encode()}])
+            return None
+        except KafkaError as e:
+            return type(e).__name__
+        finally:
+            p.close()
+
+    cluster_not_enough_replicas(env, produce, "NotEnoughReplicasError")
+
+
 def _na(reason: str):
     def run(env: Env) -> None:
         raise NotApplicable(reason)
@@ -606,8 +623,9 @@ IMPLEMENTATIONS = {
     "leaders-on-several-brokers": leaders_on_several_brokers,
     "group-coordinator-elsewhere": group_coordinator_elsewhere,
     "transaction-across-brokers": transaction_across_brokers,
+    "not-enough-replicas": not_enough_replicas,
 }
 
 
-def run(bootstrap: str, scenarios: list[str]) -> dict:
-    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios)
+def run(bootstrap: str, scenarios: list[str], nodes=None) -> dict:
+    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios, nodes)

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 
 from compat.clients.cluster import expect_spread, group_led_elsewhere
+from compat.clients.cluster import not_enough_replicas as cluster_not_enough_replicas
 from compat.clients.setup import (
     BASE_TS,
     CLIENT_MAX_REQUEST,
@@ -252,6 +253,16 @@ def group_coordinator_elsewhere(env: Env) -> None:
            "the next member resumes after the committed offset")
 
 
+def not_enough_replicas(env: Env) -> None:
+    def produce_one(topic: str, value: str) -> str | None:
+        proc = produce(env, topic, [value], "-X", "acks=all", "-X", "enable.idempotence=false",
+                       "-X", "message.send.max.retries=0", check=False)
+        err = proc.stderr.decode(errors="replace")
+        return None if proc.returncode == 0 and "ERROR" not in err else err
+
+    cluster_not_enough_replicas(env, produce_one, "Not enough in-sync replicas")
+
+
 IMPLEMENTATIONS = {
     "produce-consume": produce_consume,
     **{f"codec-{c}": codec(c) for c in ("none", "gzip", "snappy", "lz4", "zstd")},
@@ -265,8 +276,9 @@ IMPLEMENTATIONS = {
     "replicated-acks-all": replicated_acks_all,
     "leaders-on-several-brokers": leaders_on_several_brokers,
     "group-coordinator-elsewhere": group_coordinator_elsewhere,
+    "not-enough-replicas": not_enough_replicas,
 }
 
 
-def run(bootstrap: str, scenarios: list[str]) -> dict:
-    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios)
+def run(bootstrap: str, scenarios: list[str], nodes=None) -> dict:
+    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios, nodes)

@@ -385,7 +385,7 @@ IMPLEMENTATIONS = {
 }
 
 
-def run(bootstrap: str, scenarios: list[str]) -> dict:
+def run(bootstrap: str, scenarios: list[str], nodes=None) -> dict:
     if any(s in IMPLEMENTATIONS for s in scenarios):
         _spark()  # the JVM starts here, not inside the first scenario's duration
-    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios)
+    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios, nodes)

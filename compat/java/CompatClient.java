@@ -697,6 +697,19 @@ public class CompatClient {
         expect(consume(t, 27, List.of(0, 1, 2), Map.of()).size(), 27, "read_uncommitted");
     }
 
+    /**
+     * One step of not-enough-replicas (compat/clients/java.py drives it): one acks=all record,
+     * no retries, to -Dcompat.topic; the result's reason is the error, if any.
+     */
+    static void produceAcksAll(String prefix) throws Exception {
+        String t = System.getProperty("compat.topic");
+        if (t == null) throw new NotApplicable("run by compat/clients/java.py with -Dcompat.topic");
+        try (var p = producer(Map.of(ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.RETRIES_CONFIG, 0,
+                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false))) {
+            sendAll(p, List.of(new ProducerRecord<>(t, b(System.getProperty("compat.value", "v")))));
+        }
+    }
+
     static final Map<String, Scenario> SCENARIOS = new LinkedHashMap<>();
     static {
         SCENARIOS.put("produce-consume", CompatClient::produceConsume);
@@ -719,6 +732,7 @@ public class CompatClient {
         SCENARIOS.put("leaders-on-several-brokers", CompatClient::leadersOnSeveralBrokers);
         SCENARIOS.put("group-coordinator-elsewhere", CompatClient::groupCoordinatorElsewhere);
         SCENARIOS.put("transaction-across-brokers", CompatClient::transactionAcrossBrokers);
+        SCENARIOS.put("not-enough-replicas", CompatClient::produceAcksAll);
     }
 
     // ------------------------------------------------------------------ driver

@@ -141,6 +141,8 @@ def not_enough_replicas(env: Env, produce: Callable[[str, str], str | None], ref
     (default: ``produce``) sends the records before and after the node is down."""
     from compat.clients.setup import expect
 
+    if env.nodes is None:
+        raise NotApplicable("needs a cluster the harness started (it stops a node)")
     produce_ok = produce_ok or produce
     topic = env.topic(replication_factor=3, config={"min.insync.replicas": "3"})
     expect(produce_ok(topic, "before"), None, "acks=all with a full ISR")

@@ -59,26 +59,33 @@ def leaders(bootstrap: str, topic: str) -> dict[int, int]:
     return {p.id: p.leader for p in t.partitions.values()}
 
 
+#: creating __consumer_offsets (50 partitions x 3 replicas by default) takes Kafka more than
+#: WAIT_S on a loaded two-core machine: it is waited for once, longer
+OFFSETS_TOPIC_WAIT_S = 120
+
+
 def _offsets_topic_leaders(bootstrap: str) -> dict[int, int]:
-    """The leaders of every ``__consumer_offsets`` partition, once the topic exists (the first
-    FindCoordinator creates it; a describe of a group sends one) and every partition is led."""
+    """The leaders of every ``__consumer_offsets`` partition, once the topic exists (a
+    FindCoordinator creates it: a describe of a group sends one, again every few seconds until
+    the topic is there) and every partition is led."""
     admin = _admin(bootstrap)
-    deadline = time.monotonic() + WAIT_S
-    asked = False
+    deadline = time.monotonic() + OFFSETS_TOPIC_WAIT_S
+    asked = 0.0
     while time.monotonic() < deadline:
         t = admin.list_topics(OFFSETS_TOPIC, timeout=WAIT_S).topics.get(OFFSETS_TOPIC)
         if t is not None and t.error is None and t.partitions and all(
                 p.leader >= 0 for p in t.partitions.values()):
             return {p.id: p.leader for p in t.partitions.values()}
-        if not asked:
-            asked = True
+        if (t is None or t.error is not None) and time.monotonic() - asked > 5:
+            asked = time.monotonic()
             try:
                 admin.describe_consumer_groups(["compat-create-offsets-topic"])[
                     "compat-create-offsets-topic"].result(WAIT_S)
             except Exception:  # noqa: BLE001 - only the FindCoordinator it sends matters
                 pass
         time.sleep(0.2)  # the topic's creation has no notification to wait on
-    raise AssertionError(f"{OFFSETS_TOPIC} was not created with a leader for every partition")
+    raise AssertionError(f"{OFFSETS_TOPIC} was not created with a leader for every partition "
+                         f"in {OFFSETS_TOPIC_WAIT_S}s")
 
 
 def group_led_elsewhere(env: Env) -> tuple[str, int, int]:

@@ -62,7 +62,11 @@ public class CompatClient {
     }
 
     static void waitFor(BooleanSupplier cond, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + WAIT_S * 1_000_000_000L;
+        waitFor(cond, what, WAIT_S);
+    }
+
+    static void waitFor(BooleanSupplier cond, String what, int seconds) throws InterruptedException {
+        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
         while (!cond.getAsBoolean()) {
             if (System.nanoTime() > deadline) throw new AssertionError("timed out waiting for " + what);
             Thread.sleep(100); // admin state has no change notification to wait on
@@ -638,7 +642,7 @@ public class CompatClient {
                 } catch (Exception e) {
                     return false;
                 }
-            }, "__consumer_offsets with a leader for every partition");
+            }, "__consumer_offsets with a leader for every partition", 120); // 50 x 3 replicas: slow on a loaded machine
             for (int i = 0; i < 1000 && group == null; i++) {
                 String g = prefix + "-group" + i;
                 int leader = offsets[0].get(offsetsPartition(g, offsets[0].size()));

@@ -2,11 +2,17 @@
 
     python -m compat                              # a fresh pykafkad, started here
     python -m compat --kafka                      # the official Apache Kafka broker, started here
-    python -m compat --bootstrap-server HOST:PORT # any running broker
+    python -m compat --bootstrap-server HOST:PORT # any running broker or cluster
+    python -m compat --kafka-cluster              # a three-node Apache Kafka cluster, started here
+    python -m compat --cluster                    # a three-node pykafkad cluster, started here
     python -m compat --clients java,kcat --scenarios produce-consume,headers
+    python -m compat --kafka-cluster --scenarios cluster   # only the cluster scenarios
+
+The cluster scenarios need three brokers: against a single broker they are n/a.
 
 The matrix is printed and written as Markdown and HTML (compat/reports/latest.* for pykafkad,
-compat/reports/kafka-<version>.* for Apache Kafka, compat/reports/<name>.* otherwise).
+compat/reports/kafka-<version>.* for Apache Kafka, kafka-cluster-<version>.* for its cluster,
+cluster.* for pykafkad's cluster, compat/reports/<name>.* otherwise).
 The exit status is 1 when any scenario failed.
 """
 
@@ -19,12 +25,40 @@ import tempfile
 from pathlib import Path
 
 from compat import report
+from compat.node_control import KafkaNodes, PykafkadNodes
 from compat.runner import run_matrix
-from compat.scenarios import CLIENTS, SCENARIOS
+from compat.scenarios import CLIENTS, CLUSTER_SCENARIOS, CLUSTER_SIZE, SCENARIOS
 
 REPORTS = Path(__file__).resolve().parent / "reports"
 #: both brokers run with the settings of a test broker: no 3 s wait for more group members
 TEST_BROKER_CONFIG = {"group.initial.rebalance.delay.ms": "0"}
+
+
+class ClusterUnavailable(RuntimeError):
+    """This pykafkad has no multi-node cluster to start yet."""
+
+
+@contextlib.contextmanager
+def pykafkad_cluster(nodes: int = CLUSTER_SIZE):
+    """A pykafkad cluster from pykafkad.testing.run_cluster, imported only when asked for."""
+    try:
+        from pykafkad.testing import run_cluster
+    except ImportError:
+        raise ClusterUnavailable(
+            "this pykafkad has no pykafkad.testing.run_cluster yet: the multi-node pykafkad "
+            "(issue 10) is not merged; use --kafka-cluster or --bootstrap-server") from None
+    with run_cluster(nodes, config=TEST_BROKER_CONFIG) as cluster:
+        yield cluster
+
+
+def parse_scenarios(text: str | None) -> list[str] | None:
+    """A comma-separated list; the word ``cluster`` stands for every cluster scenario."""
+    if not text:
+        return None
+    out: list[str] = []
+    for name in text.split(","):
+        out += [s.name for s in CLUSTER_SCENARIOS] if name == "cluster" else [name]
+    return out
 
 
 @contextlib.contextmanager
@@ -42,10 +76,18 @@ def main(argv: list[str] | None = None) -> int:
     where.add_argument("--bootstrap-server", help="run against this broker instead")
     where.add_argument("--kafka", action="store_true",
                        help="start the official Apache Kafka broker (from Maven Central)")
-    ap.add_argument("--kafka-version", default=None, help="Apache Kafka version for --kafka")
+    where.add_argument("--kafka-cluster", action="store_true",
+                       help=f"start a {CLUSTER_SIZE}-node Apache Kafka cluster (KRaft, one JVM "
+                            "per node)")
+    where.add_argument("--cluster", action="store_true",
+                       help=f"start a {CLUSTER_SIZE}-node pykafkad cluster "
+                            "(pykafkad.testing.run_cluster)")
+    ap.add_argument("--kafka-version", default=None,
+                    help="Apache Kafka version for --kafka and --kafka-cluster")
     ap.add_argument("--target-name", help="the broker's name in the report")
     ap.add_argument("--clients", help=f"comma-separated subset of {','.join(CLIENTS)}")
-    ap.add_argument("--scenarios", help="comma-separated subset of the scenarios")
+    ap.add_argument("--scenarios", help="comma-separated subset of the scenarios ('cluster': "
+                                        "the cluster scenarios)")
     ap.add_argument("--report-dir", type=Path, default=REPORTS)
     ap.add_argument("--report-name", help="file name stem of the reports")
     ap.add_argument("--list", action="store_true", help="list the scenarios and exit")
@@ -55,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{s.name:34} {s.summary}")
         return 0
     clients = args.clients.split(",") if args.clients else None
-    scenarios = args.scenarios.split(",") if args.scenarios else None
+    scenarios = parse_scenarios(args.scenarios)
+    nodes = None  # set for the clusters started here: scenarios that stop a node need it
 
     if args.kafka:
         from compat.kafka_broker import DEFAULT_VERSION, run_kafka
@@ -66,6 +109,30 @@ def main(argv: list[str] | None = None) -> int:
         broker = contextlib.ExitStack()
         kafka = broker.enter_context(run_kafka(version, config=TEST_BROKER_CONFIG))
         bootstrap = kafka.bootstrap_servers
+    elif args.kafka_cluster:
+        from compat.kafka_broker import DEFAULT_VERSION, run_kafka_cluster
+
+        version = args.kafka_version or DEFAULT_VERSION
+        target = args.target_name or f"Apache Kafka {version}, {CLUSTER_SIZE} nodes"
+        stem = args.report_name or f"kafka-cluster-{version}"
+        broker = contextlib.ExitStack()
+        kafka = broker.enter_context(
+            run_kafka_cluster(CLUSTER_SIZE, version, config=TEST_BROKER_CONFIG))
+        bootstrap = kafka.bootstrap_servers
+        nodes = KafkaNodes(kafka)
+    elif args.cluster:
+        from pykafkad import __version__
+
+        target = args.target_name or f"pykafkad {__version__}, {CLUSTER_SIZE} nodes"
+        stem = args.report_name or "cluster"
+        broker = contextlib.ExitStack()
+        try:
+            handle = broker.enter_context(pykafkad_cluster())
+        except ClusterUnavailable as e:
+            print(f"python -m compat --cluster: {e}", file=sys.stderr)
+            return 2
+        bootstrap = handle.bootstrap_servers
+        nodes = PykafkadNodes(handle)
     elif args.bootstrap_server:
         target = args.target_name or args.bootstrap_server
         stem = args.report_name or "external"
@@ -80,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         bootstrap = broker.enter_context(pykafkad_broker())
     with broker:
         matrix = run_matrix(bootstrap, target=target, scenarios=scenarios, clients=clients,
-                            log=lambda line: print(line, file=sys.stderr, flush=True))
+                            log=lambda line: print(line, file=sys.stderr, flush=True),
+                            nodes=nodes)
     print(report.text(matrix))
     md, page = report.write(matrix, args.report_dir, stem)
     print(f"\nreports: {md} {page}")

@@ -1,6 +1,11 @@
 """The compatibility suite inside pytest: one matrix per session, printed after the tests (in
 pytest's terminal summary, not between the progress dots) and written to pytest's temporary
-directory; ``python -m compat`` writes the committed reports."""
+directory; ``python -m compat`` writes the committed reports.
+
+The cluster scenarios run against one three-node Apache Kafka cluster per session
+(``kafka_cluster``), which proves the scenarios themselves; against the single pykafkad of
+``matrix`` they are n/a.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +14,11 @@ import os
 import pytest
 
 from compat import report
-from compat.runner import Matrix, run_matrix
+from compat.runner import NA, Matrix, Result, run_matrix
+from compat.scenarios import CLUSTER_SCENARIOS, CLUSTER_SIZE
 
 MATRIX = pytest.StashKey[Matrix]()
+CLUSTER_MATRIX = pytest.StashKey[Matrix]()
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +38,50 @@ def matrix(request, tmp_path_factory) -> Matrix:
     return m
 
 
+@pytest.fixture(scope="session")
+def kafka_cluster():
+    """One three-node Apache Kafka cluster (KRaft, one JVM per node) for the whole session."""
+    from compat.__main__ import TEST_BROKER_CONFIG
+    from compat.kafka_broker import DEFAULT_VERSION, run_kafka_cluster
+
+    with run_kafka_cluster(CLUSTER_SIZE, DEFAULT_VERSION, config=TEST_BROKER_CONFIG) as cluster:
+        yield cluster
+
+
+#: the scenario that stops and restarts a node costs a JVM start per client: in the test suite
+#: it runs with these two (kafka-python, and the Java client's own JVM-per-step path) only;
+#: ``python -m compat --kafka-cluster`` runs it with every client
+NODE_STOPPING = {"not-enough-replicas": ["kafka-python", "java"]}
+
+
+@pytest.fixture(scope="module")
+def cluster_matrix(request, kafka_cluster, tmp_path_factory) -> Matrix:
+    """The cluster scenarios with every client against the session's Apache Kafka cluster."""
+    from compat.node_control import KafkaNodes
+
+    def run(scenarios, clients=None) -> Matrix:
+        return run_matrix(
+            kafka_cluster.bootstrap_servers, scenarios=scenarios, clients=clients,
+            target=f"Apache Kafka {kafka_cluster.nodes[0].version}, {CLUSTER_SIZE} nodes",
+            require_clients=bool(os.environ.get("CI")), nodes=KafkaNodes(kafka_cluster))
+
+    m = run([s.name for s in CLUSTER_SCENARIOS if s.name not in NODE_STOPPING])
+    for scenario, clients in NODE_STOPPING.items():
+        m.scenarios.append(scenario)
+        part = run([scenario], clients)
+        m.results.update(part.results)
+        m.seconds += part.seconds
+        for c in set(m.clients) - set(clients):
+            m.results[(scenario, c)] = Result(NA, 0.0, "not run in the test suite")
+    md, page = report.write(m, tmp_path_factory.mktemp("compat-reports"), "kafka-cluster")
+    m.notes.append(f"reports: {md} {page}")
+    request.config.stash[CLUSTER_MATRIX] = m
+    return m
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
-    m = config.stash.get(MATRIX, None)
-    if m is not None:
-        terminalreporter.section("compatibility matrix")
-        terminalreporter.write_line(report.text(m))
+    for key in (MATRIX, CLUSTER_MATRIX):
+        m = config.stash.get(key, None)
+        if m is not None:
+            terminalreporter.section("compatibility matrix")
+            terminalreporter.write_line(report.text(m))

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from compat import features
 from compat.scenarios import BY_NAME, CLIENTS, SCENARIOS
-from compat.wire_client import advertised_apis
+from compat.wire_client import advertised_apis, cluster_brokers
 
 PASS, FAIL, NA, UNSUPPORTED = "pass", "fail", "n/a", "unsupported"
 #: bound on any single wait inside a scenario; a working broker answers far sooner
@@ -56,23 +56,33 @@ class Matrix:
 class Env:
     """What a Python-side scenario implementation gets: the broker and fresh topic names."""
 
-    def __init__(self, bootstrap: str, client: str, scenario: str):
+    def __init__(self, bootstrap: str, client: str, scenario: str, nodes=None):
         self.bootstrap = bootstrap
         self.client = client
         self.scenario = scenario
         self.run_id = uuid.uuid4().hex[:8]
+        #: compat.node_control.NodeControl of a cluster the harness started, else None
+        self.nodes = nodes
+
+    @property
+    def first_broker(self) -> str:
+        """The first bootstrap address alone: cluster scenarios bootstrap from one broker, so
+        that reaching the others proves the client followed Metadata."""
+        return self.bootstrap.split(",")[0].strip()
 
     def name(self, suffix: str = "") -> str:
         short = self.client.split("-")[0]
         return f"compat-{self.scenario}-{short}-{self.run_id}{'-' + suffix if suffix else ''}"
 
-    def topic(self, suffix: str = "", partitions: int = 1, config: dict | None = None) -> str:
+    def topic(self, suffix: str = "", partitions: int = 1, config: dict | None = None,
+              replication_factor: int = 1) -> str:
         """Creates a topic with the harness's admin client (librdkafka) and waits until the
-        broker's metadata shows it."""
+        broker's metadata shows it (with a replication factor above 1: until every partition
+        has a leader and a full ISR)."""
         from compat.clients.setup import create_topic
 
         name = self.name(suffix)
-        create_topic(self.bootstrap, name, partitions, config or {})
+        create_topic(self.bootstrap, name, partitions, config or {}, replication_factor)
         return name
 
 
@@ -81,6 +91,7 @@ def run_python_cells(
     impls: dict[str, Callable[[Env], None]],
     bootstrap: str,
     scenarios: list[str],
+    nodes=None,
 ) -> dict[str, Result]:
     out = {}
     for name in scenarios:
@@ -90,7 +101,7 @@ def run_python_cells(
             continue
         t0 = time.monotonic()
         try:
-            fn(Env(bootstrap, client, name))
+            fn(Env(bootstrap, client, name, nodes))
             out[name] = Result(PASS, time.monotonic() - t0)
         except NotApplicable as e:
             out[name] = Result(NA, time.monotonic() - t0, str(e))
@@ -131,9 +142,12 @@ def run_matrix(
     clients: list[str] | None = None,
     log: Callable[[str], None] = print,
     require_clients: bool = True,
+    nodes=None,
 ) -> Matrix:
     """``require_clients=False`` reports a client that is not installed as n/a instead of
-    failing its cells (for developer machines without Java or kcat)."""
+    failing its cells (for developer machines without Java or kcat).  ``nodes``: a
+    compat.node_control.NodeControl when the harness started the cluster (scenarios that stop
+    a node are n/a without it)."""
     scenarios = scenarios or [s.name for s in SCENARIOS]
     clients = clients or list(CLIENTS)
     for s in scenarios:
@@ -142,10 +156,19 @@ def run_matrix(
     matrix = Matrix(target, bootstrap, scenarios, clients)
     t0 = time.monotonic()
     apis = advertised_apis(bootstrap)
+    brokers = len(cluster_brokers(bootstrap))
     runnable = []
+    too_few = [s for s in scenarios if BY_NAME[s].brokers > brokers]
+    if too_few:
+        matrix.notes.append(f"not applicable with {brokers} broker(s) (cluster scenarios): "
+                            + ", ".join(too_few))
     for s in scenarios:
         gaps = [g for f in BY_NAME[s].needs for g in features.missing(apis, f)]
-        if gaps:
+        if BY_NAME[s].brokers > brokers:
+            for c in clients:
+                matrix.results[(s, c)] = Result(
+                    NA, 0.0, f"needs {BY_NAME[s].brokers} brokers; the target has {brokers}")
+        elif gaps:
             for c in clients:
                 matrix.results[(s, c)] = Result(
                     UNSUPPORTED, 0.0, "the broker does not advertise " + ", ".join(gaps))
@@ -166,7 +189,7 @@ def run_matrix(
             matrix.versions[c] = f"{c} (version unknown: {e})"
         log(f"[compat] {c}: {len(runnable)} scenarios against {target} ({bootstrap}) ...")
         c0 = time.monotonic()
-        for s, res in module.run(bootstrap, runnable).items():
+        for s, res in module.run(bootstrap, runnable, nodes).items():
             matrix.results[(s, c)] = res
         log(f"[compat] {c}: done in {time.monotonic() - c0:.1f}s")
     matrix.seconds = time.monotonic() - t0

@@ -23,6 +23,8 @@ class Scenario:
     summary: str
     #: broker features (compat/features.py) without which the scenario cannot run
     needs: tuple[str, ...] = ()
+    #: the least number of brokers the target must have (a cluster scenario: n/a below it)
+    brokers: int = 1
 
 
 SCENARIOS: list[Scenario] = [
@@ -83,5 +85,34 @@ SCENARIOS: list[Scenario] = [
              "spark.sql.streaming.kafka.useDeprecatedOffsetFetching=true: the driver reads "
              "offsets through a consumer group", ("groups",)),
 ]
+
+#: the cluster scenarios: they need several brokers (n/a against a single node)
+CLUSTER_SIZE = 3
+CLUSTER_SCENARIOS: list[Scenario] = [
+    Scenario("replicated-acks-all",
+             "a topic with replication.factor=3 and min.insync.replicas=2: idempotent acks=all "
+             "records read back intact; described with 3 replicas and an ISR of 3 per partition, "
+             "leaders on all 3 brokers", brokers=CLUSTER_SIZE),
+    Scenario("leaders-on-several-brokers",
+             "6-partition topics (rf=1 and rf=3) led by every broker, the client bootstrapped "
+             "from one broker: it produces to and reads from every partition, following "
+             "Metadata to each leader", brokers=CLUSTER_SIZE),
+    Scenario("group-coordinator-elsewhere",
+             "a group whose coordinator (its __consumer_offsets partition's leader) is not the "
+             "bootstrap broker: the client finds it, commits, and a new member resumes from the "
+             "committed offset", ("groups",), brokers=CLUSTER_SIZE),
+    Scenario("transaction-across-brokers",
+             "a transactional producer writing to partitions led by different brokers: commit, "
+             "abort, commit; read_committed sees exactly the committed records",
+             ("transactions",), brokers=CLUSTER_SIZE),
+    Scenario("not-enough-replicas",
+             "min.insync.replicas=3 on a 3-replica topic with a follower stopped: an acks=all "
+             "record gets NOT_ENOUGH_REPLICAS and is not written; with the node back, acks=all "
+             "works again (needs a cluster the harness started)", brokers=CLUSTER_SIZE),
+    Scenario("spark-replicated",
+             "Spark writes (acks=all) to and reads from a replicated 3-partition topic led by "
+             "every broker", brokers=CLUSTER_SIZE),
+]
+SCENARIOS += CLUSTER_SCENARIOS
 
 BY_NAME = {s.name: s for s in SCENARIOS}

@@ -77,3 +77,12 @@ def advertised_apis(bootstrap: str) -> dict[int, tuple[int, int]]:
     """ApiVersions of the broker at ``bootstrap``: {api key: (min, max)}."""
     with WireClient(bootstrap) as c:
         return c.api_versions()
+
+
+def cluster_brokers(bootstrap: str) -> dict[int, str]:
+    """The brokers the broker at ``bootstrap`` lists in Metadata: {node id: "host:port"}."""
+    from wire.messages.metadata_request import MetadataRequest
+
+    with WireClient(bootstrap) as c:
+        md = c.request(3, 12, MetadataRequest(topics=None, allow_auto_topic_creation=False))
+    return {b.node_id: f"{b.host}:{b.port}" for b in md.brokers}

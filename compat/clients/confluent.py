@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import time
 
+from compat.clients.cluster import (
+    broker_ids,
+    expect_spread,
+    group_led_elsewhere,
+    leaders,
+)
+from compat.clients.cluster import not_enough_replicas as cluster_not_enough_replicas
 from compat.clients.setup import (
     BASE_TS,
     CLIENT_MAX_REQUEST,
@@ -436,6 +443,123 @@ def transactions_offsets(env: Env) -> None:
         check.close()
 
 
+# ------------------------------------------------------------------ cluster scenarios
+def _one_broker(env: Env) -> dict:
+    return {"bootstrap.servers": env.first_broker}
+
+
+def replicated_acks_all(env: Env) -> None:
+    from confluent_kafka import TopicCollection
+
+    topic = env.topic(partitions=3, replication_factor=3, config={"min.insync.replicas": "2"})
+    sent = values(300)
+    _produce(env, topic, [{"value": v, "partition": i % 3} for i, v in enumerate(sent)],
+             **{"acks": "all", "enable.idempotence": True})
+    got = _consume(env, topic, 300, partitions=range(3))
+    for part in range(3):
+        expect([m.value() for m in got if m.partition() == part], sent[part::3],
+               f"partition {part}")
+    admin = _admin(env)
+    desc = admin.describe_topics(TopicCollection([topic]))[topic].result(WAIT_S)
+    brokers = {n.id for n in admin.describe_cluster().result(WAIT_S).nodes}
+    expect([len(p.replicas) for p in desc.partitions], [3, 3, 3], "replicas per partition")
+    expect([sorted(n.id for n in p.isr) for p in desc.partitions],
+           [sorted(n.id for n in p.replicas) for p in desc.partitions], "ISR = replicas")
+    expect_spread({p.id: p.leader.id for p in desc.partitions}, brokers, "leaders")
+
+
+def leaders_on_several_brokers(env: Env) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    for rf in (1, 3):
+        topic = env.topic(f"rf{rf}", partitions=6, replication_factor=rf)
+        _produce(env, topic, [{"value": f"p{i % 6}-{i // 6}".encode(), "partition": i % 6}
+                              for i in range(60)], **_one_broker(env))
+        got = _consume(env, topic, 60, partitions=range(6), **_one_broker(env))
+        for part in range(6):
+            expect([m.value() for m in got if m.partition() == part],
+                   [f"p{part}-{j}".encode() for j in range(10)], f"rf={rf} partition {part}")
+        md = AdminClient(_one_broker(env)).list_topics(topic, timeout=WAIT_S)
+        expect_spread({p.id: p.leader for p in md.topics[topic].partitions.values()},
+                      set(md.brokers), f"rf={rf} leaders")
+
+
+def group_coordinator_elsewhere(env: Env) -> None:
+    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    group, coordinator, home = group_led_elsewhere(env)
+    topic = env.topic(replication_factor=3)
+    _produce(env, topic, [{"value": v} for v in values(10)])
+    conf = {**_one_broker(env), "group.id": group, "enable.auto.commit": False}
+    c = Consumer({**conf, "auto.offset.reset": "earliest"})
+    try:
+        c.subscribe([topic])
+        got = []
+        deadline = time.monotonic() + WAIT_S
+        while len(got) < 10 and time.monotonic() < deadline:
+            m = c.poll(0.2)
+            if m is not None and not m.error():
+                got.append(m.value())
+        expect(got, values(10), "records read by the group")
+        c.commit(offsets=[TopicPartition(topic, 0, 6)], asynchronous=False)
+    finally:
+        c.close()
+    admin = AdminClient(_one_broker(env))  # kept: a collected client never completes its futures
+    found = admin.describe_consumer_groups([group])[group].result(WAIT_S)
+    expect(found.coordinator.id, coordinator,
+           f"the group's coordinator (bootstrapped from broker {home})")
+    c = Consumer({**conf, "auto.offset.reset": "error"})
+    try:
+        c.subscribe([topic])
+        first = None
+        deadline = time.monotonic() + WAIT_S
+        while first is None and time.monotonic() < deadline:
+            m = c.poll(0.2)
+            if m is not None:
+                if m.error():
+                    raise AssertionError(f"consume error: {m.error()}")
+                first = m.offset()
+        expect(first, 6, "a new member resumes from the committed offset")
+    finally:
+        c.close()
+
+
+def transaction_across_brokers(env: Env) -> None:
+    from confluent_kafka import Producer
+
+    topic = env.topic(partitions=3, replication_factor=3)
+    expect_spread(leaders(env.bootstrap, topic), broker_ids(env.bootstrap), "leaders")
+    p = Producer({**_one_broker(env), "transactional.id": env.name("txn"), "linger.ms": 5})
+    p.init_transactions(WAIT_S)
+    for outcome, prefix in (("commit", "a"), ("abort", "b"), ("commit", "c")):
+        p.begin_transaction()
+        for i, v in enumerate(values(9, prefix)):
+            p.produce(topic, v, partition=i % 3)
+        p.flush(WAIT_S)
+        (p.commit_transaction if outcome == "commit" else p.abort_transaction)(WAIT_S)
+    committed = _consume(env, topic, 18, partitions=range(3),
+                         **{**_one_broker(env), "isolation.level": "read_committed"})
+    for part in range(3):
+        expect([m.value() for m in committed if m.partition() == part],
+               values(9, "a")[part::3] + values(9, "c")[part::3], f"read_committed {part}")
+    everything = _consume(env, topic, 27, partitions=range(3),
+                          **{**_one_broker(env), "isolation.level": "read_uncommitted"})
+    expect(len(everything), 27, "read_uncommitted")
+
+
+def not_enough_replicas(env: Env) -> None:
+    def produce(topic: str, value: str) -> str | None:
+        try:
+            _produce(env, topic, [{"value": value.encode()}], **{
+                "acks": "all", "enable.idempotence": False, "message.send.max.retries": 0})
+            return None
+        except _DeliveryError as e:
+            return e.err.name()
+
+    cluster_not_enough_replicas(env, produce, "NOT_ENOUGH_REPLICAS")
+
+
 IMPLEMENTATIONS = {
     "produce-consume": produce_consume,
     **{f"codec-{c}": codec(c) for c in ("none", "gzip", "snappy", "lz4", "zstd")},
@@ -453,8 +577,13 @@ IMPLEMENTATIONS = {
     "idempotent-producer": idempotent_producer,
     "transactions": transactions,
     "transactions-offsets": transactions_offsets,
+    "replicated-acks-all": replicated_acks_all,
+    "leaders-on-several-brokers": leaders_on_several_brokers,
+    "group-coordinator-elsewhere": group_coordinator_elsewhere,
+    "transaction-across-brokers": transaction_across_brokers,
+    "not-enough-replicas": not_enough_replicas,
 }
 
 
-def run(bootstrap: str, scenarios: list[str]) -> dict:
-    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios)
+def run(bootstrap: str, scenarios: list[str], nodes=None) -> dict:
+    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios, nodes)

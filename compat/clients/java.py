@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 from compat import maven
-from compat.runner import FAIL, NA, Result
+from compat.runner import FAIL, NA, PASS, Result, run_python_cells
 
 NAME = "java"
 #: the newest kafka-clients (Spark's column runs the 3.9 line that Spark ships with)
@@ -78,9 +78,32 @@ def run_java(bootstrap: str, scenarios: list[str], *, version: str | None = None
     return out, stderr
 
 
-def run(bootstrap: str, scenarios: list[str]) -> dict[str, Result]:
-    java_side = [s for s in scenarios if not s.startswith("spark-")]
+def _not_enough_replicas(env) -> None:
+    """The Java client sends the record refused while a follower is down (one more JVM, which
+    gets the topic as -Dcompat.topic); the harness stops the node and sends the others."""
+    from compat.clients.cluster import harness_produce, not_enough_replicas
+
+    def produce(topic: str, value: str) -> str | None:
+        results, stderr = run_java(env.bootstrap, ["not-enough-replicas"],
+                                   jvm_options=(f"-Dcompat.topic={topic}",
+                                                f"-Dcompat.value={value}"))
+        r = results["not-enough-replicas"]
+        return None if r.status == PASS else r.reason
+
+    not_enough_replicas(env, produce, "NotEnoughReplicasException",
+                        produce_ok=lambda topic, value: harness_produce(env, topic, value))
+
+
+#: scenarios whose Java part runs in a JVM of its own, inside a Python-side scenario
+PYTHON_DRIVEN = {"not-enough-replicas": _not_enough_replicas}
+
+
+def run(bootstrap: str, scenarios: list[str], nodes=None) -> dict[str, Result]:
+    java_side = [s for s in scenarios if not s.startswith("spark-") and s not in PYTHON_DRIVEN]
     results, _ = run_java(bootstrap, java_side) if java_side else ({}, "")
+    driven = [s for s in scenarios if s in PYTHON_DRIVEN]
+    if driven:
+        results.update(run_python_cells(NAME, PYTHON_DRIVEN, bootstrap, driven, nodes))
     for s in scenarios:
         results.setdefault(s, Result(NA))
     return results

@@ -13,6 +13,8 @@ import re
 import shutil
 import subprocess
 
+from compat.clients.cluster import expect_spread, group_led_elsewhere
+from compat.clients.cluster import not_enough_replicas as cluster_not_enough_replicas
 from compat.clients.setup import (
     BASE_TS,
     CLIENT_MAX_REQUEST,
@@ -189,6 +191,78 @@ def idempotent_producer(env: Env) -> None:
                [f"v{i}" for i in range(1000) if i % 2 == p], f"partition {p}")
 
 
+# ------------------------------------------------------------------ cluster scenarios
+def _one(env: Env, *args: str, input: bytes | None = None):
+    """kcat bootstrapped from the first broker only (-b once more: the last one wins)."""
+    return kcat(env, "-b", env.first_broker, *args, input=input)
+
+
+def _metadata(env: Env, topic: str) -> tuple[dict[int, dict], set[int]]:
+    """kcat -L: ({partition: its JSON entry}, broker ids), from the first broker."""
+    md = json.loads(_one(env, "-L", "-J", "-t", topic).stdout)
+    parts = {p["partition"]: p for p in md["topics"][0]["partitions"]}
+    return parts, {b["id"] for b in md["brokers"]}
+
+
+def replicated_acks_all(env: Env) -> None:
+    topic = env.topic(partitions=3, replication_factor=3, config={"min.insync.replicas": "2"})
+    for p in range(3):
+        _one(env, "-t", topic, "-P", "-p", str(p), "-X", "acks=all", "-X", "enable.idempotence=true",
+             input="".join(f"v{i}\n" for i in range(300) if i % 3 == p).encode())
+    got = consume(env, topic, 300)
+    for p in range(3):
+        expect([m["payload"] for m in got if m["partition"] == p],
+               [f"v{i}" for i in range(300) if i % 3 == p], f"partition {p}")
+    parts, brokers = _metadata(env, topic)
+    expect([len(parts[p]["replicas"]) for p in range(3)], [3, 3, 3], "replicas per partition")
+    expect([sorted(r["id"] for r in parts[p]["isrs"]) for p in range(3)],
+           [sorted(r["id"] for r in parts[p]["replicas"]) for p in range(3)], "ISR = replicas")
+    expect_spread({p: parts[p]["leader"] for p in range(3)}, brokers, "leaders")
+
+
+def leaders_on_several_brokers(env: Env) -> None:
+    for rf in (1, 3):
+        topic = env.topic(f"rf{rf}", partitions=6, replication_factor=rf)
+        for p in range(6):
+            _one(env, "-t", topic, "-P", "-p", str(p),
+                 input="".join(f"p{p}-{j}\n" for j in range(10)).encode())
+        proc = _one(env, "-t", topic, "-C", "-e", "-o", "beginning", "-J")
+        got = [json.loads(x) for x in proc.stdout.decode().splitlines() if x.strip()]
+        got.sort(key=lambda m: (m["partition"], m["offset"]))
+        for p in range(6):
+            expect([m["payload"] for m in got if m["partition"] == p],
+                   [f"p{p}-{j}" for j in range(10)], f"rf={rf} partition {p}")
+        parts, brokers = _metadata(env, topic)
+        expect_spread({p: e["leader"] for p, e in parts.items()}, brokers, f"rf={rf} leaders")
+
+
+def group_coordinator_elsewhere(env: Env) -> None:
+    """kcat commits what its balanced consumer (-G) read when it exits: a second run of the
+    group resumes after it.  It cannot show its coordinator; the group id is chosen so that
+    the coordinator is another broker than the one it bootstraps from."""
+    group, _, _ = group_led_elsewhere(env)
+    topic = env.topic(replication_factor=3)
+    produce(env, topic, [f"v{i}" for i in range(10)])
+    args = ["-b", env.first_broker, "-G", group, "-e", "-J", "-X", "auto.offset.reset=earliest",
+            topic]
+    first = [json.loads(x) for x in kcat(env, *args).stdout.decode().splitlines() if x.strip()]
+    expect([m["payload"] for m in first], [f"v{i}" for i in range(10)], "records read by the group")
+    produce(env, topic, ["late"])
+    second = [json.loads(x) for x in kcat(env, *args).stdout.decode().splitlines() if x.strip()]
+    expect([(m["offset"], m["payload"]) for m in second], [(10, "late")],
+           "the next member resumes after the committed offset")
+
+
+def not_enough_replicas(env: Env) -> None:
+    def produce_one(topic: str, value: str) -> str | None:
+        proc = produce(env, topic, [value], "-X", "acks=all", "-X", "enable.idempotence=false",
+                       "-X", "message.send.max.retries=0", check=False)
+        err = proc.stderr.decode(errors="replace")
+        return None if proc.returncode == 0 and "ERROR" not in err else err
+
+    cluster_not_enough_replicas(env, produce_one, "Not enough in-sync replicas")
+
+
 IMPLEMENTATIONS = {
     "produce-consume": produce_consume,
     **{f"codec-{c}": codec(c) for c in ("none", "gzip", "snappy", "lz4", "zstd")},
@@ -199,8 +273,12 @@ IMPLEMENTATIONS = {
     "offsets-by-time": offsets_by_time,
     "consumer-group": consumer_group,
     "idempotent-producer": idempotent_producer,
+    "replicated-acks-all": replicated_acks_all,
+    "leaders-on-several-brokers": leaders_on_several_brokers,
+    "group-coordinator-elsewhere": group_coordinator_elsewhere,
+    "not-enough-replicas": not_enough_replicas,
 }
 
 
-def run(bootstrap: str, scenarios: list[str]) -> dict:
-    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios)
+def run(bootstrap: str, scenarios: list[str], nodes=None) -> dict:
+    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios, nodes)

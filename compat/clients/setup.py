@@ -16,23 +16,29 @@ LARGE_TOPIC_CONFIG = {"max.message.bytes": "3000000"}
 CLIENT_MAX_REQUEST = 4_000_000
 
 
-def create_topic(bootstrap: str, name: str, partitions: int = 1, config: dict | None = None) -> None:
+def create_topic(bootstrap: str, name: str, partitions: int = 1, config: dict | None = None,
+                 replication_factor: int = 1) -> None:
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    fut = admin.create_topics([NewTopic(name, partitions, 1, config=config or {})])[name]
+    fut = admin.create_topics(
+        [NewTopic(name, partitions, replication_factor, config=config or {})])[name]
     fut.result(WAIT_S)
-    wait_for_topic(admin, name, partitions)
+    wait_for_topic(admin, name, partitions, replication_factor)
 
 
-def wait_for_topic(admin, name: str, partitions: int) -> None:
+def wait_for_topic(admin, name: str, partitions: int, replication_factor: int = 1) -> None:
     """Kafka acknowledges a creation when the controller has it; a broker's metadata may lag a
-    moment behind, so the harness waits until metadata shows every partition."""
+    moment behind, so the harness waits until metadata shows every partition, each with a
+    leader and (replicated) an ISR of every replica."""
     deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline:
         md = admin.list_topics(name, timeout=WAIT_S)
         t = md.topics.get(name)
-        if t is not None and t.error is None and len(t.partitions) == partitions:
+        if t is not None and t.error is None and len(t.partitions) == partitions and all(
+                p.error is None and p.leader >= 0
+                and (replication_factor == 1 or len(p.isrs) == replication_factor)
+                for p in t.partitions.values()):
             return
         time.sleep(0.1)  # metadata has no change notification to wait on
     raise AssertionError(f"topic {name} not in metadata after {WAIT_S}s")

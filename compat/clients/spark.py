@@ -348,6 +348,24 @@ def spark_deprecated_offset_fetching(env: Env) -> None:
     expect(sorted(_vals(_rows(env, sink))), sorted(vals(12)), "streamed records")
 
 
+def spark_replicated(env: Env) -> None:
+    """Spark's producer (acks=all) bootstrapped from one broker writes to the three leaders;
+    its reader fetches from each leader (the topic is led by every broker)."""
+    from compat.clients.cluster import broker_ids, expect_spread, leaders
+
+    topic = env.topic(partitions=3, replication_factor=3, config={"min.insync.replicas": "2"})
+    _write(env, _df([(f"k{i}", f"v{i}", i % 3) for i in range(60)],
+                    "key string, value string, partition int", one_task=False), topic,
+           **{"kafka.acks": "all", "kafka.bootstrap.servers": env.first_broker})
+    rows = _read(env, subscribe=topic, **{"kafka.bootstrap.servers": env.first_broker}).collect()
+    got = sorted((r.partition, bytes(r.key).decode(), bytes(r.value).decode()) for r in rows)
+    expect(got, sorted((i % 3, f"k{i}", f"v{i}") for i in range(60)), "records")
+    for p in range(3):
+        expect(sorted(r.offset for r in rows if r.partition == p), list(range(20)),
+               f"offsets of partition {p}")
+    expect_spread(leaders(env.bootstrap, topic), broker_ids(env.bootstrap), "leaders")
+
+
 IMPLEMENTATIONS = {
     "produce-consume": produce_consume,
     **{f"codec-{c}": codec(c) for c in ("none", "gzip", "snappy", "lz4", "zstd")},
@@ -363,10 +381,11 @@ IMPLEMENTATIONS = {
     "spark-streaming": spark_streaming,
     "spark-fail-on-data-loss": spark_fail_on_data_loss,
     "spark-deprecated-offset-fetching": spark_deprecated_offset_fetching,
+    "spark-replicated": spark_replicated,
 }
 
 
-def run(bootstrap: str, scenarios: list[str]) -> dict:
+def run(bootstrap: str, scenarios: list[str], nodes=None) -> dict:
     if any(s in IMPLEMENTATIONS for s in scenarios):
         _spark()  # the JVM starts here, not inside the first scenario's duration
-    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios)
+    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios, nodes)

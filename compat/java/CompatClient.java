@@ -62,7 +62,11 @@ public class CompatClient {
     }
 
     static void waitFor(BooleanSupplier cond, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + WAIT_S * 1_000_000_000L;
+        waitFor(cond, what, WAIT_S);
+    }
+
+    static void waitFor(BooleanSupplier cond, String what, int seconds) throws InterruptedException {
+        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
         while (!cond.getAsBoolean()) {
             if (System.nanoTime() > deadline) throw new AssertionError("timed out waiting for " + what);
             Thread.sleep(100); // admin state has no change notification to wait on
@@ -85,20 +89,30 @@ public class CompatClient {
         throw new AssertionError(what + ": no error, expected " + type.getSimpleName());
     }
 
-    static Admin admin() {
+    static Admin admin() { return admin(bootstrap); }
+
+    static Admin admin(String servers) {
         Properties p = new Properties();
-        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, WAIT_S * 1000);
         return Admin.create(p);
     }
 
     static void createTopic(String name, int partitions, Map<String, String> configs) throws Exception {
+        createTopic(name, partitions, (short) 1, configs);
+    }
+
+    /** Creates a topic and waits until every partition has a leader and (replicated) a full ISR. */
+    static void createTopic(String name, int partitions, short rf, Map<String, String> configs) throws Exception {
         try (Admin a = admin()) {
-            a.createTopics(List.of(new NewTopic(name, partitions, (short) 1).configs(configs))).all()
+            a.createTopics(List.of(new NewTopic(name, partitions, rf).configs(configs))).all()
                 .get(WAIT_S, TimeUnit.SECONDS);
             waitFor(() -> {
                 try {
-                    return a.describeTopics(List.of(name)).allTopicNames().get().get(name).partitions().size() == partitions;
+                    var parts = a.describeTopics(List.of(name)).allTopicNames().get().get(name).partitions();
+                    if (parts.size() != partitions) return false;
+                    for (var p : parts) if (p.leader() == null || (rf > 1 && p.isr().size() != rf)) return false;
+                    return true;
                 } catch (Exception e) {
                     return false;
                 }
@@ -533,6 +547,173 @@ public class CompatClient {
         }
     }
 
+    // ------------------------------------------------------------------ cluster scenarios
+    /** The first bootstrap address alone: reaching the other brokers proves Metadata was followed. */
+    static String firstBroker() { return bootstrap.split(",")[0].trim(); }
+
+    static Set<Integer> brokerIds(Admin a) throws Exception {
+        Set<Integer> out = new TreeSet<>();
+        for (Node n : a.describeCluster().nodes().get()) out.add(n.id());
+        return out;
+    }
+
+    static List<Integer> ids(List<Node> nodes) {
+        List<Integer> out = new ArrayList<>();
+        for (Node n : nodes) out.add(n.id());
+        Collections.sort(out);
+        return out;
+    }
+
+    static Map<Integer, Integer> leaders(Admin a, String topic) throws Exception {
+        Map<Integer, Integer> out = new TreeMap<>();
+        for (var p : a.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions())
+            out.put(p.partition(), p.leader() == null ? -1 : p.leader().id());
+        return out;
+    }
+
+    static void expectSpread(Map<Integer, Integer> leaderOf, Set<Integer> brokers, String what) {
+        if (!new TreeSet<>(leaderOf.values()).equals(brokers))
+            throw new AssertionError(what + ": leaders " + leaderOf + " do not cover brokers " + brokers);
+    }
+
+    static void replicatedAcksAll(String prefix) throws Exception {
+        String t = prefix;
+        createTopic(t, 3, (short) 3, Map.of("min.insync.replicas", "2"));
+        List<ProducerRecord<byte[], byte[]>> recs = new ArrayList<>();
+        for (int i = 0; i < 300; i++) recs.add(new ProducerRecord<>(t, i % 3, null, b("v" + i)));
+        try (var p = producer(Map.of(ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true))) {
+            sendAll(p, recs);
+        }
+        var got = consume(t, 300, List.of(0, 1, 2), Map.of());
+        for (int part = 0; part < 3; part++) {
+            List<String> want = new ArrayList<>(), have = new ArrayList<>();
+            for (int i = part; i < 300; i += 3) want.add("v" + i);
+            for (var r : got) if (r.partition() == part) have.add(s(r.value()));
+            expect(have, want, "partition " + part);
+        }
+        try (Admin a = admin()) {
+            Map<Integer, Integer> leaderOf = new TreeMap<>();
+            for (var p : a.describeTopics(List.of(t)).allTopicNames().get().get(t).partitions()) {
+                expect(p.replicas().size(), 3, "replicas of partition " + p.partition());
+                expect(ids(p.isr()), ids(p.replicas()), "ISR = replicas of partition " + p.partition());
+                leaderOf.put(p.partition(), p.leader().id());
+            }
+            expectSpread(leaderOf, brokerIds(a), "leaders");
+        }
+    }
+
+    static void leadersOnSeveralBrokers(String prefix) throws Exception {
+        for (short rf : new short[]{1, 3}) {
+            String t = prefix + "-rf" + rf;
+            createTopic(t, 6, rf, Map.of());
+            List<ProducerRecord<byte[], byte[]>> recs = new ArrayList<>();
+            for (int i = 0; i < 60; i++) recs.add(new ProducerRecord<>(t, i % 6, null, b("p" + (i % 6) + "-" + (i / 6))));
+            try (var p = producer(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, firstBroker()))) { sendAll(p, recs); }
+            var got = consume(t, 60, List.of(0, 1, 2, 3, 4, 5), Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, firstBroker()));
+            for (int part = 0; part < 6; part++) {
+                List<String> want = new ArrayList<>(), have = new ArrayList<>();
+                for (int j = 0; j < 10; j++) want.add("p" + part + "-" + j);
+                for (var r : got) if (r.partition() == part) have.add(s(r.value()));
+                expect(have, want, "rf=" + rf + " partition " + part);
+            }
+            try (Admin a = admin(firstBroker())) { expectSpread(leaders(a, t), brokerIds(a), "rf=" + rf + " leaders"); }
+        }
+    }
+
+    /** Kafka's partition of a group in __consumer_offsets: Utils.abs(groupId.hashCode()) % partitions. */
+    static int offsetsPartition(String group, int partitions) {
+        int h = group.hashCode();
+        return (h == Integer.MIN_VALUE ? 0 : Math.abs(h)) % partitions;
+    }
+
+    static void groupCoordinatorElsewhere(String prefix) throws Exception {
+        String home = firstBroker();
+        String group = null;
+        int coordinator = -1, homeId = -1;
+        try (Admin a = admin(home)) {
+            for (Node n : a.describeCluster().nodes().get()) if ((n.host() + ":" + n.port()).equals(home)) homeId = n.id();
+            // the first FindCoordinator creates __consumer_offsets
+            try { a.describeConsumerGroups(List.of(prefix + "-probe")).all().get(); } catch (ExecutionException e) { /* only its FindCoordinator matters */ }
+            Map<Integer, Integer>[] offsets = new Map[1];
+            waitFor(() -> {
+                try {
+                    offsets[0] = leaders(a, "__consumer_offsets");
+                    return !offsets[0].containsValue(-1);
+                } catch (Exception e) {
+                    return false;
+                }
+            }, "__consumer_offsets with a leader for every partition", 120); // 50 x 3 replicas: slow on a loaded machine
+            for (int i = 0; i < 1000 && group == null; i++) {
+                String g = prefix + "-group" + i;
+                int leader = offsets[0].get(offsetsPartition(g, offsets[0].size()));
+                if (leader != homeId) { group = g; coordinator = leader; }
+            }
+        }
+        expect(group != null, true, "a group led by another broker than " + homeId);
+        String t = topic(prefix, "", 1, Map.of());
+        List<ProducerRecord<byte[], byte[]>> recs = new ArrayList<>();
+        for (String v : values(10, "v")) recs.add(new ProducerRecord<>(t, b(v)));
+        try (var p = producer(Map.of())) { sendAll(p, recs); }
+        var tp = new TopicPartition(t, 0);
+        Map<String, Object> conf = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, home);
+        try (var c = groupConsumer(group, t, conf)) {
+            List<String> got = new ArrayList<>();
+            long deadline = System.nanoTime() + WAIT_S * 1_000_000_000L;
+            while (got.size() < 10 && System.nanoTime() < deadline)
+                for (var r : c.poll(Duration.ofMillis(200))) got.add(s(r.value()));
+            expect(got, values(10, "v"), "records read by the group");
+            c.commitSync(Map.of(tp, new OffsetAndMetadata(6)));
+        }
+        try (Admin a = admin(home)) {
+            var d = a.describeConsumerGroups(List.of(group)).all().get().get(group);
+            expect(d.coordinator().id(), coordinator, "the group's coordinator (bootstrapped from broker " + homeId + ")");
+        }
+        try (var c = groupConsumer(group, t, Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, home, ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none"))) {
+            Long first = null;
+            long deadline = System.nanoTime() + WAIT_S * 1_000_000_000L;
+            while (first == null && System.nanoTime() < deadline)
+                for (var r : c.poll(Duration.ofMillis(200))) { if (first == null) first = r.offset(); }
+            expect(first, 6L, "a new member resumes from the committed offset");
+        }
+    }
+
+    static void transactionAcrossBrokers(String prefix) throws Exception {
+        String t = prefix;
+        createTopic(t, 3, (short) 3, Map.of());
+        try (Admin a = admin()) { expectSpread(leaders(a, t), brokerIds(a), "leaders"); }
+        try (var p = producer(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, firstBroker(), ProducerConfig.TRANSACTIONAL_ID_CONFIG, prefix + "-txn"))) {
+            p.initTransactions();
+            for (String[] step : new String[][]{{"commit", "a"}, {"abort", "b"}, {"commit", "c"}}) {
+                p.beginTransaction();
+                for (int i = 0; i < 9; i++) p.send(new ProducerRecord<>(t, i % 3, null, b(step[1] + i)));
+                p.flush();
+                if (step[0].equals("commit")) p.commitTransaction(); else p.abortTransaction();
+            }
+        }
+        var committed = consume(t, 18, List.of(0, 1, 2), Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, firstBroker(),
+            ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"));
+        for (int part = 0; part < 3; part++) {
+            List<String> want = new ArrayList<>(), have = new ArrayList<>();
+            for (String prefixOf : List.of("a", "c")) for (int i = part; i < 9; i += 3) want.add(prefixOf + i);
+            for (var r : committed) if (r.partition() == part) have.add(s(r.value()));
+            expect(have, want, "read_committed partition " + part);
+        }
+        expect(consume(t, 27, List.of(0, 1, 2), Map.of()).size(), 27, "read_uncommitted");
+    }
+
+    /**
+     * One step of not-enough-replicas (compat/clients/java.py drives it): one acks=all record,
+     * no retries, to -Dcompat.topic; the result's reason is the error, if any.
+     */
+    static void produceAcksAll(String prefix) throws Exception {
+        String t = System.getProperty("compat.topic");
+        if (t == null) throw new NotApplicable("run by compat/clients/java.py with -Dcompat.topic");
+        try (var p = producer(Map.of(ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.RETRIES_CONFIG, 0,
+                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false))) {
+            sendAll(p, List.of(new ProducerRecord<>(t, b(System.getProperty("compat.value", "v")))));
+        }
+    }
+
     static final Map<String, Scenario> SCENARIOS = new LinkedHashMap<>();
     static {
         SCENARIOS.put("produce-consume", CompatClient::produceConsume);
@@ -551,6 +732,11 @@ public class CompatClient {
         SCENARIOS.put("idempotent-producer", CompatClient::idempotentProducer);
         SCENARIOS.put("transactions", CompatClient::transactions);
         SCENARIOS.put("transactions-offsets", CompatClient::transactionsOffsets);
+        SCENARIOS.put("replicated-acks-all", CompatClient::replicatedAcksAll);
+        SCENARIOS.put("leaders-on-several-brokers", CompatClient::leadersOnSeveralBrokers);
+        SCENARIOS.put("group-coordinator-elsewhere", CompatClient::groupCoordinatorElsewhere);
+        SCENARIOS.put("transaction-across-brokers", CompatClient::transactionAcrossBrokers);
+        SCENARIOS.put("not-enough-replicas", CompatClient::produceAcksAll);
     }
 
     // ------------------------------------------------------------------ driver

@@ -8,8 +8,8 @@ import json
 import uuid
 
 from pykafkad.cluster import TOPICS_FILE
-from pykafkad.launcher import Cluster, plan_cluster, wait_ready
-from pykafkad.testing import _free_ports, run_broker
+from pykafkad.launcher import Cluster, free_ports, plan_cluster, wait_ready
+from pykafkad.testing import run_broker
 from tests.integration.clients import (
     WAIT_S,
     confluent_produce,
@@ -23,7 +23,7 @@ TOPIC_CONFIG = 2
 
 
 def test_a_single_node_data_dir_becomes_a_kraft_node_with_the_same_topics(tmp_path):
-    specs = plan_cluster(1, 0, 0, tmp_path, ports=_free_ports(2))
+    specs = plan_cluster(1, 0, 0, tmp_path, ports=free_ports(2))
     data_dir = specs[0].data_dir / "data"
     with run_broker(data_dir) as single:
         create_topic(single.bootstrap_servers, "h-kraft-mig-a", 3,

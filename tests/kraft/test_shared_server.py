@@ -13,12 +13,11 @@ from compat.kafka_tools import run_tool
 from pykafkad.broker import Broker
 from pykafkad.config import BrokerConfig
 from pykafkad.kraft.kraft_server import KafkaRaftServer
-from pykafkad.launcher import random_cluster_id
+from pykafkad.launcher import free_ports, random_cluster_id
 from pykafkad.metadata.delta import MetadataDelta
 from pykafkad.metadata.properties import MetaProperties
 from pykafkad.metadata.snapshot import read_snapshot
 from pykafkad.server import Server, served_listeners
-from pykafkad.testing import _free_ports
 from tests.integration.clients import needs_java
 from tests.kraft.quorum_helpers import read_records, record_offsets
 from wire.messages.create_topics_request import CreatableTopic, CreateTopicsRequest
@@ -42,7 +41,7 @@ class Recorder:
 
 
 def one_voter_node(data_dir, extra: dict[str, str] | None = None) -> KafkaRaftServer:
-    broker_port, controller_port = _free_ports(2)
+    broker_port, controller_port = free_ports(2)
     config = BrokerConfig.from_sources(None, {
         "process.roles": "broker,controller", "node.id": "1",
         "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",

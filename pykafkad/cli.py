@@ -185,19 +185,22 @@ def data_dir_of(args: argparse.Namespace, config) -> Path:
 
 
 def build_node(args: argparse.Namespace, config, needed: int):
-    """A KRaft node (process.roles set): every listener bound, each serving its API set; the
-    storage must have been formatted first, as Kafka's must."""
+    """A KRaft node (process.roles set): every listener bound, each serving its API set, around
+    the raft client, the controller (controller role) and the broker's registration (broker
+    role); the storage must have been formatted first, as Kafka's must."""
     from pykafkad.broker import Broker
     from pykafkad.cluster import TopicsFileError
-    from pykafkad.formatted import NotFormattedError, check_formatted
+    from pykafkad.kraft.kraft_server import KafkaRaftServer
+    from pykafkad.kraft.shared_server import check_storage
+    from pykafkad.metadata.properties import MetaPropertiesError
     from pykafkad.server import Server, served_listeners
 
     if args.port is not None and not 0 <= args.port <= 65535:
         raise UsageError(f"--port must be between 0 and 65535, got {args.port}")
     data_path = data_dir_of(args, config)
     try:
-        check_formatted([data_path])
-    except NotFormattedError as e:
+        meta = check_storage(config, data_path)
+    except MetaPropertiesError as e:
         raise UsageError(str(e)) from None
     check_data_dir(data_path)
     try:
@@ -212,7 +215,11 @@ def build_node(args: argparse.Namespace, config, needed: int):
     if args.advertised_host is not None:
         for spec in listeners:
             spec.advertised_host = spec.advertised_host or args.advertised_host
-    return Server(broker, "", 0, listeners=listeners), data_path
+    server = Server(broker, "", 0, listeners=listeners)
+    try:
+        return KafkaRaftServer(config, data_path, broker, server, meta=meta), data_path
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def ready_line(server) -> str:
@@ -228,8 +235,14 @@ def ready_line(server) -> str:
 async def serve(server, needed: int) -> None:
     import trio
 
-    async with trio.open_nursery() as nursery:
-        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async with trio.open_nursery() as nursery:
+            async def stop_on_signal() -> None:  # also while a KRaft node is still starting
+                async for _ in signals:
+                    server.request_shutdown()
+                    return
+
+            nursery.start_soon(stop_on_signal)
             try:
                 await nursery.start(server.run)
             except OSError as e:
@@ -239,9 +252,6 @@ async def serve(server, needed: int) -> None:
                 where = ", ".join(f"{s.host}:{s.port}" for s in server.listeners)
                 raise UsageError(f"cannot listen on {where}: {reason}") from None
             print(ready_line(server), flush=True)
-            async for _ in signals:
-                server.request_shutdown()
-                break
 
 
 #: subcommands that are Kafka's kafka-storage.sh (pykafkad/metadata/storage_tool.py)

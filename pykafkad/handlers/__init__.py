@@ -7,6 +7,7 @@ from pykafkad.handlers import (  # noqa: F401
     api_versions,
     cluster,
     config_resources,
+    controller_apis,
     describe_topic_partitions,
     fetch,
     groups,

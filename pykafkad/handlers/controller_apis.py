@@ -1,0 +1,139 @@
+"""The active controller's APIs on controller listeners (Kafka's ControllerApis), with Kafka
+4.4's controller version ranges: each is handed to the node's ControllerServer, which answers
+NOT_CONTROLLER unless it is the active controller. Envelope carries a request a broker
+forwarded (its ForwardingManager): unwrapped, handled here, the response wrapped back.
+
+A node without a controller (a broker-only node) never serves these: they are registered for
+CONTROLLER listeners only.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pykafkad.dispatch import CONTROLLER, CONTROLLER_HANDLERS, RequestContext, handles
+from wire.errors import ErrorCode, RemoteProtocolError
+from wire.framing import encode_response, read_request_header
+from wire.messages.envelope_response import EnvelopeResponse
+from wire.primitives import Reader
+
+log = logging.getLogger("pykafkad.controller")
+
+ENVELOPE_KEY = 58
+
+
+async def _submit(ctx: RequestContext, req: Any) -> Any:
+    server = getattr(ctx.broker, "controller_server", None)
+    if server is None:  # a node started without the controller role
+        from pykafkad.kraft.error_responses import error_response
+
+        return error_response(req, ErrorCode.NOT_CONTROLLER,
+                              "No controller appears to be active.")
+    return await server.submit(req, ctx.version)
+
+
+@handles(62, 0, 4, listeners=CONTROLLER)
+async def handle_broker_registration(ctx: RequestContext, req: Any) -> Any:
+    """Versions 0-4 (v2: log dir ids, KIP-858; v3: the previous broker epoch, KIP-966; v4
+    allows a supported feature's minimum of 0, KAFKA-17011)."""
+    return await _submit(ctx, req)
+
+
+@handles(63, 0, 2, listeners=CONTROLLER)
+async def handle_broker_heartbeat(ctx: RequestContext, req: Any) -> Any:
+    """Versions 0-2 (v1: offline log dirs; v2: cordoned log dirs)."""
+    return await _submit(ctx, req)
+
+
+@handles(64, 0, 0, listeners=CONTROLLER)
+async def handle_unregister_broker(ctx: RequestContext, req: Any) -> Any:
+    """Version 0."""
+    return await _submit(ctx, req)
+
+
+@handles(56, 2, 3, listeners=CONTROLLER)
+async def handle_alter_partition(ctx: RequestContext, req: Any) -> Any:
+    """Versions 2-3 (topic ids; v3: broker epochs of the new ISR)."""
+    return await _submit(ctx, req)
+
+
+@handles(67, 0, 0, listeners=CONTROLLER)
+async def handle_allocate_producer_ids(ctx: RequestContext, req: Any) -> Any:
+    """Version 0."""
+    return await _submit(ctx, req)
+
+
+@handles(19, 2, 7, listeners=CONTROLLER)
+async def handle_create_topics(ctx: RequestContext, req: Any) -> Any:
+    """Versions 2-7 (Kafka's controller refuses 0-1)."""
+    return await _submit(ctx, req)
+
+
+@handles(20, 1, 6, listeners=CONTROLLER)
+async def handle_delete_topics(ctx: RequestContext, req: Any) -> Any:
+    """Versions 1-6 (v6: by topic id)."""
+    return await _submit(ctx, req)
+
+
+@handles(37, 0, 3, listeners=CONTROLLER)
+async def handle_create_partitions(ctx: RequestContext, req: Any) -> Any:
+    """Versions 0-3."""
+    return await _submit(ctx, req)
+
+
+@handles(44, 0, 1, listeners=CONTROLLER)
+async def handle_incremental_alter_configs(ctx: RequestContext, req: Any) -> Any:
+    """Versions 0-1."""
+    return await _submit(ctx, req)
+
+
+@handles(33, 0, 2, listeners=CONTROLLER)
+async def handle_alter_configs(ctx: RequestContext, req: Any) -> Any:
+    """Versions 0-2."""
+    return await _submit(ctx, req)
+
+
+@handles(43, 0, 2, listeners=CONTROLLER)
+async def handle_elect_leaders(ctx: RequestContext, req: Any) -> Any:
+    """Versions 0-2 (v1: election type and a top-level error)."""
+    return await _submit(ctx, req)
+
+
+@handles(45, 0, 1, listeners=CONTROLLER)
+async def handle_alter_partition_reassignments(ctx: RequestContext, req: Any) -> Any:
+    """Versions 0-1 (v1: allow_replication_factor_change)."""
+    return await _submit(ctx, req)
+
+
+@handles(46, 0, 0, listeners=CONTROLLER)
+async def handle_list_partition_reassignments(ctx: RequestContext, req: Any) -> Any:
+    """Version 0."""
+    return await _submit(ctx, req)
+
+
+@handles(ENVELOPE_KEY, 0, 0, listeners=CONTROLLER)
+async def handle_envelope(ctx: RequestContext, req: Any) -> EnvelopeResponse:
+    """Version 0: a request a broker forwarded, in its own header and body, answered with the
+    inner response (header and body) as ``response_data``."""
+    r = Reader(memoryview(req.request_data))
+    try:
+        header = read_request_header(r)
+    except RemoteProtocolError:
+        return EnvelopeResponse(response_data=None, error_code=ErrorCode.INVALID_REQUEST)
+    handler = CONTROLLER_HANDLERS.get(header.api_key)
+    if handler is None or header.api_key == ENVELOPE_KEY or header.api_key == 18:
+        return EnvelopeResponse(response_data=None, error_code=ErrorCode.INVALID_REQUEST)
+    if not handler.min_version <= header.api_version <= handler.max_version:
+        return EnvelopeResponse(response_data=None, error_code=ErrorCode.UNSUPPORTED_VERSION)
+    try:
+        inner = handler.request_type.read(r, header.api_version)
+    except RemoteProtocolError as e:
+        log.info("dropping a malformed forwarded request: %s", e)
+        return EnvelopeResponse(response_data=None, error_code=ErrorCode.INVALID_REQUEST)
+    inner_ctx = RequestContext(ctx.broker, header, ctx.peer, ctx.listener_name, CONTROLLER)
+    response = await handler.fn(inner_ctx, inner)
+    chunks = encode_response(header.correlation_id, header.api_key, header.api_version,
+                             response)
+    data = b"".join(bytes(c) for c in chunks)[4:]
+    return EnvelopeResponse(response_data=data, error_code=ErrorCode.NONE)

@@ -1,0 +1,230 @@
+"""Kafka's ControllerServer and the QuorumController's event loop around the synchronous
+``pykafkad.controller.QuorumController``.
+
+Every committed record of the metadata log is replayed into the controller (its own raft
+listener, so standbys stay warm). The controller is active once this node leads the quorum and
+has replayed its log up to its own epoch's start (the raft client tells a leader's listener
+only then, as Kafka's does once the LeaderChange is committed). Writes are serialized, as on
+Kafka's single event queue: one operation is handled, its records appended, committed and
+replayed before the next is handled. The timers (fencing expired sessions, preferred-leader
+elections) are operations like any other.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from pykafkad.controller import QuorumController
+from pykafkad.features import FEATURES
+from pykafkad.kraft.error_responses import error_response, not_controller_message
+from pykafkad.metadata.bootstrap import read_bootstrap
+from pykafkad.metadata.serde import decode_record, encode_record
+from pykafkad.metadata.snapshot import read_snapshot
+from pykafkad.raft.machine import NotLeaderError
+from wire.errors import ErrorCode
+from wire.messages.elect_leaders_request import ElectLeadersRequest, TopicPartitions
+
+log = logging.getLogger("pykafkad.controller")
+
+#: Kafka's QuorumController.MAX_RECORDS_PER_USER_OP (non-atomic results are cut into batches)
+MAX_RECORDS_PER_BATCH = 10_000
+PREFERRED_ELECTION = 0
+
+
+def default_feature_levels() -> dict[str, int]:
+    """A log dir formatted without bootstrap metadata gets the levels pykafkad's brokers
+    finalize (pykafkad.features), as Kafka's would get its own software's defaults: Kafka
+    4.4's defaults (transaction.version 2, group.version 1 ...) are ones these brokers
+    cannot register under."""
+    return {f.name: f.finalized for f in FEATURES if f.finalized > 0}
+
+
+class ControllerServer:
+    def __init__(self, shared, config, *, migration=None, rnd: random.Random | None = None):
+        self.shared = shared
+        self.raft = shared.raft
+        self.config = config
+        self.node_id = config.node_id
+        self.clock = self.raft.clock
+        self.rnd = rnd or random.Random()
+        #: callable returning the records that carry a single-node data dir into the log
+        self.migration = migration
+        self.controller = self._new_controller()
+        #: the raft epoch this controller is active in; -1 while standby
+        self.active_epoch = -1
+        self._write_lock = trio.Lock()
+        self._wake = trio.Event()
+        self.auto_rebalance = config["auto.leader.rebalance.enable"]
+        self.rebalance_interval_ms = config["leader.imbalance.check.interval.seconds"] * 1000
+        self._next_rebalance_ms = 0
+        self.raft.register_listener(self)
+
+    def _new_controller(self) -> QuorumController:
+        c = self.config
+        defaults = {}
+        for key in ("min.insync.replicas", "unclean.leader.election.enable"):
+            try:
+                value = c[key]
+            except KeyError:
+                continue
+            defaults[key] = str(value).lower() if isinstance(value, bool) else str(value)
+        return QuorumController(
+            self.shared.cluster_id, node_id=self.node_id, rnd=self.rnd,
+            session_timeout_ms=c["broker.session.timeout.ms"],
+            default_num_partitions=c["num.partitions"],
+            default_replication_factor=c["default.replication.factor"],
+            broker_defaults=defaults, delete_topic_enable=c["delete.topic.enable"],
+            kraft_version=0)  # a static quorum (controller.quorum.voters)
+
+    @property
+    def is_active(self) -> bool:
+        return self.active_epoch >= 0
+
+    # -- raft listener: replay ---------------------------------------------------------------
+    def handle_commit(self, batch) -> None:
+        self.controller.cluster.now_ms = self.clock()
+        for i, value in enumerate(batch.records):
+            record, _ = decode_record(value)
+            self.controller.replay(record, batch.base_offset + i)
+
+    def handle_load_snapshot(self, reader) -> None:
+        self.controller = self._new_controller()
+        self.controller.cluster.now_ms = self.clock()
+        for record in read_snapshot(Path(reader.path)).records():
+            self.controller.replay(record, reader.end_offset - 1)
+
+    def handle_leader_change(self, leader) -> None:
+        if leader.leader_id == self.node_id:
+            self._activate(leader.epoch)
+        elif self.is_active:
+            log.info("Renouncing the leadership due to a metadata log event. We were the "
+                     "leader at epoch %d; the new leader is %d at epoch %d.",
+                     self.active_epoch, leader.leader_id, leader.epoch)
+            self.active_epoch = -1
+        self._wake.set()
+
+    def _activate(self, epoch: int) -> None:
+        now = self.clock()
+        # Kafka's ClusterControlManager.activate: every registered broker's session starts now
+        for b in self.controller.cluster.heartbeats.brokers.values():
+            b.last_contact_ms = now
+        self.active_epoch = epoch
+        self._next_rebalance_ms = now + self.rebalance_interval_ms
+        log.info("Becoming the active controller at epoch %d, next write offset %d.",
+                 epoch, self.raft.log.end_offset)
+
+    # -- operations ----------------------------------------------------------------------------
+    def not_controller(self, request: Any) -> Any:
+        leader = self.raft.leader_and_epoch.leader_id
+        return error_response(request, ErrorCode.NOT_CONTROLLER, not_controller_message(
+            leader if leader != self.node_id else -1))
+
+    async def submit(self, request: Any, version: int | None = None) -> Any:
+        """One controller API: NOT_CONTROLLER unless active, else handled on the replayed
+        state, its records committed and replayed, then answered."""
+        if not self.is_active:
+            return self.not_controller(request)
+        async with self._write_lock:
+            if not self.is_active:
+                return self.not_controller(request)
+            result = self.controller.handle(request, self.clock(), version=version,
+                                            next_write_offset=self.raft.log.end_offset)
+            if result.records and not await self._append(result.records, result.atomic):
+                return self.not_controller(request)
+            self._wake.set()  # a registration or heartbeat moves the next fencing deadline
+            return result.response
+
+    async def _append(self, records: list, atomic: bool = True) -> bool:
+        """Appends and waits until committed (and so replayed); False when leadership was
+        lost on the way (the records may be truncated: nothing was promised)."""
+        epoch = self.active_epoch
+        chunks = [records] if atomic else [records[i:i + MAX_RECORDS_PER_BATCH]
+                                           for i in range(0, len(records), MAX_RECORDS_PER_BATCH)]
+        last = -1
+        for chunk in chunks:
+            try:
+                last = self.raft.schedule_append(epoch, [encode_record(r) for r in chunk])
+            except NotLeaderError:
+                self.active_epoch = -1
+                return False
+        while self.controller.last_replayed_offset < last:
+            if self.active_epoch != epoch:
+                return False
+            with trio.move_on_after(0.5):
+                await self.raft.wait_committed(last)
+        return True
+
+    # -- timers ------------------------------------------------------------------------------
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()
+        while True:
+            next_ms = None
+            if self.is_active:
+                try:
+                    next_ms = await self._periodic()
+                except Exception:
+                    log.exception("a controller timer failed")
+                    next_ms = self.clock() + 1000
+            wait_s = 3600.0 if next_ms is None else max(0.0, (next_ms - self.clock()) / 1000)
+            with trio.move_on_after(min(wait_s, 3600.0)):
+                await self._wake.wait()
+            self._wake = trio.Event()
+
+    async def _periodic(self) -> int | None:
+        c = self.controller
+        if "metadata.version" not in c.features.finalized:
+            await self._bootstrap()
+        async with self._write_lock:
+            while self.is_active:
+                result = c.fence_stale_brokers(self.clock())
+                if not result.records:
+                    break
+                if not await self._append(result.records):
+                    return None
+        now = self.clock()
+        if self.auto_rebalance and self.is_active and now >= self._next_rebalance_ms:
+            self._next_rebalance_ms = now + self.rebalance_interval_ms
+            await self._balance_partition_leaders()
+        deadlines = [d for d in (c.next_fence_check_ms(), self._next_rebalance_ms
+                                 if self.auto_rebalance else None) if d is not None]
+        return min(deadlines) if deadlines else None
+
+    async def _bootstrap(self) -> None:
+        """The first active controller of an empty log writes the bootstrap records (the
+        format's feature levels) and, once, a single-node data dir's topics."""
+        async with self._write_lock:
+            if not self.is_active or "metadata.version" in self.controller.features.finalized:
+                return
+            bootstrap = read_bootstrap(self.shared.metadata_log_dir)
+            if bootstrap is not None:
+                records = list(bootstrap.records)
+                log.info("Writing the bootstrap records from %s", bootstrap.source)
+            else:
+                records = self.controller.bootstrap_records(default_feature_levels())
+                log.info("Writing the default bootstrap records (no bootstrap metadata found)")
+            if self.migration is not None:
+                records += self.migration()
+            await self._append(records)
+
+    async def _balance_partition_leaders(self) -> None:
+        """auto.leader.rebalance.enable: partitions led by another replica while their
+        preferred one is in sync and unfenced get a preferred-leader election."""
+        c = self.controller
+        wanted: dict[str, list[int]] = {}
+        for topic, pid, part in c.replication.all_partitions():
+            preferred = part.preferred_replica
+            if part.leader != preferred and preferred in part.isr and \
+                    c.cluster.is_unfenced(preferred):
+                wanted.setdefault(topic.name, []).append(pid)
+        if not wanted:
+            return
+        request = ElectLeadersRequest(election_type=PREFERRED_ELECTION, topic_partitions=[
+            TopicPartitions(topic=t, partitions=p) for t, p in sorted(wanted.items())])
+        log.info("Electing the preferred leaders of %d partitions",
+                 sum(len(p) for p in wanted.values()))
+        await self.submit(request, 2)

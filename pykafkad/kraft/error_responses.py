@@ -1,0 +1,99 @@
+"""A controller API's answer when the request cannot be handled here (Kafka's
+``request.getErrorResponse(e)``): the error on every item the request named, or at the top
+level for APIs that have one. NOT_CONTROLLER on an inactive controller is the common case."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wire.messages import API_KEYS
+from wire.messages.alter_configs_response import AlterConfigsResourceResponse as LegacyResult
+from wire.messages.alter_configs_response import AlterConfigsResponse
+from wire.messages.alter_partition_reassignments_response import (
+    AlterPartitionReassignmentsResponse,
+)
+from wire.messages.create_partitions_response import (
+    CreatePartitionsResponse,
+    CreatePartitionsTopicResult,
+)
+from wire.messages.create_topics_response import CreatableTopicResult, CreateTopicsResponse
+from wire.messages.delete_topics_response import DeletableTopicResult, DeleteTopicsResponse
+from wire.messages.elect_leaders_response import (
+    ElectLeadersResponse,
+    PartitionResult,
+    ReplicaElectionResult,
+)
+from wire.messages.incremental_alter_configs_response import (
+    AlterConfigsResourceResponse,
+    IncrementalAlterConfigsResponse,
+)
+from wire.primitives import ZERO_UUID
+
+#: Kafka's QuorumController.ACTIVE_CONTROLLER_EXCEPTION_TEXT_PREFIX
+ACTIVE_CONTROLLER_PREFIX = "The active controller appears to be node "
+
+
+def not_controller_message(leader_id: int) -> str:
+    """Kafka's NotControllerException text: who leads the quorum, when known."""
+    if leader_id >= 0:
+        return f"{ACTIVE_CONTROLLER_PREFIX}{leader_id}."
+    return "No controller appears to be active."
+
+
+def error_response(request: Any, code: int, message: str | None) -> Any:
+    name = type(request).__name__
+    if name == "CreateTopicsRequest":
+        return CreateTopicsResponse(topics=[
+            CreatableTopicResult(name=t.name, topic_id=ZERO_UUID, error_code=code,
+                                 error_message=message) for t in request.topics])
+    if name == "DeleteTopicsRequest":
+        results = [DeletableTopicResult(name=n, topic_id=ZERO_UUID, error_code=code,
+                                        error_message=message)
+                   for n in request.topic_names or []]
+        results += [DeletableTopicResult(name=t.name, topic_id=t.topic_id, error_code=code,
+                                         error_message=message) for t in request.topics or []]
+        return DeleteTopicsResponse(responses=results)
+    if name == "CreatePartitionsRequest":
+        return CreatePartitionsResponse(results=[
+            CreatePartitionsTopicResult(name=t.name, error_code=code, error_message=message)
+            for t in request.topics])
+    if name == "IncrementalAlterConfigsRequest":
+        return IncrementalAlterConfigsResponse(responses=[
+            AlterConfigsResourceResponse(error_code=code, error_message=message,
+                                         resource_type=r.resource_type,
+                                         resource_name=r.resource_name)
+            for r in request.resources])
+    if name == "AlterConfigsRequest":
+        return AlterConfigsResponse(responses=[
+            LegacyResult(error_code=code, error_message=message,
+                         resource_type=r.resource_type, resource_name=r.resource_name)
+            for r in request.resources])
+    if name == "ElectLeadersRequest":
+        return ElectLeadersResponse(error_code=code, replica_election_results=[
+            ReplicaElectionResult(topic=tp.topic, partition_result=[
+                PartitionResult(partition_id=p, error_code=code, error_message=message)
+                for p in tp.partitions])
+            for tp in request.topic_partitions or []])
+    if name == "AlterPartitionReassignmentsRequest":
+        return AlterPartitionReassignmentsResponse(error_code=code, error_message=message,
+                                                   responses=[])
+    response = API_KEYS[request.API_KEY].response_type()()
+    if "error_code" in response.__slots__:
+        response.error_code = code
+    if "error_message" in response.__slots__:
+        response.error_message = message
+    return response
+
+
+def has_error(response: Any, code: int) -> bool:
+    """Whether ``code`` is anywhere in the response (Kafka's ``errorCounts().containsKey``)."""
+    stack = [response]
+    while stack:
+        obj = stack.pop()
+        for slot in getattr(obj, "__slots__", ()):
+            value = getattr(obj, slot, None)
+            if slot == "error_code" and value == code:
+                return True
+            if isinstance(value, list) and value and hasattr(value[0], "__slots__"):
+                stack.extend(value)
+    return False

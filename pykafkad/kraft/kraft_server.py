@@ -1,0 +1,144 @@
+"""Kafka's KafkaRaftServer: a KRaft node by its process.roles.
+
+Every node runs the SharedServer (raft client, metadata loader). A controller adds the
+ControllerServer behind its CONTROLLER listeners; a broker adds the BrokerLifecycleManager and
+today's Broker behind its broker listeners. The node is ready (``run``'s task_status) once its
+listeners are bound and, for a broker, once the controller has unfenced it (Kafka's broker
+waits for that before "Kafka Server started"). Stopping: the broker's controlled shutdown, the
+listeners, then the raft client (a leader resigns so the quorum elects at once).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import trio
+
+from pykafkad.features import FEATURES
+from pykafkad.kraft.broker_lifecycle import AdvertisedListener, BrokerLifecycleManager
+from pykafkad.kraft.controller_channel import ControllerChannel
+from pykafkad.kraft.controller_server import ControllerServer
+from pykafkad.kraft.migration import single_node_records
+from pykafkad.kraft.shared_server import SharedServer, check_storage
+from pykafkad.server import Server
+
+log = logging.getLogger("pykafkad.kraft")
+
+#: how long a stopping broker waits for the controller's leave (Kafka: up to 5 minutes)
+CONTROLLED_SHUTDOWN_TIMEOUT_S = 10.0
+
+
+class KafkaRaftServer:
+    """Quacks like ``pykafkad.server.Server`` for the command line: ``run``,
+    ``request_shutdown``, ``broker``, ``listeners``, ``host``, ``port``."""
+
+    def __init__(self, config, data_dir: Path, broker, server: Server, *, meta=None):
+        self.config = config
+        self.data_dir = Path(data_dir)
+        self.broker = broker
+        self.server = server
+        self.roles = config.node_roles
+        meta = meta or check_storage(config, self.data_dir)
+        self.shared = SharedServer(config, self.data_dir, meta, clock=broker.clock)
+        broker.shared_server = self.shared
+        broker.raft = self.shared.raft
+        self.controller: ControllerServer | None = None
+        if "controller" in self.roles:
+            migration = None
+            if "broker" in self.roles and len(self.shared.voters) == 1:
+                node_id, directory_id = config.node_id, self.shared.directory_id
+                migration = lambda: single_node_records(self.data_dir, node_id, directory_id)  # noqa: E731
+            self.controller = ControllerServer(self.shared, config, migration=migration)
+        broker.controller_server = self.controller
+        self.channel: ControllerChannel | None = None
+        self.lifecycle: BrokerLifecycleManager | None = None
+        if "broker" in self.roles:
+            raft = self.shared.raft
+            self.channel = ControllerChannel(
+                self.shared.voters, leader=lambda: raft.leader_and_epoch.leader_id,
+                client_id=f"broker-{config.node_id}-to-controller")
+            broker.controller_channel = self.channel
+            self.lifecycle = BrokerLifecycleManager(
+                config.node_id, self.shared.cluster_id, self.channel,
+                listeners=self._advertised_listeners,
+                metadata_offset=lambda: self.shared.loader.last_offset,
+                features=[(f.name, f.min_version, f.max_version) for f in FEATURES],
+                log_dir_ids=[self.shared.directory_id], rack=config["broker.rack"],
+                heartbeat_interval_ms=config["broker.heartbeat.interval.ms"])
+            broker.lifecycle = self.lifecycle
+        self._shutdown = trio.Event()
+
+    # -- what the command line reads ------------------------------------------------------------
+    @property
+    def listeners(self):
+        return self.server.listeners
+
+    @property
+    def host(self) -> str:
+        return self.server.host
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    def request_shutdown(self) -> None:
+        self._shutdown.set()
+
+    def _advertised_listeners(self) -> list[AdvertisedListener]:
+        from pykafkad.dispatch import BROKER
+
+        protocols = {e.listener_name: e.security_protocol for e in self.config.listeners}
+        out = []
+        for spec in self.server.listeners:
+            if spec.kind is not BROKER:
+                continue
+            ep = self.broker.endpoint_for(spec.name)
+            out.append(AdvertisedListener(spec.name, ep.host, ep.port,
+                                          protocols.get(spec.name, "PLAINTEXT")))
+        return out
+
+    # -- running ---------------------------------------------------------------------------------
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        server_done = trio.Event()
+
+        async def run_server(task_status=trio.TASK_STATUS_IGNORED) -> None:
+            try:
+                await self.server.run(task_status=task_status)
+            finally:
+                server_done.set()
+
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self.shared.run)
+            if self.controller is not None:
+                await nursery.start(self.controller.run)
+            port = await nursery.start(run_server)
+            if self.lifecycle is not None:
+                await nursery.start(self.lifecycle.run)
+                self.lifecycle.set_ready_to_unfence()
+                async with trio.open_nursery() as waiting:
+                    async def until_unfenced() -> None:
+                        await self.lifecycle.unfenced.wait()
+                        waiting.cancel_scope.cancel()
+
+                    async def until_shutdown() -> None:
+                        await self._shutdown.wait()
+                        waiting.cancel_scope.cancel()
+
+                    waiting.start_soon(until_unfenced)
+                    waiting.start_soon(until_shutdown)
+                if self.lifecycle.unfenced.is_set():
+                    log.info("Node %d: the broker is registered and unfenced.", self.config.node_id)
+            task_status.started(port)
+            await self._shutdown.wait()
+            if self.lifecycle is not None:
+                await self.lifecycle.controlled_shutdown(CONTROLLED_SHUTDOWN_TIMEOUT_S)
+            self.server.request_shutdown()
+            await server_done.wait()
+            if self.channel is not None:
+                await self.channel.aclose()
+            await self.shared.shutdown()
+            with trio.move_on_after(5):
+                while not self.shared.raft._resignation_done():
+                    await trio.sleep(0.01)
+            nursery.cancel_scope.cancel()

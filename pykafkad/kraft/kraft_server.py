@@ -100,6 +100,15 @@ class KafkaRaftServer:
 
     # -- running ---------------------------------------------------------------------------------
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        try:
+            await self._run(task_status)
+        except BaseExceptionGroup as group:  # e.g. a listener that cannot bind: as Server's
+            errors = group.exceptions
+            if len(errors) == 1 and isinstance(errors[0], OSError):
+                raise errors[0] from None
+            raise
+
+    async def _run(self, task_status) -> None:
         server_done = trio.Event()
 
         async def run_server(task_status=trio.TASK_STATUS_IGNORED) -> None:

@@ -34,6 +34,7 @@ from pykafkad.coordinator.group_configs import GroupConfigStore
 from pykafkad.coordinator.runtime import GroupCoordinatorService
 from pykafkad.coordinator.transaction_coordinator import TransactionCoordinator
 from pykafkad.fetch_sessions import FetchSessionCache
+from pykafkad.kraft.metadata_cache import SingleNodeMetadataCache
 from pykafkad.log.checkpoint import fsync_dir
 from pykafkad.log.config import LogConfig
 from pykafkad.log.epoch import LeaderEpochCache
@@ -166,6 +167,10 @@ class Broker:
             lost = [p for p in range(topic.num_partitions) if not self.logs.has(topic.name, p)]
             if lost:
                 self.logs.prepare(topic.name, lost, self._partition_metadata_writer(topic))
+        #: the cluster as Metadata describes it (a KRaft broker's publisher replaces it)
+        self.metadata_cache = SingleNodeMetadataCache(self)
+        #: a KRaft broker's ForwardingManager (admin requests go to the active controller)
+        self.forwarding = None
         self.fetch_sessions = FetchSessionCache(
             clock=clock, max_sessions=config["max.incremental.fetch.session.cache.slots"])
         self.producer_ids = ProducerIdManager(data_dir)

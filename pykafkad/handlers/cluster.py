@@ -23,8 +23,8 @@ INVALID_REQUEST_MESSAGE = (
 @handles(60, 0, 2)
 async def handle_describe_cluster(ctx: RequestContext, req) -> DescribeClusterResponse:
     """Versions 0-2 (v1 adds endpoint_type: only brokers, 1, are described; v2 adds
-    ``include_fenced_brokers`` and ``is_fenced``: this node is never fenced)."""
-    ep = ctx.endpoint
+    ``include_fenced_brokers`` and ``is_fenced``: only alive brokers are described)."""
+    cache = ctx.broker.metadata_cache
     if ctx.version >= 1 and req.endpoint_type != 1:
         return DescribeClusterResponse(
             error_code=ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
@@ -37,8 +37,9 @@ async def handle_describe_cluster(ctx: RequestContext, req) -> DescribeClusterRe
         error_code=0,
         endpoint_type=1,
         cluster_id=ctx.broker.cluster_id,
-        controller_id=ep.node_id,
-        brokers=[DescribeClusterBroker(ep.node_id, ep.host, ep.port, ctx.broker.config["broker.rack"])],
+        controller_id=cache.controller_id(ctx.listener_name),
+        brokers=[DescribeClusterBroker(n.node_id, n.host, n.port, n.rack)
+                 for n in cache.alive_brokers(ctx.listener_name)],
         cluster_authorized_operations=authorized_operations.CLUSTER
         if req.include_cluster_authorized_operations else authorized_operations.OMITTED,
     )

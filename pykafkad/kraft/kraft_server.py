@@ -17,6 +17,7 @@ import trio
 
 from pykafkad.features import FEATURES
 from pykafkad.kraft.broker_lifecycle import AdvertisedListener, BrokerLifecycleManager
+from pykafkad.kraft.broker_server import BrokerServer
 from pykafkad.kraft.controller_channel import ControllerChannel
 from pykafkad.kraft.controller_server import ControllerServer
 from pykafkad.kraft.migration import single_node_records
@@ -53,6 +54,7 @@ class KafkaRaftServer:
         broker.controller_server = self.controller
         self.channel: ControllerChannel | None = None
         self.lifecycle: BrokerLifecycleManager | None = None
+        self.broker_server: BrokerServer | None = None
         if "broker" in self.roles:
             raft = self.shared.raft
             self.channel = ControllerChannel(
@@ -67,6 +69,12 @@ class KafkaRaftServer:
                 log_dir_ids=[self.shared.directory_id], rack=config["broker.rack"],
                 heartbeat_interval_ms=config["broker.heartbeat.interval.ms"])
             broker.lifecycle = self.lifecycle
+            inter_broker = config.inter_broker_listener
+            self.broker_server = BrokerServer(
+                broker, self.channel,
+                inter_broker_listener=inter_broker.listener_name if inter_broker else "PLAINTEXT",
+                broker_epoch=lambda: self.lifecycle.broker_epoch)
+            self.shared.loader.add_publisher(self.broker_server.publisher)
         self._shutdown = trio.Event()
 
     # -- what the command line reads ------------------------------------------------------------
@@ -122,6 +130,8 @@ class KafkaRaftServer:
             if self.controller is not None:
                 await nursery.start(self.controller.run)
             port = await nursery.start(run_server)
+            if self.broker_server is not None:
+                await nursery.start(self.broker_server.run)
             if self.lifecycle is not None:
                 await nursery.start(self.lifecycle.run)
                 self.lifecycle.set_ready_to_unfence()

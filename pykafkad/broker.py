@@ -171,6 +171,8 @@ class Broker:
         self.metadata_cache = SingleNodeMetadataCache(self)
         #: a KRaft broker's ForwardingManager (admin requests go to the active controller)
         self.forwarding = None
+        #: a KRaft broker's FindCoordinator (the leader of the key's internal partition)
+        self.coordinator_locator = None
         self.fetch_sessions = FetchSessionCache(
             clock=clock, max_sessions=config["max.incremental.fetch.session.cache.slots"])
         self.producer_ids = ProducerIdManager(data_dir)

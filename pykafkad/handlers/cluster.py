@@ -53,8 +53,18 @@ async def handle_find_coordinator(ctx: RequestContext, req) -> FindCoordinatorRe
     never set one (""), except that an unknown key type fails the request as a whole."""
     ep = ctx.endpoint
     v = ctx.version
+    locator = ctx.broker.coordinator_locator
+    coordinator_of: dict[str, object] = {}
 
     def answer(key: str) -> tuple[int, str | None]:
+        if locator is not None and req.key_type in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
+            # a KRaft broker: the leader of the key's internal-topic partition
+            topic = "__consumer_offsets" if req.key_type == GROUP_KEY_TYPE else "__transaction_state"
+            err, node = locator.find(topic, key, ctx.listener_name)
+            if err:
+                return err, "The coordinator is not available."
+            coordinator_of[key] = node
+            return ErrorCode.NONE, None
         try:
             return lookup(key)
         except KafkaError:  # the internal topic cannot be created (e.g. disk full): retriable
@@ -78,13 +88,16 @@ async def handle_find_coordinator(ctx: RequestContext, req) -> FindCoordinatorRe
             err, msg = answer(key)
             ok = err == ErrorCode.NONE
             unknown_type = req.key_type > SHARE_KEY_TYPE
+            node = coordinator_of.get(key, ep)
             coords.append(Coordinator(
-                key=key, node_id=ep.node_id if ok else -1, host=ep.host if ok else "",
-                port=ep.port if ok else -1, error_code=err,
-                error_message=INVALID_REQUEST_MESSAGE if unknown_type else ""))
+                key=key, node_id=node.node_id if ok else -1, host=node.host if ok else "",
+                port=node.port if ok else -1, error_code=err,
+                error_message=INVALID_REQUEST_MESSAGE if unknown_type else (
+                    "" if ok or locator is None else msg)))
         return FindCoordinatorResponse(throttle_time_ms=0, coordinators=coords)
     err, msg = answer(req.key)
     ok = err == ErrorCode.NONE
+    ep = coordinator_of.get(req.key, ep)
     if ok:
         msg = "NONE"
     elif err == ErrorCode.INVALID_REQUEST:

@@ -20,6 +20,7 @@ from pykafkad.replica.partition import Partition, PartitionRegistration
 
 log = logging.getLogger("pykafkad.kraft.broker")
 
+GROUP_METADATA_TOPIC = "__consumer_offsets"
 #: ConfigResource.Type.TOPIC
 TOPIC_RESOURCE = 2
 
@@ -74,6 +75,8 @@ class BrokerMetadataPublisher:
         broker.topics.topics.clear()
         broker.topics.by_id.clear()
         self._followers: dict[tuple[str, int], FollowerView] = {}
+        # the group coordinator serves only the __consumer_offsets partitions led here
+        broker.groups.coordinator.owned_partitions = set()
         self.image: Any = None
 
     def name(self) -> str:
@@ -149,9 +152,24 @@ class BrokerMetadataPublisher:
             self._make_followers(changes.followers, image)
         if changes.deletes:
             self._delete(changes.deletes, delta)
+        self._move_coordinators(changes)
         log.info("Broker %d: leads %d, follows %d, removed %d partitions at offset %s",
                  self.node_id, len(changes.leaders), len(changes.followers),
                  len(changes.deletes), image.offset)
+
+    def _move_coordinators(self, changes: Any) -> None:
+        """Kafka's onElection / onResignation for the group coordinator: a newly led
+        __consumer_offsets partition is loaded, one led elsewhere now is unloaded."""
+        coordinator = self.broker.groups.coordinator
+        storage = coordinator.storage
+        for topic, index in changes.leaders:
+            if topic == GROUP_METADATA_TOPIC and index not in (coordinator.owned_partitions or ()):
+                plog = self.broker.logs.get(topic, index)
+                if plog is not None:
+                    coordinator.load_partition(index, storage._read_partition(plog))  # noqa: SLF001
+        for topic, index in [*changes.followers, *changes.deletes]:
+            if topic == GROUP_METADATA_TOPIC:
+                coordinator.unload_partition(index)
 
     def _make_followers(self, followers: dict, image: Any) -> None:
         """Kafka's applyLocalFollowersDelta: stop fetching, then fetch again from the new

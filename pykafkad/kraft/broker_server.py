@@ -16,6 +16,7 @@ import trio
 
 from pykafkad.kraft.alter_partition_manager import AlterPartitionManager
 from pykafkad.kraft.broker_metadata_publisher import BrokerMetadataPublisher
+from pykafkad.kraft.coordinator_locator import CoordinatorLocator
 from pykafkad.kraft.forwarding import ForwardingManager
 from pykafkad.kraft.producer_id_manager import RPCProducerIdManager
 from pykafkad.replica.fetcher_manager import ReplicaFetcherManager
@@ -40,10 +41,17 @@ class BrokerServer:
             broker_epoch=broker_epoch)
         self.publisher = BrokerMetadataPublisher(
             broker, self.fetchers, inter_broker_listener=inter_broker_listener)
+        self._nursery: trio.Nursery | None = None
+        broker.coordinator_locator = CoordinatorLocator(broker, channel, self._spawn)
+
+    def _spawn(self, fn, *args) -> None:
+        if self._nursery is not None:
+            self._nursery.start_soon(fn, *args)
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Runs the fetchers and the senders until cancelled."""
         async with trio.open_nursery() as nursery:
+            self._nursery = nursery
             await nursery.start(self.fetchers.run)
             await nursery.start(self.alter_partition.run)
             await nursery.start(self.producer_ids.run)

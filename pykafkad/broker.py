@@ -147,6 +147,7 @@ class Broker:
         self.group_configs = GroupConfigStore(data_dir)
         self.client_metrics = ClientMetricsStore(data_dir)
         self.logs = LogManager(data_dir, clock)
+        self._kraft_broker = config.is_kraft and "broker" in config.node_roles
         #: the one way handlers reach a partition: leadership, ISR, HW, the leader's checks
         self.replicas = ReplicaManager(
             self.node_id,
@@ -173,6 +174,8 @@ class Broker:
         self.forwarding = None
         #: a KRaft broker's FindCoordinator (the leader of the key's internal partition)
         self.coordinator_locator = None
+        #: a KRaft broker's AutoTopicCreationManager (topics are created by the controller)
+        self.auto_topic_creation = None
         self.fetch_sessions = FetchSessionCache(
             clock=clock, max_sessions=config["max.incremental.fetch.session.cache.slots"])
         self.producer_ids = ProducerIdManager(data_dir)
@@ -242,6 +245,10 @@ class Broker:
 
     def _log_config_for_partition(self, topic_name: str, partition: int) -> LogConfig | None:
         topic = self.topics.get(topic_name)
+        if topic is None and self._kraft_broker:
+            # a log adopted before the first metadata image: the broker's defaults until
+            # the publisher gives the topic's overrides (update_config)
+            return log_config_from(resolve_topic_config(self.config, {}))
         if topic is None or partition >= topic.num_partitions:
             return None
         resolved = self.topic_config(topic)
@@ -260,6 +267,10 @@ class Broker:
         if dir_id is not None and dir_id in self.topics.deleting:
             return DELETE
         topic = self.topics.get(topic_name)
+        if topic is None and dir_id is not None and self._kraft_broker:
+            # a KRaft broker learns its topics from the metadata log after start: its
+            # publisher decides about the directory once the first image is in
+            return ADOPT
         if topic is None or partition >= topic.num_partitions:
             return STRAY
         if dir_id is not None and dir_id != topic.topic_id:

@@ -75,7 +75,12 @@ def _topics_by_name(broker, req, node_id: int, allow_auto: bool, ops: int) -> li
         err = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         try:
             validate_topic_name(name)  # an illegal name: INVALID_TOPIC_EXCEPTION, as Kafka
-            if allow_auto:
+            if allow_auto and broker.auto_topic_creation is not None:
+                # a KRaft broker: the controller creates it; Kafka answers
+                # LEADER_NOT_AVAILABLE until this broker's metadata has it
+                if broker.auto_topic_creation.create_topic(name):
+                    err = ErrorCode.LEADER_NOT_AVAILABLE
+            elif allow_auto:
                 topic = broker.auto_create_topic(name)
         except KafkaError as e:
             err = e.code

@@ -111,6 +111,8 @@ class BrokerMetadataPublisher:
                 topic = Topic(name, t.id, len(t.partitions), configs)
                 registry.topics[name] = topic
                 registry.by_id[t.id] = topic
+                if configs and broker.logs.partitions_of(name):  # logs found at start
+                    self._set_configs(topic, configs)
                 continue
             old.num_partitions = len(t.partitions)
             if old.configs != configs:

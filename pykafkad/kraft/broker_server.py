@@ -16,7 +16,7 @@ import trio
 
 from pykafkad.kraft.alter_partition_manager import AlterPartitionManager
 from pykafkad.kraft.broker_metadata_publisher import BrokerMetadataPublisher
-from pykafkad.kraft.coordinator_locator import CoordinatorLocator
+from pykafkad.kraft.coordinator_locator import AutoTopicCreationManager, CoordinatorLocator
 from pykafkad.kraft.forwarding import ForwardingManager
 from pykafkad.kraft.producer_id_manager import RPCProducerIdManager
 from pykafkad.replica.fetcher_manager import ReplicaFetcherManager
@@ -42,7 +42,8 @@ class BrokerServer:
         self.publisher = BrokerMetadataPublisher(
             broker, self.fetchers, inter_broker_listener=inter_broker_listener)
         self._nursery: trio.Nursery | None = None
-        broker.coordinator_locator = CoordinatorLocator(broker, channel, self._spawn)
+        broker.auto_topic_creation = AutoTopicCreationManager(broker, channel, self._spawn)
+        broker.coordinator_locator = CoordinatorLocator(broker, broker.auto_topic_creation)
 
     def _spawn(self, fn, *args) -> None:
         if self._nursery is not None:

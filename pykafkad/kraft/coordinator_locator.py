@@ -46,12 +46,53 @@ def internal_topic(config: Any, name: str) -> CreatableTopic:
                                                    for k, v in configs.items()])
 
 
-class CoordinatorLocator:
+class AutoTopicCreationManager:
+    """Kafka's DefaultAutoTopicCreationManager: CreateTopics to the active controller for a
+    topic a client asked for (Metadata, FindCoordinator), one request in flight per name;
+    the callers answer LEADER_NOT_AVAILABLE / COORDINATOR_NOT_AVAILABLE meanwhile."""
+
     def __init__(self, broker: Any, channel: Any, spawn: Callable[..., None]):
         self.broker = broker
         self.channel = channel
         self.spawn = spawn
         self._creating: set[str] = set()
+
+    def create_topic(self, name: str) -> bool:
+        """Asks for a topic with num.partitions / default.replication.factor, as
+        auto.create.topics.enable does; False when auto-creation is off."""
+        config = self.broker.config
+        if not config["auto.create.topics.enable"]:
+            return False
+        self.create(CreatableTopic(name=name, num_partitions=config["num.partitions"],
+                                   replication_factor=config["default.replication.factor"],
+                                   assignments=[], configs=[]))
+        return True
+
+    def create(self, topic: CreatableTopic) -> None:
+        if topic.name in self._creating:
+            return
+        self._creating.add(topic.name)
+        self.spawn(self._send_create, topic)
+
+    async def _send_create(self, topic: CreatableTopic) -> None:
+        name = topic.name
+        try:
+            response = await self.channel.send(CreateTopicsRequest(topics=[topic],
+                                                                   timeout_ms=30000))
+            for t in response.topics:
+                if t.error_code and t.error_code != ErrorCode.TOPIC_ALREADY_EXISTS:
+                    log.info("creating %s: %s %s", name, ErrorCode(t.error_code).name,
+                             t.error_message or "")
+        except (trio.TooSlowError, OSError) as e:
+            log.info("creating %s failed: %r", name, e)
+        finally:
+            self._creating.discard(name)
+
+
+class CoordinatorLocator:
+    def __init__(self, broker: Any, creation: AutoTopicCreationManager):
+        self.broker = broker
+        self.creation = creation
 
     def find(self, topic_name: str, key: str, listener_name: str) -> tuple[int, Any]:
         """(error code, the coordinator's BrokerNode or None)."""
@@ -68,20 +109,4 @@ class CoordinatorLocator:
         return ErrorCode.NONE, node
 
     def _create(self, name: str) -> None:
-        if name in self._creating:
-            return
-        self._creating.add(name)
-        self.spawn(self._send_create, name)
-
-    async def _send_create(self, name: str) -> None:
-        try:
-            response = await self.channel.send(CreateTopicsRequest(
-                topics=[internal_topic(self.broker.config, name)], timeout_ms=30000))
-            for t in response.topics:
-                if t.error_code and t.error_code != ErrorCode.TOPIC_ALREADY_EXISTS:
-                    log.info("creating %s: %s %s", name, ErrorCode(t.error_code).name,
-                             t.error_message or "")
-        except (trio.TooSlowError, OSError) as e:
-            log.info("creating %s failed: %r", name, e)
-        finally:
-            self._creating.discard(name)
+        self.creation.create(internal_topic(self.broker.config, name))

@@ -1,0 +1,277 @@
+"""Three KRaft node processes (combined broker+controller, run_cluster) replicating each
+other's partitions over their PLAINTEXT listeners: admin requests are forwarded to the active
+controller, acks=all waits for the ISR, every replica's log ends byte for byte the leader's, a
+consumer reads up to the high watermark only, a dead follower leaves the ISR through
+AlterPartition after replica.lag.time.max.ms (then min.insync.replicas=3 refuses acks=all with
+NOT_ENOUGH_REPLICAS), and a broker that does not lead a
+partition answers NOT_LEADER_OR_FOLLOWER."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka import TopicPartition as CTopicPartition
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewTopic,
+)
+
+from compat.wire_client import WireClient
+from pykafkad.testing import run_cluster
+from tests.integration.clients import WAIT_S, confluent_consume, confluent_produce
+from wire.errors import ErrorCode
+from wire.messages.init_producer_id_request import InitProducerIdRequest
+from wire.messages.list_offsets_request import (
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    ListOffsetsTopic,
+)
+
+#: the ISR shrinks long before the dead broker's session ends (so AlterPartition does it,
+#: not the controller's fencing)
+CONFIG = {"replica.lag.time.max.ms": "5000", "broker.session.timeout.ms": "60000",
+          "broker.heartbeat.interval.ms": "500"}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with run_cluster(3, config=CONFIG, data_dir=tmp_path_factory.mktemp("brokers")) as c:
+        yield c
+
+
+def wait_for(cond, what: str, timeout: float = 60):
+    """Polls ``cond()`` until it returns something truthy (returned), within ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = cond()
+        if value:
+            return value
+        time.sleep(0.1)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def node_bootstrap(cluster, node_id: int) -> str:
+    n = cluster.nodes[node_id]
+    return f"{n.host}:{n.port}"
+
+
+def running_bootstrap(cluster) -> str:
+    return ",".join(node_bootstrap(cluster, i) for i, n in cluster.nodes.items() if n.running)
+
+
+def partition_state(bootstrap: str, topic: str, index: int = 0):
+    """(leader, replicas, isr) as the broker at ``bootstrap`` answers Metadata, or None."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    md = admin.list_topics(topic, timeout=10)
+    t = md.topics.get(topic)
+    if t is None or t.error is not None or index not in t.partitions:
+        return None
+    p = t.partitions[index]
+    if p.error is not None or p.leader < 0:
+        return None
+    return p.leader, list(p.replicas), sorted(p.isrs)
+
+
+def create_topic(cluster, partitions: int = 1, rf: int = 3, **config) -> str:
+    """Created through a broker (forwarded to the controller); returns once every broker's
+    Metadata shows a leader for each partition."""
+    name = f"r-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    futures = admin.create_topics([NewTopic(name, partitions, rf, config={
+        k.replace("_", "."): str(v) for k, v in config.items()})])
+    futures[name].result(WAIT_S)
+    for node_id in cluster.nodes:
+        for p in range(partitions):
+            wait_for(lambda n=node_id, p=p: partition_state(node_bootstrap(cluster, n), name, p),
+                     f"{name}-{p} on broker {node_id}")
+    return name
+
+
+def partition_dir(cluster, node_id: int, topic: str, index: int = 0) -> Path:
+    return Path(cluster.data_dir) / f"node-{node_id}" / "data" / f"{topic}-{index}"
+
+
+def log_files(cluster, node_id: int, topic: str) -> dict[str, bytes]:
+    d = partition_dir(cluster, node_id, topic)
+    if not d.is_dir():
+        return {}
+    return {p.name: p.read_bytes() for p in sorted(d.iterdir())
+            if p.suffix == ".log" or p.name == "leader-epoch-checkpoint"}
+
+
+def active_controller(cluster) -> int:
+    for n in cluster.nodes.values():
+        path = Path(cluster.data_dir) / f"node-{n.node_id}" / "data" / "__cluster_metadata-0" \
+            / "quorum-state"
+        if n.running and path.exists():
+            leader = json.loads(path.read_text()).get("leaderId", -1)
+            if leader >= 0:
+                return leader
+    return -1
+
+
+def test_admin_requests_are_forwarded_and_every_broker_describes_the_topic(cluster):
+    topic = create_topic(cluster, partitions=3, rf=3)
+    states = [[partition_state(node_bootstrap(cluster, n), topic, p) for p in range(3)]
+              for n in cluster.nodes]
+    assert states[0] == states[1] == states[2]
+    # the controller's placement: every broker leads one partition, each of rf 3
+    assert sorted(s[0] for s in states[0]) == [1, 2, 3]
+    assert all(sorted(s[1]) == [1, 2, 3] for s in states[0])
+    # a second create of the same topic: the controller's answer comes back through the broker
+    admin = AdminClient({"bootstrap.servers": node_bootstrap(cluster, 2)})
+    with pytest.raises(Exception) as e:
+        admin.create_topics([NewTopic(topic, 1, 3)])[topic].result(WAIT_S)
+    assert e.value.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS
+
+
+def test_acks_all_produce_leaves_byte_identical_logs_on_every_replica(cluster):
+    topic = create_topic(cluster)
+    messages = [{"value": b"value-%d" % i, "key": b"k%d" % (i % 7)} for i in range(300)]
+    confluent_produce(cluster.bootstrap_servers, topic, messages,
+                      **{"acks": "all", "batch.num.messages": 20})
+    confluent_produce(cluster.bootstrap_servers, topic, messages[:50],
+                      **{"acks": "all", "enable.idempotence": True})
+
+    def identical():
+        files = [log_files(cluster, n, topic) for n in cluster.nodes]
+        return files[0] and files[0] == files[1] == files[2] and files[0]
+    files = wait_for(identical, "three identical replicas")
+    assert sum(len(b) for n, b in files.items() if n.endswith(".log")) > 300 * 10
+    got = confluent_consume(cluster.bootstrap_servers, topic, 350)
+    assert [m.value() for m in got] == [m["value"] for m in messages + messages[:50]]
+
+
+def list_offset(bootstrap: str, topic: str, timestamp: int = -1) -> tuple[int, int]:
+    """(error code, offset) of ListOffsets v7 (latest: the high watermark) from one broker."""
+    req = ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=[ListOffsetsTopic(
+        name=topic, partitions=[ListOffsetsPartition(
+            partition_index=0, current_leader_epoch=-1, timestamp=timestamp)])])
+    with WireClient(bootstrap) as client:
+        resp = client.request(2, 7, req)
+    p = resp.topics[0].partitions[0]
+    return p.error_code, p.offset
+
+
+def test_a_broker_that_does_not_lead_answers_not_leader_or_follower(cluster):
+    topic = create_topic(cluster, rf=3)
+    one = create_topic(cluster, rf=1)
+    leader, replicas, _ = partition_state(cluster.bootstrap_servers, topic)
+    for node_id in cluster.nodes:
+        code, _ = list_offset(node_bootstrap(cluster, node_id), topic)
+        assert code == (ErrorCode.NONE if node_id == leader else ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    one_leader = partition_state(cluster.bootstrap_servers, one)[0]
+    for node_id in cluster.nodes:  # a broker without a replica: the same error, as Kafka
+        code, _ = list_offset(node_bootstrap(cluster, node_id), one)
+        assert code == (ErrorCode.NONE if node_id == one_leader
+                        else ErrorCode.NOT_LEADER_OR_FOLLOWER)
+
+
+def topic_config(bootstrap: str, topic: str, key: str) -> str | None:
+    """The topic config as the broker at ``bootstrap`` describes it."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
+    entries = admin.describe_configs([resource])[resource].result(WAIT_S)
+    entry = entries.get(key)
+    return None if entry is None else entry.value
+
+
+def poll_until(consumer, seen: list, count: int) -> None:
+    def more():
+        m = consumer.poll(0.2)
+        if m is not None and not m.error():
+            seen.append(m.value())
+        return len(seen) >= count
+    wait_for(more, f"{count} records")
+
+
+def init_producer_id(bootstrap: str):
+    """An idempotent producer's InitProducerId (v4) to one broker: (error code, id, epoch)."""
+    with WireClient(bootstrap) as client:
+        resp = client.request(22, 4, InitProducerIdRequest(
+            transactional_id=None, transaction_timeout_ms=60000))
+    return resp.error_code, resp.producer_id, resp.producer_epoch
+
+
+def test_producer_ids_come_in_blocks_the_controller_allocates(cluster):
+    """Each broker hands out ids from its own block (AllocateProducerIds); before its first
+    block arrives it answers COORDINATOR_LOAD_IN_PROGRESS, which clients retry."""
+    firsts = {}
+    for node_id in cluster.nodes:
+        at = node_bootstrap(cluster, node_id)
+
+        def ask(at=at):
+            code, pid, epoch = init_producer_id(at)
+            assert code in (ErrorCode.NONE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
+            return (pid, epoch) if code == ErrorCode.NONE else None
+        pid, epoch = wait_for(ask, f"a producer id from broker {node_id}")
+        assert epoch == 0
+        assert init_producer_id(at) == (ErrorCode.NONE, pid + 1, 0)
+        firsts[node_id] = pid
+    # Kafka's blocks are 1000 ids: three brokers, three blocks
+    assert len({pid // 1000 for pid in firsts.values()}) == 3
+
+
+def test_a_dead_follower_leaves_the_isr_and_the_high_watermark_waits_for_it(cluster):
+    topic = create_topic(cluster, min_insync_replicas=2)
+    confluent_produce(cluster.bootstrap_servers, topic,
+                      [{"value": b"before-%d" % i} for i in range(20)], acks="all")
+    leader, replicas, isr = partition_state(cluster.bootstrap_servers, topic)
+    assert isr == [1, 2, 3]
+    controller = active_controller(cluster)
+    follower = next(r for r in replicas if r not in (leader, controller))
+    leader_at = node_bootstrap(cluster, leader)
+    wait_for(lambda: list_offset(leader_at, topic) == (0, 20), "the high watermark at 20")
+    cluster.kill(follower)  # the last test of the module: the node stays down
+    # acks=1: the leader and the live follower have the batch; the ISR still names the dead
+    # follower, so the high watermark stays, and consumers see up to it only
+    confluent_produce(leader_at, topic, [{"value": b"after-%d" % i} for i in range(10)],
+                      acks="1")
+    assert list_offset(leader_at, topic) == (0, 20)
+    c = Consumer({"bootstrap.servers": leader_at, "group.id": f"g-{topic}",
+                  "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    try:
+        c.assign([CTopicPartition(topic, 0, 0)])
+        seen = []
+        poll_until(c, seen, 20)
+        # after replica.lag.time.max.ms the leader drops it (AlterPartition) and the HW moves
+        # to the log end: the rest is readable
+        live = sorted([leader, next(r for r in replicas if r not in (leader, follower))])
+        wait_for(lambda: partition_state(leader_at, topic)[2] == live,
+                 "the ISR without the dead follower")
+        poll_until(c, seen, 30)
+        assert seen == [b"before-%d" % i for i in range(20)] + [b"after-%d" % i
+                                                              for i in range(10)]
+    finally:
+        c.close()
+    assert list_offset(leader_at, topic) == (0, 30)
+    # the dead broker is still registered and unfenced (its session lasts a minute): the ISR
+    # shrank through the leader's AlterPartition, not through the controller's fencing
+    assert follower in [b.id for b in AdminClient(
+        {"bootstrap.servers": leader_at}).list_topics(timeout=10).brokers.values()]
+    # min.insync.replicas=3 (IncrementalAlterConfigs, forwarded to the controller) with an
+    # ISR of two: acks=all is refused before anything is written
+    admin = AdminClient({"bootstrap.servers": leader_at})
+    resource = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[
+        ConfigEntry("min.insync.replicas", "3",
+                    incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([resource])[resource].result(WAIT_S)
+    wait_for(lambda: topic_config(leader_at, topic, "min.insync.replicas") == "3",
+             "min.insync.replicas=3 on the leader")
+    errors = []
+    p = Producer({"bootstrap.servers": leader_at, "acks": "all", "message.timeout.ms": 3000,
+                  "retries": 0})
+    p.produce(topic, b"refused", on_delivery=lambda err, msg: errors.append(err))
+    p.flush(WAIT_S)
+    assert [e.code() for e in errors] == [KafkaError.NOT_ENOUGH_REPLICAS]
+    # (Kafka's leader does not move the HW while the ISR is below min.insync.replicas
+    # either, KIP-966): nothing more was appended
+    assert list_offset(leader_at, topic) == (0, 30)

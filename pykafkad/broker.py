@@ -336,6 +336,10 @@ class Broker:
         answers KAFKA_STORAGE_ERROR and leaves no trace of the topics; a log that cannot be
         created later answers KAFKA_STORAGE_ERROR to its Produce and is tried again.  Returns,
         in order, each topic or the KafkaError it is refused with."""
+        if self._kraft_broker:  # only the controller creates topics (the internal ones too)
+            return [KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                               f"Topic {name} is created by the active controller")
+                    for name, _, _ in wanted]
         results: list[Topic | KafkaError] = []
         made: list[Topic] = []
         for name, num_partitions, configs in wanted:

@@ -76,10 +76,10 @@ def _topics_by_name(broker, req, node_id: int, allow_auto: bool, ops: int) -> li
         try:
             validate_topic_name(name)  # an illegal name: INVALID_TOPIC_EXCEPTION, as Kafka
             if allow_auto and broker.auto_topic_creation is not None:
-                # a KRaft broker: the controller creates it; Kafka answers
-                # LEADER_NOT_AVAILABLE until this broker's metadata has it
-                if broker.auto_topic_creation.create_topic(name):
-                    err = ErrorCode.LEADER_NOT_AVAILABLE
+                # a KRaft broker: the controller creates it; Kafka 4.4 answers this
+                # request UNKNOWN_TOPIC_OR_PARTITION (seen on a live broker), the next one
+                # the topic once this broker's metadata has it
+                broker.auto_topic_creation.create_topic(name)
             elif allow_auto:
                 topic = broker.auto_create_topic(name)
         except KafkaError as e:

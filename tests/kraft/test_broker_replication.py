@@ -25,15 +25,19 @@ from confluent_kafka.admin import (
 )
 
 from compat.wire_client import WireClient
+from pykafkad.coordinator.partitioning import partition_for
 from pykafkad.testing import run_cluster
-from tests.integration.clients import WAIT_S, confluent_consume, confluent_produce
+from tests.integration.clients import WAIT_S, confluent_consume, confluent_produce, needs_java
 from wire.errors import ErrorCode
+from wire.messages.find_coordinator_request import FindCoordinatorRequest
 from wire.messages.init_producer_id_request import InitProducerIdRequest
 from wire.messages.list_offsets_request import (
     ListOffsetsPartition,
     ListOffsetsRequest,
     ListOffsetsTopic,
 )
+from wire.messages.metadata_request import MetadataRequest, MetadataRequestTopic
+from wire.messages.offset_fetch_request import OffsetFetchRequest, OffsetFetchRequestTopic
 
 #: the ISR shrinks long before the dead broker's session ends (so AlterPartition does it,
 #: not the controller's fencing)
@@ -68,16 +72,16 @@ def running_bootstrap(cluster) -> str:
 
 
 def partition_state(bootstrap: str, topic: str, index: int = 0):
-    """(leader, replicas, isr) as the broker at ``bootstrap`` answers Metadata, or None."""
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    md = admin.list_topics(topic, timeout=10)
-    t = md.topics.get(topic)
-    if t is None or t.error is not None or index not in t.partitions:
+    """(leader, replicas, isr) as the broker at ``bootstrap`` (that one: librdkafka would ask
+    any broker it knows) answers Metadata v12, or None."""
+    with WireClient(bootstrap) as client:
+        resp = client.request(3, 12, MetadataRequest(
+            topics=[MetadataRequestTopic(name=topic)], allow_auto_topic_creation=False))
+    t = resp.topics[0]
+    p = next((p for p in t.partitions if p.partition_index == index), None)
+    if t.error_code or p is None or p.error_code or p.leader_id < 0:
         return None
-    p = t.partitions[index]
-    if p.error is not None or p.leader < 0:
-        return None
-    return p.leader, list(p.replicas), sorted(p.isrs)
+    return p.leader_id, list(p.replica_nodes), sorted(p.isr_nodes)
 
 
 def create_topic(cluster, partitions: int = 1, rf: int = 3, **config) -> str:
@@ -220,6 +224,78 @@ def test_producer_ids_come_in_blocks_the_controller_allocates(cluster):
     assert len({pid // 1000 for pid in firsts.values()}) == 3
 
 
+def find_coordinator(bootstrap: str, group: str) -> tuple[int, int]:
+    """(error code, node id) of FindCoordinator v4 for a group, from one broker."""
+    with WireClient(bootstrap) as client:
+        resp = client.request(10, 4, FindCoordinatorRequest(key_type=0, coordinator_keys=[group]))
+    c = resp.coordinators[0]
+    return c.error_code, c.node_id
+
+
+def offset_fetch(bootstrap: str, group: str, topic: str, partitions: int) -> tuple[int, list]:
+    """(top-level error, committed offsets) of OffsetFetch v3 from one broker."""
+    with WireClient(bootstrap) as client:
+        resp = client.request(9, 3, OffsetFetchRequest(group_id=group, topics=[
+            OffsetFetchRequestTopic(name=topic, partition_indexes=list(range(partitions)))]))
+    offsets = sorted((p.partition_index, p.committed_offset)
+                     for t in resp.topics for p in t.partitions)
+    return resp.error_code, offsets
+
+
+def test_a_group_is_coordinated_by_the_leader_of_its_offsets_partition(cluster):
+    topic = create_topic(cluster, partitions=3)
+    confluent_produce(cluster.bootstrap_servers, topic,
+                      [{"value": b"%d" % i, "partition": i % 3} for i in range(30)], acks="all")
+    group = f"g-{topic}"
+    c = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": group,
+                  "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    try:
+        c.subscribe([topic])
+        seen = []
+        poll_until(c, seen, 30)
+        c.commit(asynchronous=False)
+    finally:
+        c.close()
+    assert sorted(seen, key=int) == [b"%d" % i for i in range(30)]
+    # every broker names the leader of the group's __consumer_offsets partition
+    index = partition_for(group, 50)
+    leader = partition_state(cluster.bootstrap_servers, "__consumer_offsets", index)[0]
+    for node_id in cluster.nodes:
+        assert find_coordinator(node_bootstrap(cluster, node_id), group) == (0, leader)
+    # the coordinator has the offsets; another broker is not the coordinator
+    for node_id in cluster.nodes:
+        code, offsets = offset_fetch(node_bootstrap(cluster, node_id), group, topic, 3)
+        if node_id == leader:
+            assert (code, offsets) == (0, [(0, 10), (1, 10), (2, 10)])
+        else:
+            assert code == ErrorCode.NOT_COORDINATOR
+
+
+def auto_create(bootstrap: str, topic: str) -> tuple[int, int]:
+    """(error code, partitions) of a Metadata v12 allowing auto-creation, from one broker."""
+    with WireClient(bootstrap) as client:
+        resp = client.request(3, 12, MetadataRequest(
+            topics=[MetadataRequestTopic(name=topic)], allow_auto_topic_creation=True))
+    t = resp.topics[0]
+    return t.error_code, len(t.partitions)
+
+
+@needs_java
+def test_auto_topic_creation_goes_through_the_controller_as_on_kafka(cluster, reference_kafka):
+    """The Metadata that asks for an unknown topic is answered UNKNOWN_TOPIC_OR_PARTITION by
+    Kafka 4.4 while its controller creates the topic; the next ones see it."""
+    answers = {}
+    for name, bootstrap in (("kafka", reference_kafka.bootstrap_servers),
+                            ("pykafkad", node_bootstrap(cluster, 2))):
+        topic = f"auto-{uuid.uuid4().hex[:8]}"
+        first = auto_create(bootstrap, topic)
+        later = wait_for(lambda b=bootstrap, t=topic: (lambda a: a if a[0] == 0 else None)(
+            auto_create(b, t)), f"{topic} on {name}")
+        answers[name] = (first, later)
+    assert answers["pykafkad"] == answers["kafka"] == (
+        (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 0), (0, 1))
+
+
 def test_a_dead_follower_leaves_the_isr_and_the_high_watermark_waits_for_it(cluster):
     topic = create_topic(cluster, min_insync_replicas=2)
     confluent_produce(cluster.bootstrap_servers, topic,
@@ -245,7 +321,7 @@ def test_a_dead_follower_leaves_the_isr_and_the_high_watermark_waits_for_it(clus
         # after replica.lag.time.max.ms the leader drops it (AlterPartition) and the HW moves
         # to the log end: the rest is readable
         live = sorted([leader, next(r for r in replicas if r not in (leader, follower))])
-        wait_for(lambda: partition_state(leader_at, topic)[2] == live,
+        wait_for(lambda: (partition_state(leader_at, topic) or (0, 0, []))[2] == live,
                  "the ISR without the dead follower")
         poll_until(c, seen, 30)
         assert seen == [b"before-%d" % i for i in range(20)] + [b"after-%d" % i

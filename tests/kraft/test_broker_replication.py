@@ -21,6 +21,7 @@ from confluent_kafka.admin import (
     AlterConfigOpType,
     ConfigEntry,
     ConfigResource,
+    NewPartitions,
     NewTopic,
 )
 
@@ -294,6 +295,32 @@ def test_auto_topic_creation_goes_through_the_controller_as_on_kafka(cluster, re
         answers[name] = (first, later)
     assert answers["pykafkad"] == answers["kafka"] == (
         (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 0), (0, 1))
+
+
+def test_partitions_added_and_topics_deleted_through_any_broker(cluster):
+    """CreatePartitions and DeleteTopics are forwarded; each broker opens the logs of its new
+    replicas, and removes every replica's log of a deleted topic (renamed -delete first)."""
+    topic = create_topic(cluster, partitions=1)
+    confluent_produce(cluster.bootstrap_servers, topic, [{"value": b"x"}] * 5, acks="all")
+    admin = AdminClient({"bootstrap.servers": node_bootstrap(cluster, 3)})
+    admin.create_partitions([NewPartitions(topic, 3)])[topic].result(WAIT_S)
+    for node_id in cluster.nodes:
+        for p in range(3):
+            wait_for(lambda n=node_id, p=p: partition_state(node_bootstrap(cluster, n), topic, p),
+                     f"{topic}-{p} on broker {node_id}")
+    wait_for(lambda: all(partition_dir(cluster, n, topic, p).is_dir()
+                         for n in cluster.nodes for p in range(3)), "nine replica logs")
+    confluent_produce(cluster.bootstrap_servers, topic,
+                      [{"value": b"p%d" % p, "partition": p} for p in range(3)], acks="all")
+    admin.delete_topics([topic])[topic].result(WAIT_S)
+
+    def gone():
+        dirs = [d.name for n in cluster.nodes
+                for d in (Path(cluster.data_dir) / f"node-{n}" / "data").iterdir()
+                if d.name.startswith(topic) and not d.name.endswith("-delete")]
+        answers = [partition_state(node_bootstrap(cluster, n), topic) for n in cluster.nodes]
+        return not dirs and answers == [None, None, None]
+    wait_for(gone, f"{topic} deleted on every broker")
 
 
 def test_a_dead_follower_leaves_the_isr_and_the_high_watermark_waits_for_it(cluster):

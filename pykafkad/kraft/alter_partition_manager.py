@@ -67,7 +67,14 @@ class AlterPartitionManager:
                 self._wake = trio.Event()
                 continue
             batch, self._unsent = self._unsent, {}
-            if not await self._send(batch):
+            try:
+                answered = await self._send(batch)
+            except Exception:  # a bug here must not stop the broker: the changes are dropped
+                log.exception("AlterPartition for %d partitions failed", len(batch))
+                for partition, *_ in batch.values():
+                    partition.complete_alter_partition(None)
+                continue
+            if not answered:
                 for key, item in batch.items():  # retry: keep any newer change queued since
                     self._unsent.setdefault(key, item)
                 await trio.sleep(RETRY_BACKOFF_S)
@@ -98,7 +105,7 @@ class AlterPartitionManager:
             return False
         if response.error_code:
             for partition, *_ in batch.values():
-                partition.complete_alter_partition(KafkaError(response.error_code))
+                partition.complete_alter_partition(KafkaError(ErrorCode(response.error_code)))
             return True
         answered = set()
         for t in response.topics:
@@ -111,7 +118,7 @@ class AlterPartitionManager:
                 if p.error_code:
                     log.info("AlterPartition of %s-%d: %s", partition.topic, partition.index,
                              ErrorCode(p.error_code).name)
-                    partition.complete_alter_partition(KafkaError(p.error_code))
+                    partition.complete_alter_partition(KafkaError(ErrorCode(p.error_code)))
                 else:
                     partition.complete_alter_partition(AlterPartitionResult(
                         list(p.isr), p.leader_epoch, p.partition_epoch))

@@ -71,6 +71,7 @@ class BrokerMetadataPublisher:
         self.cache = KRaftMetadataCache(self.node_id)
         broker.metadata_cache = self.cache
         broker.replicas.single_node = False
+        broker.replicas.is_replica_isr_eligible = self.cache.is_replica_isr_eligible
         # the metadata log, not pykafkad-topics.json, says which topics exist
         broker.topics.topics.clear()
         broker.topics.by_id.clear()

@@ -78,6 +78,11 @@ class KRaftMetadataCache:
         b = self.image.cluster.get(broker_id) if self.image is not None else None
         return b is not None and not b.fenced
 
+    def is_replica_isr_eligible(self, broker_id: int) -> bool:
+        """Kafka's isReplicaIsrEligible (KIP-841): registered, unfenced, not shutting down."""
+        b = self.image.cluster.get(broker_id) if self.image is not None else None
+        return b is not None and not b.fenced and not b.in_controlled_shutdown
+
     def alive_brokers(self, listener_name: str) -> list[BrokerNode]:
         """Unfenced brokers with an endpoint on ``listener_name`` (Kafka's
         getAliveBrokerNodes), by id."""

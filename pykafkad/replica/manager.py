@@ -69,6 +69,8 @@ class ReplicaManager:
         self.partitions: dict[TopicPartition, Partition] = {}
         self.by_topic_id: dict[bytes, dict[int, Partition]] = {}
         self._hw_advanced = trio.Event()
+        #: whether a broker may join an ISR (a KRaft broker's metadata cache replaces it)
+        self.is_replica_isr_eligible: Callable[[int], bool] = lambda _replica_id: True
         self._leo_advanced = trio.Event()
 
     # -- lookup ----------------------------------------------------------------------------------
@@ -146,6 +148,7 @@ class ReplicaManager:
             topic_config=lambda: self._topic_config(self._get_topic(topic)),
             alter_partition=self.alter_partition)
         partition.on_high_watermark = self._on_high_watermark
+        partition.is_replica_isr_eligible = self.is_replica_isr_eligible
         self.partitions[(topic, index)] = partition
         self.by_topic_id.setdefault(topic_id, {})[index] = partition
         return partition

@@ -144,6 +144,9 @@ class Partition:
         self.changed = trio.Event()
         #: called after the HW moved (the manager wakes consumers' long polls)
         self.on_high_watermark: Callable[[Partition], None] | None = None
+        #: Kafka's isReplicaIsrEligible (KIP-841): a fenced broker, or one in controlled
+        #: shutdown, is not added to the ISR (the metadata layer says; single node: all are)
+        self.is_replica_isr_eligible: Callable[[int], bool] = lambda _replica_id: True
 
     def __repr__(self) -> str:
         return (f"Partition({self.topic}-{self.index}, leader={self.leader_id}, "
@@ -447,7 +450,8 @@ class Partition:
 
     def maybe_expand_isr(self, state: FollowerState) -> None:
         if (self.pending_isr is None and self.is_leader and state.broker_id not in self.isr
-                and self.is_follower_in_sync(state)):
+                and self.is_follower_in_sync(state)
+                and self.is_replica_isr_eligible(state.broker_id)):
             self._submit_isr(self.isr + [state.broker_id])
 
     def out_of_sync_replicas(self, now_ms: int) -> list[int]:

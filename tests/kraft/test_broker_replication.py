@@ -323,6 +323,27 @@ def test_partitions_added_and_topics_deleted_through_any_broker(cluster):
     wait_for(gone, f"{topic} deleted on every broker")
 
 
+def test_the_next_producer_id_block_is_prefetched(cluster):
+    """Past 90% of its block a broker asks the controller for the next one (Kafka's
+    prefetch): ids go on from the next block, never repeating."""
+    at = node_bootstrap(cluster, 1)
+    wait_for(lambda: init_producer_id(at)[0] == ErrorCode.NONE, "a first block")
+    ids = []
+    with WireClient(at) as client:
+        def one_more():
+            resp = client.request(22, 4, InitProducerIdRequest(
+                transactional_id=None, transaction_timeout_ms=60000))
+            # a block that is late answers the retriable error, as Kafka's broker does
+            assert resp.error_code in (ErrorCode.NONE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
+            if resp.error_code == ErrorCode.NONE:
+                ids.append(resp.producer_id)
+            return len(ids) >= 1500
+        wait_for(one_more, "1500 producer ids")
+    assert len(set(ids)) == 1500 and ids == sorted(ids)
+    blocks = sorted({pid // 1000 for pid in ids})
+    assert len(blocks) == 2  # one block used up, the prefetched one taken over
+
+
 def test_a_dead_follower_leaves_the_isr_and_the_high_watermark_waits_for_it(cluster):
     topic = create_topic(cluster, min_insync_replicas=2)
     confluent_produce(cluster.bootstrap_servers, topic,

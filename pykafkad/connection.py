@@ -146,9 +146,9 @@ class Connection:
             version = 0
         else:
             request = handler.request_type.read(r, version)
-            forwarding = self.broker.forwarding
-            if (forwarding is not None and self.listener_kind is BROKER
-                    and forwarding.forwards(header.api_key)):
+            forwarding = (getattr(self.broker, "forwarding", None)
+                          if self.listener_kind is BROKER else None)
+            if forwarding is not None and forwarding.forwards(header.api_key):
                 # a KRaft broker: the active controller answers (Kafka's ForwardingManager)
                 response = await forwarding.forward(ctx, frame, request, handler.response_type)
             else:

@@ -330,15 +330,18 @@ def test_the_next_producer_id_block_is_prefetched(cluster):
     wait_for(lambda: init_producer_id(at)[0] == ErrorCode.NONE, "a first block")
     ids = []
     with WireClient(at) as client:
-        def one_more():
-            resp = client.request(22, 4, InitProducerIdRequest(
-                transactional_id=None, transaction_timeout_ms=60000))
-            # a block that is late answers the retriable error, as Kafka's broker does
-            assert resp.error_code in (ErrorCode.NONE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
-            if resp.error_code == ErrorCode.NONE:
+        def more():
+            while len(ids) < 1500:
+                resp = client.request(22, 4, InitProducerIdRequest(
+                    transactional_id=None, transaction_timeout_ms=60000))
+                # a block that is late answers the retriable error, as Kafka's broker does
+                assert resp.error_code in (ErrorCode.NONE,
+                                           ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
+                if resp.error_code:
+                    return False
                 ids.append(resp.producer_id)
-            return len(ids) >= 1500
-        wait_for(one_more, "1500 producer ids")
+            return True
+        wait_for(more, "1500 producer ids")
     assert len(set(ids)) == 1500 and ids == sorted(ids)
     blocks = sorted({pid // 1000 for pid in ids})
     assert len(blocks) == 2  # one block used up, the prefetched one taken over

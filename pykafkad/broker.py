@@ -35,6 +35,7 @@ from pykafkad.coordinator.runtime import GroupCoordinatorService
 from pykafkad.coordinator.transaction_coordinator import TransactionCoordinator
 from pykafkad.coordinator.txn_verification import AddPartitionsToTxnManager
 from pykafkad.fetch_sessions import FetchSessionCache
+from pykafkad.kraft.metadata_cache import SingleNodeMetadataCache
 from pykafkad.log.checkpoint import fsync_dir
 from pykafkad.log.config import LogConfig
 from pykafkad.log.epoch import LeaderEpochCache
@@ -147,6 +148,7 @@ class Broker:
         self.group_configs = GroupConfigStore(data_dir)
         self.client_metrics = ClientMetricsStore(data_dir)
         self.logs = LogManager(data_dir, clock)
+        self._kraft_broker = config.is_kraft and "broker" in config.node_roles
         #: the one way handlers reach a partition: leadership, ISR, HW, the leader's checks
         self.replicas = ReplicaManager(
             self.node_id,
@@ -167,6 +169,14 @@ class Broker:
             lost = [p for p in range(topic.num_partitions) if not self.logs.has(topic.name, p)]
             if lost:
                 self.logs.prepare(topic.name, lost, self._partition_metadata_writer(topic))
+        #: the cluster as Metadata describes it (a KRaft broker's publisher replaces it)
+        self.metadata_cache = SingleNodeMetadataCache(self)
+        #: a KRaft broker's ForwardingManager (admin requests go to the active controller)
+        self.forwarding = None
+        #: a KRaft broker's FindCoordinator (the leader of the key's internal partition)
+        self.coordinator_locator = None
+        #: a KRaft broker's AutoTopicCreationManager (topics are created by the controller)
+        self.auto_topic_creation = None
         self.fetch_sessions = FetchSessionCache(
             clock=clock, max_sessions=config["max.incremental.fetch.session.cache.slots"])
         self.producer_ids = ProducerIdManager(data_dir)
@@ -243,6 +253,10 @@ class Broker:
 
     def _log_config_for_partition(self, topic_name: str, partition: int) -> LogConfig | None:
         topic = self.topics.get(topic_name)
+        if topic is None and self._kraft_broker:
+            # a log adopted before the first metadata image: the broker's defaults until
+            # the publisher gives the topic's overrides (update_config)
+            return log_config_from(resolve_topic_config(self.config, {}))
         if topic is None or partition >= topic.num_partitions:
             return None
         resolved = self.topic_config(topic)
@@ -261,6 +275,10 @@ class Broker:
         if dir_id is not None and dir_id in self.topics.deleting:
             return DELETE
         topic = self.topics.get(topic_name)
+        if topic is None and dir_id is not None and self._kraft_broker:
+            # a KRaft broker learns its topics from the metadata log after start: its
+            # publisher decides about the directory once the first image is in
+            return ADOPT
         if topic is None or partition >= topic.num_partitions:
             return STRAY
         if dir_id is not None and dir_id != topic.topic_id:
@@ -326,6 +344,10 @@ class Broker:
         answers KAFKA_STORAGE_ERROR and leaves no trace of the topics; a log that cannot be
         created later answers KAFKA_STORAGE_ERROR to its Produce and is tried again.  Returns,
         in order, each topic or the KafkaError it is refused with."""
+        if self._kraft_broker:  # only the controller creates topics (the internal ones too)
+            return [KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                               f"Topic {name} is created by the active controller")
+                    for name, _, _ in wanted]
         results: list[Topic | KafkaError] = []
         made: list[Topic] = []
         for name, num_partitions, configs in wanted:

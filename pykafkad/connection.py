@@ -146,7 +146,13 @@ class Connection:
             version = 0
         else:
             request = handler.request_type.read(r, version)
-            response = await handler.fn(ctx, request)
+            forwarding = (getattr(self.broker, "forwarding", None)
+                          if self.listener_kind is BROKER else None)
+            if forwarding is not None and forwarding.forwards(header.api_key):
+                # a KRaft broker: the active controller answers (Kafka's ForwardingManager)
+                response = await forwarding.forward(ctx, frame, request, handler.response_type)
+            else:
+                response = await handler.fn(ctx, request)
         if response is None:
             return
         chunks = encode_response(header.correlation_id, header.api_key, version, response)

@@ -125,6 +125,9 @@ class GroupCoordinator:
         #: __consumer_offsets partitions whose load failed: their groups answer NOT_COORDINATOR
         #: (Kafka's failed coordinator shard) instead of looking empty
         self.failed_partitions: set[int] = set()
+        #: on a KRaft broker, the __consumer_offsets partitions this broker leads and loaded
+        #: (a group of another partition answers NOT_COORDINATOR); None: all (single node)
+        self.owned_partitions: set[int] | None = None
 
     # -- storage -------------------------------------------------------------------------------
     def _write_group(self, group_id: str, records: list[Record]) -> None:
@@ -141,19 +144,51 @@ class GroupCoordinator:
         """Replays __consumer_offsets (Kafka's partition load), then starts member sessions and
         the offset expiration cycle."""
         for partition, reader in self.storage.read_partitions():
+            self._load_partition(partition, reader)
+        self._after_load()
+
+    def _load_partition(self, partition: int, reader) -> None:
+        try:
+            records = list(reader)
+        except Exception as e:  # noqa: BLE001 - one bad partition must not stop the broker
+            self.failed_partitions.add(partition)
+            log.error("Failed to load metadata from __consumer_offsets-%d: %s; its groups "
+                      "are unavailable", partition, e)
+            return
+        for rec in records:
             try:
-                records = list(reader)
-            except Exception as e:  # noqa: BLE001 - one bad partition must not stop the broker
-                self.failed_partitions.add(partition)
-                log.error("Failed to load metadata from __consumer_offsets-%d: %s; its groups "
-                          "are unavailable", partition, e)
-                continue
-            for rec in records:
-                try:
-                    self._replay(rec, live=False)
-                except Exception as e:  # noqa: BLE001 - one bad record must not stop the broker
-                    log.warning("skipping unreadable __consumer_offsets record at offset %d: %r",
-                                rec.offset, e)
+                self._replay(rec, live=False)
+            except Exception as e:  # noqa: BLE001 - one bad record must not stop the broker
+                log.warning("skipping unreadable __consumer_offsets record at offset %d: %r",
+                            rec.offset, e)
+
+    def load_partition(self, partition: int, reader) -> None:
+        """A KRaft broker became leader of __consumer_offsets-``partition``: its groups and
+        offsets are replayed and served from here (Kafka's scheduleLoadGroupAndOffsets)."""
+        if self.owned_partitions is None:
+            self.owned_partitions = set()
+        self.failed_partitions.discard(partition)
+        self._drop_partition_state(partition)
+        self._load_partition(partition, reader)
+        self.owned_partitions.add(partition)
+        self._after_load()
+
+    def unload_partition(self, partition: int) -> None:
+        """The leadership of __consumer_offsets-``partition`` went elsewhere: its groups are
+        forgotten here (their members find the new coordinator on NOT_COORDINATOR)."""
+        if self.owned_partitions is None:
+            self.owned_partitions = set()
+        self.owned_partitions.discard(partition)
+        self._drop_partition_state(partition)
+
+    def _drop_partition_state(self, partition: int) -> None:
+        for group_id in [g for g in self.groups if self.storage.partition_for(g) == partition]:
+            self.groups.pop(group_id, None)
+        for group_id in [g for g in self.offsets.offsets
+                         if self.storage.partition_for(g) == partition]:
+            self.offsets.offsets.pop(group_id, None)
+
+    def _after_load(self) -> None:
         self.membership.on_loaded()
         self.timer.schedule(_CLEANUP_KEY, self.config.offsets_retention_check_interval_ms,
                             self._cleanup_cycle)
@@ -213,8 +248,11 @@ class GroupCoordinator:
 
     def is_unavailable(self, group_id: str) -> bool:
         """Whether the group's __consumer_offsets partition failed to load."""
-        failed = self.failed_partitions
-        return bool(failed) and self.storage.partition_for(group_id) in failed
+        failed, owned = self.failed_partitions, self.owned_partitions
+        if not failed and owned is None:
+            return False
+        partition = self.storage.partition_for(group_id)
+        return partition in failed or (owned is not None and partition not in owned)
 
     def _check_available(self, group_id: str) -> None:
         if self.is_unavailable(group_id):

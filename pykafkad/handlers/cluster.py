@@ -23,8 +23,8 @@ INVALID_REQUEST_MESSAGE = (
 @handles(60, 0, 2)
 async def handle_describe_cluster(ctx: RequestContext, req) -> DescribeClusterResponse:
     """Versions 0-2 (v1 adds endpoint_type: only brokers, 1, are described; v2 adds
-    ``include_fenced_brokers`` and ``is_fenced``: this node is never fenced)."""
-    ep = ctx.endpoint
+    ``include_fenced_brokers`` and ``is_fenced``: only alive brokers are described)."""
+    cache = ctx.broker.metadata_cache
     if ctx.version >= 1 and req.endpoint_type != 1:
         return DescribeClusterResponse(
             error_code=ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
@@ -37,8 +37,9 @@ async def handle_describe_cluster(ctx: RequestContext, req) -> DescribeClusterRe
         error_code=0,
         endpoint_type=1,
         cluster_id=ctx.broker.cluster_id,
-        controller_id=ep.node_id,
-        brokers=[DescribeClusterBroker(ep.node_id, ep.host, ep.port, ctx.broker.config["broker.rack"])],
+        controller_id=cache.controller_id(ctx.listener_name),
+        brokers=[DescribeClusterBroker(n.node_id, n.host, n.port, n.rack)
+                 for n in cache.alive_brokers(ctx.listener_name)],
         cluster_authorized_operations=authorized_operations.CLUSTER
         if req.include_cluster_authorized_operations else authorized_operations.OMITTED,
     )
@@ -52,8 +53,18 @@ async def handle_find_coordinator(ctx: RequestContext, req) -> FindCoordinatorRe
     never set one (""), except that an unknown key type fails the request as a whole."""
     ep = ctx.endpoint
     v = ctx.version
+    locator = ctx.broker.coordinator_locator
+    coordinator_of: dict[str, object] = {}
 
     def answer(key: str) -> tuple[int, str | None]:
+        if locator is not None and req.key_type in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
+            # a KRaft broker: the leader of the key's internal-topic partition
+            topic = "__consumer_offsets" if req.key_type == GROUP_KEY_TYPE else "__transaction_state"
+            err, node = locator.find(topic, key, ctx.listener_name)
+            if err:
+                return err, "The coordinator is not available."
+            coordinator_of[key] = node
+            return ErrorCode.NONE, None
         try:
             return lookup(key)
         except KafkaError:  # the internal topic cannot be created (e.g. disk full): retriable
@@ -77,13 +88,16 @@ async def handle_find_coordinator(ctx: RequestContext, req) -> FindCoordinatorRe
             err, msg = answer(key)
             ok = err == ErrorCode.NONE
             unknown_type = req.key_type > SHARE_KEY_TYPE
+            node = coordinator_of.get(key, ep)
             coords.append(Coordinator(
-                key=key, node_id=ep.node_id if ok else -1, host=ep.host if ok else "",
-                port=ep.port if ok else -1, error_code=err,
-                error_message=INVALID_REQUEST_MESSAGE if unknown_type else ""))
+                key=key, node_id=node.node_id if ok else -1, host=node.host if ok else "",
+                port=node.port if ok else -1, error_code=err,
+                error_message=INVALID_REQUEST_MESSAGE if unknown_type else (
+                    "" if ok or locator is None else msg)))
         return FindCoordinatorResponse(throttle_time_ms=0, coordinators=coords)
     err, msg = answer(req.key)
     ok = err == ErrorCode.NONE
+    ep = coordinator_of.get(req.key, ep)
     if ok:
         msg = "NONE"
     elif err == ErrorCode.INVALID_REQUEST:

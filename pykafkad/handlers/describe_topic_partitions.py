@@ -28,17 +28,17 @@ TOPIC_AUTHORIZED_OPERATIONS = authorized_operations.TOPIC
 
 
 def _partition(broker, topic: str, index: int) -> DescribeTopicPartitionsResponsePartition:
-    leader, epoch, replicas, isr = broker.replicas.describe(topic, index)
+    view = broker.metadata_cache.partition(topic, index)
     return DescribeTopicPartitionsResponsePartition(
         error_code=0,
         partition_index=index,
-        leader_id=leader,
-        leader_epoch=epoch,
-        replica_nodes=replicas,
-        isr_nodes=isr,
+        leader_id=view.leader,
+        leader_epoch=view.leader_epoch,
+        replica_nodes=view.replicas,
+        isr_nodes=view.isr,
         eligible_leader_replicas=[],
         last_known_elr=[],
-        offline_replicas=[],
+        offline_replicas=view.offline,
     )
 
 

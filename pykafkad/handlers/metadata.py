@@ -18,15 +18,15 @@ API_KEY = 3
 
 
 def _partition(broker, topic: str, index: int) -> MetadataResponsePartition:
-    leader, epoch, replicas, isr = broker.replicas.describe(topic, index)
+    view = broker.metadata_cache.partition(topic, index)
     return MetadataResponsePartition(
-        error_code=0 if leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
-        partition_index=index, leader_id=leader, leader_epoch=epoch, replica_nodes=replicas,
-        isr_nodes=isr, offline_replicas=[])
+        error_code=0 if view.leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
+        partition_index=index, leader_id=view.leader, leader_epoch=view.leader_epoch,
+        replica_nodes=view.replicas, isr_nodes=view.isr, offline_replicas=view.offline)
 
 
 def topic_metadata(broker, topic, node_id: int, topic_ops: int) -> MetadataResponseTopic:
-    """The topic's partitions as the replica layer knows them (leader, epoch, replicas, ISR)."""
+    """The topic's partitions as the metadata cache knows them (leader, epoch, replicas, ISR)."""
     parts = [_partition(broker, topic.name, p) for p in range(topic.num_partitions)]
     return MetadataResponseTopic(
         error_code=0,
@@ -75,7 +75,12 @@ def _topics_by_name(broker, req, node_id: int, allow_auto: bool, ops: int) -> li
         err = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         try:
             validate_topic_name(name)  # an illegal name: INVALID_TOPIC_EXCEPTION, as Kafka
-            if allow_auto:
+            if allow_auto and broker.auto_topic_creation is not None:
+                # a KRaft broker: the controller creates it; Kafka 4.4 answers this
+                # request UNKNOWN_TOPIC_OR_PARTITION (seen on a live broker), the next one
+                # the topic once this broker's metadata has it
+                broker.auto_topic_creation.create_topic(name)
+            elif allow_auto:
                 topic = broker.auto_create_topic(name)
         except KafkaError as e:
             err = e.code
@@ -117,9 +122,10 @@ async def handle_metadata(ctx: RequestContext, req) -> MetadataResponse:
         out = _topics_by_name(broker, req, ep.node_id, allow_auto, ops)
     return MetadataResponse(
         throttle_time_ms=0,
-        brokers=[MetadataResponseBroker(ep.node_id, ep.host, ep.port, broker.config["broker.rack"])],
+        brokers=[MetadataResponseBroker(n.node_id, n.host, n.port, n.rack)
+                 for n in broker.metadata_cache.alive_brokers(ctx.listener_name)],
         cluster_id=broker.cluster_id,
-        controller_id=ep.node_id,
+        controller_id=broker.metadata_cache.controller_id(ctx.listener_name),
         topics=out,
         cluster_authorized_operations=authorized_operations.CLUSTER
         if 8 <= v <= 10 and req.include_cluster_authorized_operations

@@ -20,7 +20,11 @@ async def handle_init_producer_id(ctx: RequestContext, req) -> InitProducerIdRes
     aborts an open transaction, PRODUCER_FENCED (v0-3: INVALID_PRODUCER_EPOCH) for a stale
     id/epoch."""
     if req.transactional_id is None:
-        pid = ctx.broker.producer_ids.next_id()
+        try:
+            pid = ctx.broker.producer_ids.next_id()
+        except KafkaError as e:  # a KRaft broker waiting for its block (retriable)
+            return InitProducerIdResponse(
+                throttle_time_ms=0, error_code=e.code, producer_id=-1, producer_epoch=-1)
         return InitProducerIdResponse(
             throttle_time_ms=0, error_code=0, producer_id=pid, producer_epoch=0)
     expected_pid = req.producer_id if ctx.version >= 3 else -1

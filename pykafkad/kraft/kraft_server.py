@@ -20,6 +20,7 @@ from pykafkad.kraft.broker_lifecycle import (
     BrokerLifecycleManager,
     supported_features,
 )
+from pykafkad.kraft.broker_server import BrokerServer
 from pykafkad.kraft.controller_channel import ControllerChannel
 from pykafkad.kraft.controller_server import ControllerServer
 from pykafkad.kraft.migration import single_node_records
@@ -56,6 +57,7 @@ class KafkaRaftServer:
         broker.controller_server = self.controller
         self.channel: ControllerChannel | None = None
         self.lifecycle: BrokerLifecycleManager | None = None
+        self.broker_server: BrokerServer | None = None
         if "broker" in self.roles:
             raft = self.shared.raft
             self.channel = ControllerChannel(
@@ -72,6 +74,12 @@ class KafkaRaftServer:
                 previous_broker_epoch=broker.logs.previous_broker_epoch,
                 session_timeout_ms=config["broker.session.timeout.ms"])
             broker.lifecycle = self.lifecycle
+            inter_broker = config.inter_broker_listener
+            self.broker_server = BrokerServer(
+                broker, self.channel,
+                inter_broker_listener=inter_broker.listener_name if inter_broker else "PLAINTEXT",
+                broker_epoch=lambda: self.lifecycle.broker_epoch)
+            self.shared.loader.add_publisher(self.broker_server.publisher)
         self._shutdown = trio.Event()
 
     # -- what the command line reads ------------------------------------------------------------
@@ -127,6 +135,8 @@ class KafkaRaftServer:
             if self.controller is not None:
                 await nursery.start(self.controller.run)
             port = await nursery.start(run_server)
+            if self.broker_server is not None:
+                await nursery.start(self.broker_server.run)
             if self.lifecycle is not None:
                 await nursery.start(self.lifecycle.run)
                 self.lifecycle.set_ready_to_unfence()

@@ -70,6 +70,8 @@ class ReplicaManager:
         self.by_topic_id: dict[bytes, dict[int, Partition]] = {}
         self._hw_advanced = Wakeup()
         self._leo_advanced = Wakeup()
+        #: whether a broker may join an ISR (a KRaft broker's metadata cache replaces it)
+        self.is_replica_isr_eligible: Callable[[int], bool] = lambda _replica_id: True
 
     # -- lookup ----------------------------------------------------------------------------------
     def get_partition(self, topic: str, index: int) -> Partition | None:
@@ -164,6 +166,7 @@ class ReplicaManager:
             alter_partition=self.alter_partition)
         partition.on_high_watermark = self._on_high_watermark
         partition.on_append = self.notify_log_end
+        partition.is_replica_isr_eligible = self.is_replica_isr_eligible
         self.partitions[(topic, index)] = partition
         self.by_topic_id.setdefault(topic_id, {})[index] = partition
         return partition

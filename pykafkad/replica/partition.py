@@ -170,6 +170,9 @@ class Partition:
         self.on_high_watermark: Callable[[Partition], None] | None = None
         #: called after an append as leader (the manager wakes followers' long polls)
         self.on_append: Callable[[], None] | None = None
+        #: Kafka's isReplicaIsrEligible (KIP-841): a fenced broker, or one in controlled
+        #: shutdown, is not added to the ISR (the metadata layer says; single node: all are)
+        self.is_replica_isr_eligible: Callable[[int], bool] = lambda _replica_id: True
 
     def __repr__(self) -> str:
         return (f"Partition({self.topic}-{self.index}, leader={self.leader_id}, "
@@ -505,7 +508,8 @@ class Partition:
 
     def maybe_expand_isr(self, state: FollowerState) -> None:
         if (self.pending_isr is None and self.is_leader and state.broker_id not in self.isr
-                and self.is_follower_in_sync(state)):
+                and self.is_follower_in_sync(state)
+                and self.is_replica_isr_eligible(state.broker_id)):
             self._submit_isr(self.isr + [state.broker_id])
 
     def out_of_sync_replicas(self, now_ms: int) -> list[int]:

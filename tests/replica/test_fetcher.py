@@ -20,6 +20,8 @@ from pykafkad.log.partition import PartitionLog
 from pykafkad.replica.fetcher import LogFollower
 from pykafkad.replica.fetcher_manager import ReplicaFetcherManager, fetcher_id, java_string_hash
 from pykafkad.replica.leader_endpoint import BrokerEndpoint, FetcherConfig
+from pykafkad.replica.manager import LocalChanges
+from pykafkad.replica.partition import PartitionRegistration
 from pykafkad.testing import run_broker
 from tests.integration.clients import WAIT_S, confluent_produce, create_topic
 from tests.log.batches import make_batch
@@ -42,6 +44,20 @@ def new_topic(bootstrap: str, **config) -> str:
     name = f"f-{uuid.uuid4().hex[:10]}"
     create_topic(bootstrap, name, config={k.replace("_", "."): str(v) for k, v in config.items()})
     return name
+
+
+def assign_follower(b, topic: str, follower_id: int = 2) -> None:
+    """Makes the leader's partition 0 of ``topic`` a replica set of {leader, follower} in the
+    same leader epoch (as a metadata update would): Kafka's leader answers a fetch from a
+    replica outside the assignment with UNKNOWN_LEADER_EPOCH (followerReplicaOrThrow)."""
+    def apply():
+        replicas = b.broker.replicas
+        partition = replicas.get_partition(topic, 0)
+        me = replicas.local_broker_id
+        replicas.apply(LocalChanges(leaders={(topic, 0): (partition.topic_id, PartitionRegistration(
+            replicas=[me, follower_id], isr=[me], leader=me, leader_epoch=partition.leader_epoch,
+            partition_epoch=partition.partition_epoch + 1))}))
+    b.call(apply)
 
 
 def on_leader(b, fn):
@@ -123,6 +139,7 @@ def produce_idempotent_and_transactional(bootstrap: str, topic: str) -> None:
 
 def test_follower_log_is_byte_identical_to_the_leader(leader, tmp_path):
     topic = new_topic(leader.bootstrap_servers, internal_segment_bytes=1500)
+    assign_follower(leader, topic)
     follower = open_follower(tmp_path, topic, segment_bytes=1500)
     tid = leader.broker.topics.get(topic).topic_id
     part = LogFollower(follower, LEADER_EPOCH, tid)
@@ -169,6 +186,7 @@ def test_follower_follows_the_leaders_log_start(leader, tmp_path):
     """DeleteRecords on the leader moves the follower's log start; a new follower whose fetch
     offset is below the leader's log start (OFFSET_OUT_OF_RANGE) starts its log there."""
     topic = new_topic(leader.bootstrap_servers, internal_segment_bytes=2000)
+    assign_follower(leader, topic)
     tid = leader.broker.topics.get(topic).topic_id
     confluent_produce(leader.bootstrap_servers, topic,
                       [{"value": b"x" * 100} for _ in range(60)], **{"batch.size": 600})
@@ -182,7 +200,9 @@ def test_follower_follows_the_leaders_log_start(leader, tmp_path):
             admin = AdminClient({"bootstrap.servers": leader.bootstrap_servers})
             futures = admin.delete_records([CTopicPartition(topic, 0, 37)])
             await trio.to_thread.run_sync(lambda: [f.result(WAIT_S) for f in futures.values()])
-            confluent_produce(leader.bootstrap_servers, topic, [{"value": b"more"}])
+            # in a thread: the follower (now in the ISR) must fetch for acks=all to complete
+            await trio.to_thread.run_sync(lambda: confluent_produce(
+                leader.bootstrap_servers, topic, [{"value": b"more"}]))
             await wait_until(lambda: caught_up(leader, topic, first), "the new log start")
         assert first.log_start_offset == 37
         assert first.segments[0].base_offset <= 37 < first.segments[0].base_offset + 20
@@ -216,6 +236,7 @@ def test_divergent_follower_is_truncated_with_offset_for_leader_epoch(leader, tm
     cuts its log at 6 and fetches the leader's epoch-2 batches (the Truncating path a leader
     without diverging-epoch answers needs)."""
     topic = new_topic(leader.bootstrap_servers)
+    assign_follower(leader, topic)
     tid = leader.broker.topics.get(topic).topic_id
     leader.call(_leader_with_epochs, leader, topic)
     follower = open_follower(tmp_path, topic)

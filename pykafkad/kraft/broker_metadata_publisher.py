@@ -1,0 +1,215 @@
+"""Kafka's BrokerMetadataPublisher: a KRaft broker applies each published MetadataImage.
+
+The topic view the handlers use (the broker's TopicRegistry, in memory: the metadata log is
+the durable record) and the metadata cache follow the image; the partitions this broker now
+leads / follows / lost (``MetadataDelta.local_changes``) go to the ReplicaManager, the
+follower ones to the fetcher manager with the leader's endpoint on the inter-broker listener,
+and the logs of deleted replicas are removed (renamed ``-delete`` first, as today).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pykafkad.cluster import Topic, write_partition_metadata
+from pykafkad.kraft.metadata_cache import KRaftMetadataCache
+from pykafkad.replica.leader_endpoint import BrokerEndpoint
+from pykafkad.replica.manager import LocalChanges
+from pykafkad.replica.partition import Partition, PartitionRegistration
+
+log = logging.getLogger("pykafkad.kraft.broker")
+
+GROUP_METADATA_TOPIC = "__consumer_offsets"
+#: ConfigResource.Type.TOPIC
+TOPIC_RESOURCE = 2
+
+
+def replica_registration(p: Any) -> PartitionRegistration:
+    """The replica layer's registration from the metadata image's."""
+    return PartitionRegistration(
+        replicas=list(p.replicas), isr=list(p.isr), leader=p.leader,
+        leader_epoch=p.leader_epoch, partition_epoch=p.partition_epoch,
+        adding_replicas=list(p.adding_replicas), removing_replicas=list(p.removing_replicas))
+
+
+class FollowerView:
+    """What the fetcher needs of a followed Partition (``FollowerPartition``): its log, its
+    leader epoch, its topic id, and where the follower's HW goes (waking long polls)."""
+
+    __slots__ = ("partition", "_on_hw")
+
+    def __init__(self, partition: Partition, on_hw):
+        self.partition = partition
+        self._on_hw = on_hw
+
+    @property
+    def topic_id(self) -> bytes:
+        return self.partition.topic_id
+
+    @property
+    def log(self):
+        return self.partition.log
+
+    @property
+    def leader_epoch(self) -> int:
+        return self.partition.leader_epoch
+
+    def set_high_watermark(self, hw: int) -> None:
+        if self.partition.log.maybe_increment_high_watermark(hw):
+            self._on_hw(self.partition)
+
+
+class BrokerMetadataPublisher:
+    """``on_metadata_update(delta, image, manifest)`` (a MetadataLoader publisher)."""
+
+    def __init__(self, broker: Any, fetchers: Any, *, inter_broker_listener: str):
+        self.broker = broker
+        self.node_id = broker.node_id
+        self.fetchers = fetchers
+        self.inter_broker_listener = inter_broker_listener
+        self.cache = KRaftMetadataCache(self.node_id)
+        broker.metadata_cache = self.cache
+        broker.replicas.single_node = False
+        broker.replicas.is_replica_isr_eligible = self.cache.is_replica_isr_eligible
+        # the metadata log, not pykafkad-topics.json, says which topics exist
+        broker.topics.topics.clear()
+        broker.topics.by_id.clear()
+        self._followers: dict[tuple[str, int], FollowerView] = {}
+        # the group coordinator serves only the __consumer_offsets partitions led here
+        broker.groups.coordinator.owned_partitions = set()
+        self.image: Any = None
+
+    def name(self) -> str:
+        return "BrokerMetadataPublisher"
+
+    # -- the publisher -------------------------------------------------------------------------
+    def on_metadata_update(self, delta: Any, image: Any, manifest: Any) -> None:
+        self.image = image
+        self.cache.set_image(image)
+        self._update_topics(image)
+        self._apply_local_changes(delta.local_changes(self.node_id), image, delta)
+
+    def follower(self, tp: tuple[str, int]) -> FollowerView | None:
+        """The fetcher manager's ``get_partition``."""
+        return self._followers.get(tp)
+
+    # -- topics --------------------------------------------------------------------------------
+    def _update_topics(self, image: Any) -> None:
+        """The registry (what handlers read) becomes the image's topics, with their partition
+        counts and ConfigRecord overrides; a log's config follows a changed override."""
+        broker = self.broker
+        registry = broker.topics
+        seen = set()
+        for name, t in image.topics.by_name.items():
+            seen.add(name)
+            configs = dict(image.configs.get((TOPIC_RESOURCE, name), {}))
+            old = registry.topics.get(name)
+            if old is not None and old.topic_id != t.id:  # recreated under the same name
+                registry.by_id.pop(old.topic_id, None)
+                old = None
+            if old is None:
+                topic = Topic(name, t.id, len(t.partitions), configs)
+                registry.topics[name] = topic
+                registry.by_id[t.id] = topic
+                if configs and broker.logs.partitions_of(name):  # logs found at start
+                    self._set_configs(topic, configs)
+                continue
+            old.num_partitions = len(t.partitions)
+            if old.configs != configs:
+                self._set_configs(old, configs)
+        for name in [n for n in registry.topics if n not in seen]:
+            topic = registry.topics.pop(name)
+            registry.by_id.pop(topic.topic_id, None)
+
+    def _set_configs(self, topic: Topic, configs: dict[str, str]) -> None:
+        from pykafkad.broker import log_config_from
+
+        topic.configs = configs
+        self.broker.logs.update_config(
+            topic.name, log_config_from(self.broker.topic_config(topic)))
+
+    # -- replicas ------------------------------------------------------------------------------
+    def _apply_local_changes(self, changes: Any, image: Any, delta: Any) -> None:
+        broker = self.broker
+        if not (changes.leaders or changes.followers or changes.deletes):
+            return
+        wanted = {**changes.leaders, **changes.followers}
+        for (topic, index), info in wanted.items():
+            t = broker.topics.by_id.get(info.topic_id)
+            if t is not None:
+                broker.logs.prepare(topic, [index],
+                                    lambda d, tid=info.topic_id: write_partition_metadata(d, tid))
+        local = LocalChanges(
+            leaders={tp: (i.topic_id, replica_registration(i.partition))
+                     for tp, i in changes.leaders.items()},
+            followers={tp: (i.topic_id, replica_registration(i.partition))
+                       for tp, i in changes.followers.items()})
+        # a follower stops fetching before it becomes leader (Kafka's makeLeaders)
+        if changes.leaders:
+            self.fetchers.remove_partitions(list(changes.leaders))
+            for tp in changes.leaders:
+                self._followers.pop(tp, None)
+        broker.replicas.apply(local)
+        if changes.followers:
+            self._make_followers(changes.followers, image)
+        if changes.deletes:
+            self._delete(changes.deletes, delta)
+        self._move_coordinators(changes)
+        log.info("Broker %d: leads %d, follows %d, removed %d partitions at offset %s",
+                 self.node_id, len(changes.leaders), len(changes.followers),
+                 len(changes.deletes), image.offset)
+
+    def _move_coordinators(self, changes: Any) -> None:
+        """Kafka's onElection / onResignation for the group coordinator: a newly led
+        __consumer_offsets partition is loaded, one led elsewhere now is unloaded."""
+        coordinator = self.broker.groups.coordinator
+        storage = coordinator.storage
+        for topic, index in changes.leaders:
+            if topic == GROUP_METADATA_TOPIC and index not in (coordinator.owned_partitions or ()):
+                plog = self.broker.logs.get(topic, index)
+                if plog is not None:
+                    coordinator.load_partition(index, storage._read_partition(plog))  # noqa: SLF001
+        for topic, index in [*changes.followers, *changes.deletes]:
+            if topic == GROUP_METADATA_TOPIC:
+                coordinator.unload_partition(index)
+
+    def _make_followers(self, followers: dict, image: Any) -> None:
+        """Kafka's applyLocalFollowersDelta: stop fetching, then fetch again from the new
+        leader (its endpoint on the inter-broker listener) from the log end; the fetcher
+        truncates on the diverging epoch it is answered."""
+        replicas = self.broker.replicas
+        self.fetchers.remove_partitions(list(followers))
+        to_fetch = {}
+        for tp, info in followers.items():
+            partition = replicas.hosted(*tp)
+            if partition is None:
+                continue
+            self._followers[tp] = FollowerView(partition, replicas._on_high_watermark)  # noqa: SLF001
+            leader = info.partition.leader
+            node = self.cache.broker_endpoint(leader, self.inter_broker_listener) \
+                if leader >= 0 else None
+            if node is None:
+                continue  # no leader (or it has no such listener): wait for the next image
+            to_fetch[tp] = (BrokerEndpoint(leader, node.host, node.port),
+                            info.partition.leader_epoch, partition.log.log_end_offset)
+        if to_fetch:
+            self.fetchers.add_partitions(to_fetch)
+
+    def _delete(self, deletes: set, delta: Any) -> None:
+        broker = self.broker
+        self.fetchers.remove_partitions(list(deletes))
+        for tp in deletes:
+            self._followers.pop(tp, None)
+            broker.replicas.forget(*tp)
+        by_topic: dict[str, list[int]] = {}
+        for topic, index in deletes:
+            by_topic.setdefault(topic, []).append(index)
+        gone = [t for t in by_topic if t not in broker.topics.topics]
+        if gone:  # the whole topic went: its directories are renamed -delete, then removed
+            broker.logs.delete_topics(gone)
+            for name in gone:
+                log.info("deleted the logs of topic %s", name)
+        for topic, indexes in by_topic.items():
+            if topic not in gone:  # reassigned away: this replica's log goes
+                broker.logs.remove_partitions(topic, indexes)

@@ -1,0 +1,81 @@
+"""Kafka's ForwardingManager: on a KRaft broker's listeners, the admin requests that change
+metadata go to the active controller inside an EnvelopeRequest (the client's request header
+and body as received, its principal and address), and the controller's answer, unwrapped from
+the EnvelopeResponse, goes back to the client.  An envelope the controller refuses (or no
+controller within the request's timeout) answers the client with the request's own error
+response, as Kafka's ``request.getErrorResponse``."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from typing import Any
+
+import trio
+
+from pykafkad.kraft.error_responses import error_response
+from wire.errors import ErrorCode
+from wire.framing import read_response_header, response_header_version
+from wire.messages.default_principal_data import DefaultPrincipalData
+from wire.messages.envelope_request import EnvelopeRequest
+from wire.primitives import Reader, Writer
+
+log = logging.getLogger("pykafkad.kraft.forwarding")
+
+#: the APIs a KRaft broker forwards (KafkaApis' maybeForwardToController)
+FORWARDED = frozenset({
+    19,  # CreateTopics
+    20,  # DeleteTopics
+    33,  # AlterConfigs
+    37,  # CreatePartitions
+    43,  # ElectLeaders
+    44,  # IncrementalAlterConfigs
+    45,  # AlterPartitionReassignments
+    46,  # ListPartitionReassignments
+})
+
+
+def serialize_principal(principal_type: str = "User", name: str = "ANONYMOUS") -> bytes:
+    """Kafka's DefaultKafkaPrincipalBuilder.serialize: DefaultPrincipalData prefixed with its
+    version (an int16)."""
+    w = Writer()
+    w.int16(DefaultPrincipalData.HIGHEST_VERSION)
+    DefaultPrincipalData(type=principal_type, name=name, token_authenticated=False).write(
+        w, DefaultPrincipalData.HIGHEST_VERSION)
+    return w.getvalue()
+
+
+def client_address(peer: str) -> bytes:
+    """The client's IP address as the envelope carries it (4 or 16 bytes)."""
+    host = peer.rsplit(":", 1)[0].strip("[]") if peer else "127.0.0.1"
+    try:
+        return ipaddress.ip_address(host).packed
+    except ValueError:
+        return ipaddress.ip_address("127.0.0.1").packed
+
+
+class ForwardingManager:
+    def __init__(self, channel: Any, *, request_timeout_s: float = 30.0):
+        self.channel = channel
+        self.request_timeout_s = request_timeout_s
+        self._principal = serialize_principal()
+
+    def forwards(self, api_key: int) -> bool:
+        return api_key in FORWARDED
+
+    async def forward(self, ctx: Any, frame: bytes, request: Any, response_type: type) -> Any:
+        """The controller's response to ``request`` (``frame``: its header and body as the
+        client sent them)."""
+        envelope = EnvelopeRequest(request_data=bytes(frame), request_principal=self._principal,
+                                   client_host_address=client_address(ctx.peer))
+        try:
+            answer = await self.channel.send(envelope, timeout_s=self.request_timeout_s)
+        except (trio.TooSlowError, OSError) as e:
+            log.info("forwarding %s failed: %r", type(request).__name__, e)
+            return error_response(request, ErrorCode.REQUEST_TIMED_OUT, None)
+        if answer.error_code or answer.response_data is None:
+            code = answer.error_code or ErrorCode.UNKNOWN_SERVER_ERROR
+            return error_response(request, code, None)
+        r = Reader(memoryview(answer.response_data))
+        read_response_header(r, response_header_version(ctx.header.api_key, ctx.version))
+        return response_type.read(r, ctx.version)

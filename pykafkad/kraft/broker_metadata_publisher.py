@@ -21,6 +21,7 @@ from pykafkad.replica.partition import Partition, PartitionRegistration
 log = logging.getLogger("pykafkad.kraft.broker")
 
 GROUP_METADATA_TOPIC = "__consumer_offsets"
+TRANSACTION_STATE_TOPIC = "__transaction_state"
 #: ConfigResource.Type.TOPIC
 TOPIC_RESOURCE = 2
 
@@ -78,6 +79,10 @@ class BrokerMetadataPublisher:
         self._followers: dict[tuple[str, int], FollowerView] = {}
         # the group coordinator serves only the __consumer_offsets partitions led here
         broker.groups.coordinator.owned_partitions = set()
+        # and the transaction coordinator only the __transaction_state partitions led here;
+        # its markers go to each partition's leader as the image names it
+        broker.txn_coordinator.owned_partitions = set()
+        broker.leader_endpoint = self.leader_endpoint
         self.image: Any = None
 
     def name(self) -> str:
@@ -89,6 +94,19 @@ class BrokerMetadataPublisher:
         self.cache.set_image(image)
         self._update_topics(image)
         self._apply_local_changes(delta.local_changes(self.node_id), image, delta)
+
+    def leader_endpoint(self, topic: str, index: int) -> tuple[int, str, int] | None:
+        """(node id, host, port) of a partition's leader on the inter-broker listener; None
+        when the partition does not exist, a node id < 0 when it has no (reachable) leader
+        now (what the transaction marker channel asks)."""
+        view = self.cache.partition(topic, index)
+        if not view.replicas:
+            return None
+        node = self.cache.broker_endpoint(view.leader, self.inter_broker_listener) \
+            if view.leader >= 0 else None
+        if node is None:
+            return -1, "", -1
+        return node.node_id, node.host, node.port
 
     def follower(self, tp: tuple[str, int]) -> FollowerView | None:
         """The fetcher manager's ``get_partition``."""
@@ -173,6 +191,17 @@ class BrokerMetadataPublisher:
         for topic, index in [*changes.followers, *changes.deletes]:
             if topic == GROUP_METADATA_TOPIC:
                 coordinator.unload_partition(index)
+        # the transaction coordinator's onElection / onResignation, at the leader epoch
+        txn = self.broker.txn_coordinator
+        for (topic, index), info in changes.elected_leaders.items():
+            if topic == TRANSACTION_STATE_TOPIC:
+                txn.on_election(index, info.partition.leader_epoch)
+        for (topic, index), info in changes.followers.items():
+            if topic == TRANSACTION_STATE_TOPIC:
+                txn.on_resignation(index, info.partition.leader_epoch)
+        for topic, index in changes.deletes:
+            if topic == TRANSACTION_STATE_TOPIC:
+                txn.on_resignation(index)
 
     def _make_followers(self, followers: dict, image: Any) -> None:
         """Kafka's applyLocalFollowersDelta: stop fetching, then fetch again from the new

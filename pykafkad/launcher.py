@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pykafkad.formatted import META_PROPERTIES
+from pykafkad.metadata.properties import META_PROPERTIES
 
 DEFAULT_DATA_DIR = "./pykafkad-cluster"
 _PR_SET_PDEATHSIG = 1
@@ -342,11 +342,47 @@ def die_with_parent() -> None:
         sys.exit(0)
 
 
+#: how long one readiness probe (a Metadata request to a broker) may take
+READY_PROBE_TIMEOUT_S = 2.0
+
+
 def nodes_ready(nodes: list[NodeProcess]) -> bool:
     """The readiness check: every node's process printed its own ready line, which a node with
     the broker role prints once the active controller has registered and unfenced it (as
-    Kafka's broker starts serving only then): every broker registered and unfenced."""
-    return all(n.printed_ready() for n in nodes)
+    Kafka's broker starts serving only then): every broker registered and unfenced; and each
+    of those brokers already lists all of them in Metadata (its metadata caught up), so that a
+    client's first Metadata sees the whole cluster."""
+    return all(n.printed_ready() for n in nodes) and brokers_see_each_other(nodes)
+
+
+def brokers_see_each_other(nodes: list[NodeProcess]) -> bool:
+    import trio
+
+    brokers = [n for n in nodes if "broker" in n.spec.roles and n.port]
+    expected = {n.node_id for n in brokers}
+
+    async def check() -> bool:
+        from pykafkad.network.client import NodeClient
+        from wire.messages.metadata_request import MetadataRequest
+
+        for n in brokers:
+            client = NodeClient(n.host, n.port, connect_timeout_s=READY_PROBE_TIMEOUT_S)
+            try:
+                resp = await client.request(
+                    MetadataRequest(topics=[], allow_auto_topic_creation=False),
+                    timeout_s=READY_PROBE_TIMEOUT_S)
+            finally:
+                await client.aclose()
+            if not expected <= {b.node_id for b in resp.brokers}:
+                return False
+        return True
+
+    from pykafkad.network.client import NodeUnavailableError
+
+    try:
+        return trio.run(check)
+    except (NodeUnavailableError, trio.TooSlowError, OSError):
+        return False
 
 
 def wait_ready(nodes: list[NodeProcess], timeout: float = READY_TIMEOUT_S,

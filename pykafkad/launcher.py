@@ -10,7 +10,6 @@ ports first, then the controller listeners'.
 from __future__ import annotations
 
 import argparse
-import base64
 import contextlib
 import io
 import multiprocessing
@@ -20,7 +19,6 @@ import socket
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,8 +133,11 @@ def write_properties(path: Path, props: Mapping[str, str]) -> None:
 
 
 def random_cluster_id() -> str:
-    """Kafka's Uuid.randomUuid().toString(): 16 random bytes, URL-safe base64, no padding."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """Kafka's Uuid.randomUuid().toString() (never starting with "-", which a command line
+    would take for an option), as ``pykafkad random-uuid`` prints it."""
+    from pykafkad.metadata.properties import random_uuid
+
+    return random_uuid()
 
 
 def format_node(spec: NodeSpec, cluster_id: str) -> None:
@@ -173,6 +174,29 @@ def node_context() -> multiprocessing.context.BaseContext:
         ctx.set_forkserver_preload(PRELOAD)
         _context = ctx
     return _context
+
+
+@contextlib.contextmanager
+def _without_main_module():
+    """multiprocessing re-imports the parent's ``__main__`` in every child it starts (spawn
+    and forkserver do), so a script that calls run_cluster at its top level, with no
+    ``if __name__ == "__main__"`` guard, would start clusters from its nodes.  A node needs
+    nothing of its parent's main module: the preparation data it gets leaves it out."""
+    from multiprocessing import spawn
+
+    original = spawn.get_preparation_data
+
+    def preparation_data(name: str) -> dict:
+        data = original(name)
+        data.pop("init_main_from_name", None)
+        data.pop("init_main_from_path", None)
+        return data
+
+    spawn.get_preparation_data = preparation_data
+    try:
+        yield
+    finally:
+        spawn.get_preparation_data = original
 
 
 def run_node(argv: list[str], log_path: str) -> None:
@@ -279,7 +303,8 @@ class NodeProcess:
         process = node_context().Process(
             target=run_node, name=f"pykafkad-node-{self.node_id}",
             args=(["--config", str(self.spec.properties_path)], str(self.log_path)))
-        process.start()
+        with _without_main_module():
+            process.start()
         self.proc = NodeChild(process)
 
     def printed_ready(self) -> bool:

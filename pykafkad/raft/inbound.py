@@ -180,7 +180,12 @@ class InboundRequests:
                     s.fetched_since_check.clear()
                     s.check_quorum_deadline = now + self.config.check_quorum_timeout_ms
         resp = self._fetch_response(ErrorCode.NONE, records)
-        return resp, not records and req.max_wait_ms > 0
+        # KIP-1166 (v18): a replica whose known high watermark is behind the leader's is
+        # answered at once, so that a commit reaches the followers and observers without
+        # waiting out their long poll
+        hw = self.high_watermark
+        behind = version >= 18 and hw is not None and fp.high_watermark < hw
+        return resp, not records and not behind and req.max_wait_ms > 0
 
     def _validate_leader_only(self, request_epoch: int) -> int | None:
         if request_epoch < self.epoch:

@@ -377,7 +377,8 @@ class RaftMachine(InboundRequests):
                     partition=0, current_leader_epoch=self.epoch, fetch_offset=end.offset,
                     last_fetched_epoch=end.epoch, log_start_offset=-1,
                     partition_max_bytes=self.config.fetch_max_bytes,
-                    replica_directory_id=self.directory_id)])],
+                    replica_directory_id=self.directory_id,
+                    high_watermark=-1 if self.high_watermark is None else self.high_watermark)])],
             rack_id=""))]
 
     # -- outcomes of sent requests -------------------------------------------------------------

@@ -391,11 +391,8 @@ def is_ignored_broker_config(name: str) -> bool:
 
 
 _ONE_THREAD = "one trio thread serves everything"
-_ONE_REPLICA = "a single node: every partition has one replica"
 _NO_KIP848 = "the consumer rebalance protocol (KIP-848) is not served"
-_RAFT = "validated; read once the node runs the KRaft quorum (issue 10, raft area)"
-_CONTROLLER = "validated; read once the node runs the controller (issue 10, controller area)"
-_REPLICATION = "validated; read once partitions are replicated (issue 10, replica areas)"
+_KRAFT = "read by KRaft nodes (process.roles); a single node has one replica of everything"
 
 #: Broker configs pykafkad defines (validates, describes, lets AlterConfigs change) but does not
 #: act on, with the reason; every other config in BROKER_CONFIGS is applied.  ``pykafkad
@@ -405,15 +402,9 @@ NOT_APPLIED_BROKER_CONFIGS: dict[str, str] = {
     "num.io.threads": _ONE_THREAD,
     "background.threads": _ONE_THREAD,
     "num.recovery.threads.per.data.dir": _ONE_THREAD,
-    "num.replica.fetchers": _REPLICATION,
     "queued.max.requests": "each connection handles one request at a time; nothing queues",
     "queued.max.request.bytes": "each connection handles one request at a time; nothing queues",
     "max.connection.creation.rate": "new connections are not rate-limited",
-    "min.insync.replicas":
-        "one replica: Kafka 4 caps it at the replication factor, so acks=all always succeeds",
-    "unclean.leader.election.enable": _CONTROLLER,
-    "replica.fetch.max.bytes": _REPLICATION,
-    "replica.lag.time.max.ms": _REPLICATION,
     "log.flush.interval.messages": "flushing is left to the OS, as Kafka's defaults do",
     "log.flush.interval.ms": "flushing is left to the OS, as Kafka's defaults do",
     "log.flush.scheduler.interval.ms": "flushing is left to the OS, as Kafka's defaults do",
@@ -432,7 +423,6 @@ NOT_APPLIED_BROKER_CONFIGS: dict[str, str] = {
     "log.cleaner.io.buffer.size": "the cleaner sizes its own reads",
     "log.cleaner.io.buffer.load.factor": "the cleaner's offset map is not bounded",
     "log.cleaner.io.max.bytes.per.second": "the cleaner is not throttled",
-    "offsets.topic.replication.factor": _CONTROLLER,
     "offsets.commit.timeout.ms": "commits are written before they are answered",
     "group.coordinator.rebalance.protocols": _NO_KIP848,
     "group.consumer.session.timeout.ms": _NO_KIP848,
@@ -443,22 +433,7 @@ NOT_APPLIED_BROKER_CONFIGS: dict[str, str] = {
     "group.consumer.max.heartbeat.interval.ms": _NO_KIP848,
     "group.consumer.max.size": _NO_KIP848,
     "group.consumer.assignors": _NO_KIP848,
-    "transaction.state.log.replication.factor": _CONTROLLER,
-    "transaction.state.log.min.isr": _CONTROLLER,
     "transaction.state.log.load.buffer.size": "transaction state is read in one pass at start",
-    "controller.quorum.election.timeout.ms": _RAFT,
-    "controller.quorum.fetch.timeout.ms": _RAFT,
-    "controller.quorum.election.backoff.max.ms": _RAFT,
-    "controller.quorum.request.timeout.ms": _RAFT,
-    "broker.session.timeout.ms": _CONTROLLER,
-    "broker.heartbeat.interval.ms": "validated; read once brokers heartbeat (issue 10)",
-    "replica.fetch.wait.max.ms": _REPLICATION,
-    "replica.fetch.min.bytes": _REPLICATION,
-    "replica.fetch.backoff.ms": _REPLICATION,
-    "replica.fetch.response.max.bytes": _REPLICATION,
-    "replica.socket.timeout.ms": _REPLICATION,
-    "auto.leader.rebalance.enable": _CONTROLLER,
-    "leader.imbalance.check.interval.seconds": _CONTROLLER,
 }
 
 #: Applied configs whose application differs in some way worth telling.
@@ -469,7 +444,17 @@ APPLIED_WITH_NOTE: dict[str, str] = {
     "socket.receive.buffer.bytes": "when set; unset, the OS tunes the buffer",
     "listener.security.protocol.map": "only PLAINTEXT is served: SSL and SASL listeners are refused",
     "controller.listener.names": "its listeners serve the controller APIs, not clients' APIs",
-    "process.roles": "unset: pykafkad's single-node broker; set: a KRaft node (issue 10)",
-    "controller.quorum.voters": "parsed for the launcher and the quorum (issue 10)",
-    "controller.quorum.bootstrap.servers": "parsed for the quorum (issue 10)",
+    "process.roles": "unset: pykafkad's single-node broker; set: a KRaft node",
+    "controller.quorum.voters": "the static quorum of KRaft nodes",
+    "controller.quorum.bootstrap.servers": "parsed; a dynamic quorum (KIP-853) is refused",
+    **{name: _KRAFT for name in (
+        "num.replica.fetchers", "min.insync.replicas", "unclean.leader.election.enable",
+        "replica.fetch.max.bytes", "replica.lag.time.max.ms", "offsets.topic.replication.factor",
+        "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
+        "controller.quorum.election.timeout.ms", "controller.quorum.fetch.timeout.ms",
+        "controller.quorum.election.backoff.max.ms", "controller.quorum.request.timeout.ms",
+        "broker.session.timeout.ms", "broker.heartbeat.interval.ms", "replica.fetch.wait.max.ms",
+        "replica.fetch.min.bytes", "replica.fetch.backoff.ms", "replica.fetch.response.max.bytes",
+        "replica.socket.timeout.ms", "auto.leader.rebalance.enable",
+        "leader.imbalance.check.interval.seconds")},
 }

@@ -178,7 +178,7 @@ TOPIC_CONFIGS: dict[str, ConfigDef] = names_of(
     ]
 )  # fmt: skip
 
-_ONE_REPLICA = "a single node: every partition has one replica"
+_NOT_THROTTLED = "replication is not throttled"
 _NO_TIERED = "no tiered storage"
 
 #: Topic configs pykafkad accepts (validates, describes) but does not act on, with the reason;
@@ -188,11 +188,8 @@ NOT_APPLIED_TOPIC_CONFIGS: dict[str, str] = {
     "flush.ms": "flushing is left to the OS, as Kafka's defaults do",
     "file.delete.delay.ms": "files of deleted segments are removed at once",
     "preallocate": "segment files are never preallocated",
-    "unclean.leader.election.enable": _ONE_REPLICA,
-    "min.insync.replicas":
-        "one replica: Kafka 4 caps it at the replication factor, so acks=all always succeeds",
-    "leader.replication.throttled.replicas": _ONE_REPLICA,
-    "follower.replication.throttled.replicas": _ONE_REPLICA,
+    "leader.replication.throttled.replicas": _NOT_THROTTLED,
+    "follower.replication.throttled.replicas": _NOT_THROTTLED,
     "remote.storage.enable": _NO_TIERED,
     "local.retention.ms": _NO_TIERED,
     "local.retention.bytes": _NO_TIERED,

@@ -129,9 +129,23 @@ def out_of_descriptors(e: BaseException) -> bool:
     return isinstance(e, OSError) and e.errno in (errno.EMFILE, errno.ENFILE)
 
 
-def build(args: argparse.Namespace, needed: int):
+def open_broker(config, data_path: Path, needed: int):
+    """The Broker on ``data_path``; a damaged topics file or too few descriptors end the start
+    with one line."""
     from pykafkad.broker import Broker
     from pykafkad.cluster import TopicsFileError
+
+    try:
+        return Broker(config, data_path)
+    except TopicsFileError as e:
+        raise UsageError(str(e)) from None
+    except OSError as e:
+        if not out_of_descriptors(e):
+            raise
+        raise UsageError(too_few_descriptors(needed)) from None
+
+
+def build(args: argparse.Namespace, needed: int):
     from pykafkad.config import BrokerConfig, ConfigError
     from pykafkad.server import Server
 
@@ -172,14 +186,7 @@ def build(args: argparse.Namespace, needed: int):
         data_dir = config["log.dir"]
     data_path = Path(data_dir or DEFAULT_DATA_DIR)
     check_data_dir(data_path)
-    try:
-        broker = Broker(config, data_path)
-    except TopicsFileError as e:
-        raise UsageError(str(e)) from None
-    except OSError as e:
-        if not out_of_descriptors(e):
-            raise
-        raise UsageError(too_few_descriptors(needed)) from None
+    broker = open_broker(config, data_path, needed)
     return Server(broker, host, port, advertised_host, advertised_port), data_path
 
 
@@ -196,8 +203,6 @@ def build_node(args: argparse.Namespace, config, needed: int):
     """A KRaft node (process.roles set): every listener bound, each serving its API set, around
     the raft client, the controller (controller role) and the broker's registration (broker
     role); the storage must have been formatted first, as Kafka's must."""
-    from pykafkad.broker import Broker
-    from pykafkad.cluster import TopicsFileError
     from pykafkad.kraft.kraft_server import KafkaRaftServer
     from pykafkad.kraft.shared_server import check_storage
     from pykafkad.metadata.properties import MetaPropertiesError
@@ -211,14 +216,7 @@ def build_node(args: argparse.Namespace, config, needed: int):
     except MetaPropertiesError as e:
         raise UsageError(str(e)) from None
     check_data_dir(data_path)
-    try:
-        broker = Broker(config, data_path)
-    except TopicsFileError as e:
-        raise UsageError(str(e)) from None
-    except OSError as e:
-        if not out_of_descriptors(e):
-            raise
-        raise UsageError(too_few_descriptors(needed)) from None
+    broker = open_broker(config, data_path, needed)
     listeners = served_listeners(config, args.host, args.port)
     if args.advertised_host is not None:
         for spec in listeners:

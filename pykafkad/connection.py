@@ -129,7 +129,8 @@ class Connection:
         r = Reader(frame)
         header = read_request_header(r)
         handler = self.handlers.get(header.api_key)
-        if handler is None:  # Kafka: "not enabled" on this listener, the connection closes
+        if handler is None or not handler.served_by(self.broker):
+            # Kafka: "not enabled" on this listener, the connection closes
             raise RemoteProtocolError(
                 f"API key {header.api_key} is not served on {self.listener_kind.value} "
                 f"listener {self.listener_name}")

@@ -68,6 +68,12 @@ class Handler:
     #: the lowest version ApiVersions advertises; below ``min_version`` only for Produce, which
     #: Kafka advertises from 0 but refuses below 3 (KAFKA-18659: librdkafka needs the 0)
     advertised_min_version: int
+    #: None: served by every node with this listener kind; else whether ``broker`` serves it
+    #: (DescribeQuorum on a broker listener: only a KRaft broker, which forwards it)
+    available: Callable[[Any], bool] | None = None
+
+    def served_by(self, broker: Any) -> bool:
+        return self.available is None or self.available(broker)
 
     @property
     def request_type(self) -> type:
@@ -89,6 +95,7 @@ HANDLERS_BY_KIND: dict[ListenerKind, dict[int, Handler]] = {
 def handles(
     api_key: int, min_version: int, max_version: int, *, advertised_min_version: int | None = None,
     listeners: ListenerKind | tuple[ListenerKind, ...] = BROKER,
+    available: Callable[[Any], bool] | None = None,
 ) -> Callable[[HandlerFn], HandlerFn]:
     """Registers an ``async def handle_x(ctx, request) -> response | None`` for the listener
     kinds in ``listeners`` (one kind or a tuple); an API may have a different handler per kind
@@ -103,7 +110,7 @@ def handles(
     def register(fn: HandlerFn) -> HandlerFn:
         for kind in kinds:
             HANDLERS_BY_KIND[kind][api_key] = Handler(
-                api_key, min_version, max_version, fn, advertised)
+                api_key, min_version, max_version, fn, advertised, available)
         return fn
 
     return register

@@ -26,6 +26,8 @@ def table() -> str:
 
     rows = ["| API | key | versions |", "|---|---:|---|"]
     for key, h in sorted(load_handlers().items()):
+        if h.available is not None:  # KRaft brokers only: the cluster section says so
+            continue
         versions = f"{h.advertised_min_version}–{h.max_version}"
         if h.advertised_min_version < h.min_version:
             refused = f"{h.advertised_min_version}–{h.min_version - 1}"

@@ -59,7 +59,7 @@ async def handle_api_versions(ctx: RequestContext, request) -> ApiVersionsRespon
                               or request.node_id != ctx.broker.node_id):
             return _error(ErrorCode.REBOOTSTRAP_REQUIRED)
     keys = [ApiVersion(h.api_key, h.advertised_min_version, h.max_version) for h in sorted(
-        ctx.handlers.values(), key=lambda h: h.api_key)]
+        ctx.handlers.values(), key=lambda h: h.api_key) if h.served_by(ctx.broker)]
     return ApiVersionsResponse(
         error_code=0, api_keys=keys, throttle_time_ms=0,
         supported_features=[

@@ -81,6 +81,25 @@ def test_quorum_tool_shows_three_voters_and_the_leader(cluster):
 
 
 @needs_java
+def test_quorum_tool_describes_the_quorum_through_any_broker(cluster):
+    """``kafka-metadata-quorum --bootstrap-server`` asks a broker, which forwards DescribeQuorum
+    to the active controller (as Kafka's brokers do): every broker gives the controllers'
+    answer."""
+    leader, _ = leader_of(cluster)
+    for node in cluster.nodes.values():
+        status = parse_status(run_tool("kafka-metadata-quorum", [
+            "--bootstrap-server", f"{node.host}:{node.port}", "describe", "--status"],
+            check=True).stdout)
+        assert status["ClusterId"] == cluster.cluster_id
+        assert status["LeaderId"] == str(leader)
+        assert len(json.loads(status["CurrentVoters"])) == 3
+        header, rows = parse_table(run_tool("kafka-metadata-quorum", [
+            "--bootstrap-server", f"{node.host}:{node.port}", "describe", "--replication"],
+            check=True).stdout)
+        assert {int(r[0]) for r in rows} == {1, 2, 3}
+
+
+@needs_java
 def test_the_metadata_log_is_kafkas(cluster):
     """kafka-dump-log decodes every node's log: the bootstrap feature levels, each broker's
     registration and its unfencing (a BrokerRegistrationChangeRecord, as Kafka 4.4 writes)."""

@@ -46,6 +46,8 @@ MAIN_CLASSES = {
     "kafka-dump-log": "org.apache.kafka.tools.DumpLogSegments",
     "kafka-log-dirs": "org.apache.kafka.tools.LogDirsCommand",
     "kafka-metadata-quorum": "org.apache.kafka.tools.MetadataQuorumCommand",
+    "kafka-reassign-partitions": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
+    "kafka-leader-election": "org.apache.kafka.tools.LeaderElectionCommand",
 }
 #: tools that reach into kafka-clients' internal classes (segment files), which change from
 #: release to release: they run with the kafka-clients of their own version

@@ -10,6 +10,7 @@ from pykafkad.handlers import (  # noqa: F401
     controller_apis,
     describe_topic_partitions,
     fetch,
+    forwarded,
     groups,
     list_offsets,
     log_dirs,

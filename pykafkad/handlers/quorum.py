@@ -12,9 +12,7 @@ from typing import Any
 from pykafkad.dispatch import CONTROLLER, RequestContext, handles
 from pykafkad.handlers import authorized_operations
 from wire.errors import ErrorCode
-from wire.framing import encode_request
 from wire.messages.describe_cluster_response import DescribeClusterBroker, DescribeClusterResponse
-from wire.messages.describe_quorum_response import DescribeQuorumResponse
 
 CONTROLLER_ENDPOINT_TYPE = 2
 
@@ -76,16 +74,3 @@ async def describe_controllers(ctx: RequestContext, req: Any) -> DescribeCluster
         cluster_authorized_operations=authorized_operations.CLUSTER
         if req.include_cluster_authorized_operations else authorized_operations.OMITTED)
 
-
-def _is_kraft_broker(broker: Any) -> bool:
-    return getattr(broker, "forwarding", None) is not None
-
-
-@handles(55, 0, 2, available=_is_kraft_broker)
-async def handle_describe_quorum_on_broker(ctx: RequestContext, req: Any) -> Any:
-    """Versions 0-2 on a KRaft broker's listener: forwarded to the active controller in an
-    Envelope, as Kafka's brokers forward it, so that ``kafka-metadata-quorum
-    --bootstrap-server`` describes the quorum from any broker.  A single-node broker (no
-    quorum) neither advertises nor answers it."""
-    frame = encode_request(ctx.header, req)[4:]  # the client's header and body, as sent
-    return await ctx.broker.forwarding.forward(ctx, frame, req, DescribeQuorumResponse)

@@ -46,17 +46,21 @@ def new_topic(bootstrap: str, **config) -> str:
     return name
 
 
-def assign_follower(b, topic: str, follower_id: int = 2) -> None:
-    """Makes the leader's partition 0 of ``topic`` a replica set of {leader, follower} in the
-    same leader epoch (as a metadata update would): Kafka's leader answers a fetch from a
+def assign_follower(b, topic: str, follower_id: int = 2, partitions=(0,)) -> None:
+    """Makes the leader's ``partitions`` of ``topic`` a replica set of {leader, follower} in
+    the same leader epoch (as a metadata update would): Kafka's leader answers a fetch from a
     replica outside the assignment with UNKNOWN_LEADER_EPOCH (followerReplicaOrThrow)."""
     def apply():
         replicas = b.broker.replicas
-        partition = replicas.get_partition(topic, 0)
         me = replicas.local_broker_id
-        replicas.apply(LocalChanges(leaders={(topic, 0): (partition.topic_id, PartitionRegistration(
-            replicas=[me, follower_id], isr=[me], leader=me, leader_epoch=partition.leader_epoch,
-            partition_epoch=partition.partition_epoch + 1))}))
+        leaders = {}
+        for index in partitions:
+            partition = replicas.get_partition(topic, index)
+            leaders[(topic, index)] = (partition.topic_id, PartitionRegistration(
+                replicas=[me, follower_id], isr=[me], leader=me,
+                leader_epoch=partition.leader_epoch,
+                partition_epoch=partition.partition_epoch + 1))
+        replicas.apply(LocalChanges(leaders=leaders))
     b.call(apply)
 
 
@@ -313,6 +317,7 @@ def test_partitions_spread_over_num_replica_fetchers(leader, tmp_path):
     bs = leader.bootstrap_servers
     topic = f"f-{uuid.uuid4().hex[:10]}"
     create_topic(bs, topic, partitions=4)
+    assign_follower(leader, topic, partitions=range(4))
     tid = leader.broker.topics.get(topic).topic_id
     confluent_produce(bs, topic, [{"value": b"v%d" % i, "partition": i % 4} for i in range(40)])
     logs = {p: PartitionLog.open(tmp_path / f"{topic}-{p}", LogConfig(), lambda: 1_000_000)
@@ -352,6 +357,7 @@ def test_fetcher_rides_out_a_leader_restart(tmp_path):
     def serve(value: bytes, until: int) -> None:
         """The leader up until the follower has ``until`` records, ``value`` produced."""
         with run_broker(data, port=port) as up:
+            assign_follower(up, "t")  # a restarted single node leads with replicas [1] again
             confluent_produce(up.bootstrap_servers, "t", [{"value": value}] * 5)
             trio.from_thread.run(wait_until, lambda: follower.log_end_offset == until,
                                  f"the follower at {until}")
@@ -384,6 +390,7 @@ def test_fetch_sessions(tmp_path, sessions):
     with run_broker(tmp_path / "leader",
                     config={"max.incremental.fetch.session.cache.slots": slots}) as b:
         topic = new_topic(b.bootstrap_servers)
+        assign_follower(b, topic)
         tid = b.broker.topics.get(topic).topic_id
         follower = open_follower(tmp_path, topic)
         config = FetcherConfig(max_wait_ms=100, backoff_ms=50,

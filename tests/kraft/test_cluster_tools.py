@@ -10,6 +10,7 @@ import json
 import pytest
 
 from compat.kafka_tools import run_tool
+from compat.wire_client import advertised_apis
 from pykafkad.testing import run_cluster
 from tests.integration.clients import needs_java
 from tests.kraft.quorum_helpers import wait_for
@@ -79,3 +80,13 @@ def test_reassignment_then_preferred_election(cluster, tmp_path):
     # the removed replicas (broker 2's) are deleted; 1 and 3 host both partitions
     wait_for(lambda: hosted() == {1: ["moved-0", "moved-1"], 2: [], 3: ["moved-0", "moved-1"]},
              "the replicas where the plan put them, and none left on broker 2")
+
+
+def test_forwarded_apis_have_kafkas_broker_ranges(cluster, reference_kafka):
+    """A KRaft broker advertises the APIs it only forwards (ElectLeaders, the reassignment
+    APIs, DescribeQuorum) with the ranges Apache Kafka 4.4's broker advertises."""
+    node = cluster.nodes[1]
+    ours = advertised_apis(f"{node.host}:{node.port}")
+    kafka = advertised_apis(reference_kafka.bootstrap_servers)
+    forwarded = (43, 45, 46, 55)
+    assert {k: ours.get(k) for k in forwarded} == {k: kafka[k] for k in forwarded}

@@ -37,6 +37,13 @@ def kafka_classpath(version: str = DEFAULT_VERSION) -> str:
     return maven.classpath(maven.fetch(f"kafka-{version}", [f"org.apache.kafka:kafka_{SCALA}:{version}"]))
 
 
+def java_binary() -> str:
+    java = shutil.which("java")
+    if java is None:
+        raise RuntimeError("java is not installed (Apache Kafka needs Java 17+)")
+    return java
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -142,9 +149,7 @@ def run_kafka(
 ) -> Iterator[KafkaBroker]:
     """Runs Apache Kafka on a free port until exit, in ``data_dir`` (formatted on first use and
     restarted with its records and cluster id after that) or in a temporary dir."""
-    java = shutil.which("java")
-    if java is None:
-        raise RuntimeError("java is not installed (Apache Kafka needs Java 17+)")
+    java = java_binary()
     cp = kafka_classpath(version)
     tmp = None
     if data_dir is None:
@@ -188,9 +193,7 @@ def kafka_config_error(properties: dict[str, str], work_dir: Path) -> tuple[int,
 
     from compat.kafka_tools import tools_dir
 
-    java = shutil.which("java")
-    if java is None:
-        raise RuntimeError("java is not installed (Apache Kafka needs Java 17+)")
+    java = java_binary()
     binding = [j for j in tools_dir().glob("slf4j-simple-*.jar")]
     cp = os.pathsep.join([kafka_classpath(), *map(str, binding)])
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -256,9 +259,7 @@ def run_kafka_cluster(
     free ports, one JVM per node, with a static quorum (controller.quorum.voters); every node
     dir is formatted with the same cluster id first, as ``kafka-storage format`` is run on each
     machine of a real cluster."""
-    java = shutil.which("java")
-    if java is None:
-        raise RuntimeError("java is not installed (Apache Kafka needs Java 17+)")
+    java = java_binary()
     cp = kafka_classpath(version)
     tmp = None
     if data_dir is None:

@@ -32,7 +32,7 @@ class UsageError(Exception):
 
 
 #: ``pykafkad <subcommand> ...``: the module whose ``main(argv) -> int`` runs it
-SUBCOMMANDS = {"cluster": "pykafkad.launcher"}
+SUBCOMMANDS = {"cluster": "pykafkad.launcher", "faults": "pykafkad.faults.cli"}
 #: subcommands that are Kafka's kafka-storage.sh (pykafkad/metadata/storage_tool.py)
 STORAGE_COMMANDS = ("format", "random-uuid", "info", "version-mapping")
 
@@ -52,6 +52,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         prog="pykafkad",
         description="A Kafka broker in Python that stock Kafka clients use unchanged.",
         epilog="`pykafkad cluster --help`: several KRaft node processes on this machine.  "
+               "`pykafkad faults --help`: fault rules on a running node.  "
                "pykafkad format | random-uuid | info | version-mapping: Kafka's "
                "kafka-storage.sh commands (pykafkad format --help).",
     )

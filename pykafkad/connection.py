@@ -14,6 +14,10 @@ import os
 import trio
 
 from pykafkad.dispatch import BROKER, HANDLERS_BY_KIND, ListenerKind, RequestContext
+from pykafkad.faults import control
+from pykafkad.faults.node import NodeFaults
+from pykafkad.faults.partition_table import peer_node_id
+from pykafkad.faults.responses import error_answer, set_topic_errors
 from wire.errors import RemoteProtocolError
 from wire.framing import API_VERSIONS_KEY, encode_response, frame_size, read_request_header
 from wire.primitives import Reader
@@ -46,6 +50,15 @@ class Connection:
         self.idle_scope: trio.CancelScope | None = None
         #: True while a request is being handled (shutdown waits for it)
         self.in_flight = False
+        #: fault control: the rules by API key (consulted once per request), who is on the
+        #: other end (set from the first request: a peer node's id, or None for a client)
+        self.faults = getattr(server, "faults", None) or NodeFaults()
+        self.fault_rules = self.faults.rules.by_key
+        self.classified = False
+        self.peer_node: int | None = None
+        self.control = False
+        #: cancelled to close this connection (a partition table that now refuses it)
+        self.scope = trio.CancelScope()
 
     async def _fill(self, n: int) -> None:
         while len(self.buf) < n:
@@ -96,6 +109,10 @@ class Connection:
             remaining -= sent
 
     async def serve(self) -> None:
+        with self.scope:
+            await self._serve()
+
+    async def _serve(self) -> None:
         try:
             while not self.server.shutting_down:
                 # connections.max.idle.ms: silent that long between requests (or inside one)
@@ -128,8 +145,14 @@ class Connection:
     async def handle_frame(self, frame: memoryview) -> None:
         r = Reader(frame)
         header = read_request_header(r)
+        if not self.classified:
+            self._classify(header)
         handler = self.handlers.get(header.api_key)
         if handler is None or not handler.served_by(self.broker):
+            if self.control and header.api_key == control.CONTROL_API_KEY:
+                answer = self.faults.handle(bytes(frame[r.pos:]))
+                await self.stream.send_all(control.encode_answer(header.correlation_id, answer))
+                return
             # Kafka: "not enabled" on this listener, the connection closes
             raise RemoteProtocolError(
                 f"API key {header.api_key} is not served on {self.listener_kind.value} "
@@ -149,6 +172,14 @@ class Connection:
             request = handler.request_type.read(r, version)
             forwarding = (getattr(self.broker, "forwarding", None)
                           if self.listener_kind is BROKER else None)
+            rules = self.fault_rules.get(header.api_key)
+            if rules:
+                response = await self._fault(rules, ctx, handler, request)
+                if response is not _NO_FAULT:
+                    if response is not None:
+                        await self.send_chunks(encode_response(
+                            header.correlation_id, header.api_key, version, response))
+                    return
             if forwarding is not None and forwarding.forwards(header.api_key):
                 # a KRaft broker: the active controller answers (Kafka's ForwardingManager)
                 response = await forwarding.forward(ctx, frame, request, handler.response_type)
@@ -158,3 +189,52 @@ class Connection:
             return
         chunks = encode_response(header.correlation_id, header.api_key, version, response)
         await self.send_chunks(chunks)
+
+    def _classify(self, header) -> None:
+        """Who this connection is from, by its first request: a control client (loopback,
+        faults enabled), a peer node (its inter-node client id) or a client; refused at once
+        when the partition table cuts that one off."""
+        self.classified = True
+        faults = self.faults
+        if header.api_key == control.CONTROL_API_KEY:
+            self.control = faults.enabled and control.is_loopback(self.peer)
+            return
+        self.peer_node = peer_node_id(header.client_id)
+        if faults.partition.refuses_inbound(self.peer_node):
+            raise ConnectionClosed
+
+    def refused_by_partition(self) -> bool:
+        return (self.classified and not self.control
+                and self.faults.partition.refuses_inbound(self.peer_node))
+
+    async def _fault(self, rules, ctx, handler, request):
+        """Applies the first matching fault rule: waits its delay, then closes the connection,
+        answers its error, or (a delay only) lets the request through (``_NO_FAULT``)."""
+        topics = getattr(self.broker, "topics", None)
+
+        def name_for_id(topic_id: bytes):
+            topic = topics.by_id.get(topic_id) if topics is not None else None
+            return getattr(topic, "name", None)
+
+        rule = self.faults.rules.take(rules, request, name_for_id)
+        if rule is None:
+            return _NO_FAULT
+        log.info("fault rule %d fires on %s from %s", rule.rule_id,
+                 type(request).__name__, self.peer)
+        if rule.delay_ms:
+            await trio.sleep(rule.delay_ms / 1000)
+        if rule.close:
+            raise ConnectionClosed
+        if rule.error is None:
+            return _NO_FAULT
+        if header_is_metadata(request):  # per-topic errors on the real answer
+            response = await handler.fn(ctx, request)
+            return set_topic_errors(response, rule.error, rule.topic)
+        return error_answer(request, rule.error, ctx.version)
+
+
+_NO_FAULT = object()
+
+
+def header_is_metadata(request) -> bool:
+    return type(request).__name__ == "MetadataRequest"

@@ -18,6 +18,7 @@ import trio
 from pykafkad.connection import Connection
 from pykafkad.connection_quotas import ConnectionQuotas
 from pykafkad.dispatch import BROKER, CONTROLLER, ListenerKind, load_handlers
+from pykafkad.faults.node import NodeFaults, faults_enabled
 from pykafkad.log.housekeeping import (
     apply_retention,
     clean_all_in_thread,
@@ -142,7 +143,17 @@ class Server:
         idle_ms = config["connections.max.idle.ms"]
         self.max_idle_s = idle_ms / 1000 if idle_ms >= 0 else math.inf
         self.quotas = ConnectionQuotas(config)
+        #: fault rules and the partition table (pykafkad/faults), changed over the control
+        #: channel when pykafkad.faults.enable=true
+        self.faults = NodeFaults(faults_enabled(config),
+                                 config["node.id"] if config.is_set("node.id") else -1)
+        self.faults.on_partition_change = self._close_refused_connections
         load_handlers()
+
+    def _close_refused_connections(self) -> None:
+        for conn in list(self.connections):
+            if conn.refused_by_partition():
+                conn.scope.cancel()
 
     def request_shutdown(self) -> None:
         self._shutdown.set()

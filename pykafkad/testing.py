@@ -37,6 +37,14 @@ class RunningBroker:
     def bootstrap_servers(self) -> str:
         return f"{self.host}:{self.port}"
 
+    @property
+    def faults(self):
+        """This broker's fault rules (pykafkad.faults.client.FaultControl): add / list /
+        clear."""
+        from pykafkad.faults.client import FaultControl
+
+        return FaultControl(self.host, self.port)
+
     def call(self, fn, *args):
         """Runs ``fn(*args)`` on the broker's own thread, between requests (e.g. a retention
         pass in a test), so that it never races the broker's request handling."""
@@ -68,6 +76,7 @@ def run_broker(
     extra = {"clock": clock} if clock is not None else {}
     broker = Broker(BrokerConfig.from_sources(None, dict(config or {})), path, **extra)
     server = Server(broker, host, port)
+    server.faults.enabled = True  # the control channel is always on in tests
     started = threading.Event()
     state: dict = {}
 

@@ -385,8 +385,14 @@ IGNORED_BROKER_CONFIG_PREFIXES: tuple[str, ...] = (
 )  # fmt: skip
 
 
+#: pykafkad's own settings, which are no Kafka config (never described): the fault control
+#: channel for tests (pykafkad/faults)
+PYKAFKAD_CONFIGS: frozenset[str] = frozenset({"pykafkad.faults.enable"})
+
+
 def is_ignored_broker_config(name: str) -> bool:
     return (name in IGNORED_BROKER_CONFIGS or name in UNUSED_BROKER_CONFIGS
+            or name in PYKAFKAD_CONFIGS
             or name.startswith(IGNORED_BROKER_CONFIG_PREFIXES))
 
 

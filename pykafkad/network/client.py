@@ -38,6 +38,9 @@ _SIZE = struct.Struct(">i")
 API_VERSIONS_VERSION = 3
 #: a response larger than this is a broken peer, not a response
 MAX_RESPONSE_BYTES = 512 * 1024 * 1024
+#: set while a fault test cuts this node off from some peers (pykafkad/faults/node.py):
+#: ``refuse_endpoint(host, port)`` true means requests to that node fail as unreachable
+refuse_endpoint = None
 
 
 class NodeUnavailableError(Exception):
@@ -127,6 +130,9 @@ class NodeClient:
     async def request(self, request: Any, version: int | None = None, timeout_s: float = 30.0) -> Any:
         """Sends ``request`` (a generated request object) and returns the decoded response.
         ``version`` None picks the highest version both sides serve."""
+        if refuse_endpoint is not None and refuse_endpoint(self.host, self.port):
+            await self.aclose()
+            raise NodeUnavailableError(f"{self.host}:{self.port} is cut off (fault isolation)")
         with trio.fail_after(timeout_s):
             conn = await self._connection()
             api_key = request.API_KEY

@@ -109,6 +109,8 @@ def server_properties(spec: NodeSpec, specs: list[NodeSpec],
     }
     if "broker" in spec.roles:
         props["inter.broker.listener.name"] = "PLAINTEXT"
+    # the fault control channel (loopback only) for pause/isolate tests: pykafkad/faults
+    props["pykafkad.faults.enable"] = "true"
     props.update(overrides or {})
     return props
 
@@ -268,6 +270,8 @@ class NodeProcess:
     spec: NodeSpec
     proc: NodeChild | None = None
     log_offset: int = 0
+    #: stopped by SIGSTOP (pause) and not yet resumed
+    paused: bool = False
 
     @property
     def node_id(self) -> int:
@@ -296,6 +300,31 @@ class NodeProcess:
     @property
     def log_path(self) -> Path:
         return self.spec.data_dir / "pykafkad.log"
+
+    @property
+    def endpoints(self) -> list[tuple[str, int]]:
+        """Every host:port this node listens on (what peers connect to)."""
+        return [(self.host, p) for p in (self.port, self.controller_port) if p]
+
+    @property
+    def faults(self):
+        """This node's fault rules (pykafkad.faults.client.FaultControl), over its first
+        listener's control channel."""
+        from pykafkad.faults.client import FaultControl
+
+        return FaultControl(self.host, self.port or self.controller_port)
+
+    def pause(self) -> None:
+        """SIGSTOP: the process stops answering but keeps its sockets (a long GC pause)."""
+        if self.running and not self.paused:
+            self.proc.send_signal(signal.SIGSTOP)
+            self.paused = True
+
+    def resume(self) -> None:
+        if self.paused:
+            self.paused = False
+            if self.running:
+                self.proc.send_signal(signal.SIGCONT)
 
     def start(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -330,6 +359,7 @@ class NodeProcess:
         if self.proc is None or self.proc.poll() is not None:
             return
         self.proc.send_signal(signal.SIGTERM)
+        self.resume()  # a paused node handles its SIGTERM once it runs again
         try:
             self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -340,6 +370,7 @@ class NodeProcess:
             return
         self.proc.kill()
         self.proc.wait()
+        self.paused = False
 
 
 class NodeFailedError(RuntimeError):
@@ -437,6 +468,8 @@ class Cluster:
         self.ready = ready
         self.cluster_id = cluster_id or random_cluster_id()
         self.nodes: dict[int, NodeProcess] = {s.node_id: NodeProcess(s) for s in specs}
+        #: node id -> "nodes" or "clients": who it is cut off from (isolate / heal)
+        self.isolated: dict[int, str] = {}
         for s in specs:
             write_properties(s.properties_path, server_properties(s, specs, overrides))
             format_node(s, self.cluster_id)
@@ -453,6 +486,61 @@ class Cluster:
         except BaseException:
             self.stop_all()
             raise
+
+    def node(self, node_id: int) -> NodeProcess:
+        try:
+            return self.nodes[node_id]
+        except KeyError:
+            raise ValueError(f"no node {node_id} (nodes: "
+                             f"{', '.join(map(str, self.nodes))})") from None
+
+    def pause(self, node_id: int) -> None:
+        self.node(node_id).pause()
+
+    def resume(self, node_id: int) -> None:
+        """SIGCONT; a table changed while it was paused reaches it now."""
+        self.node(node_id).resume()
+        self.apply_partitions([node_id])
+
+    def start(self, node_id: int, timeout: float = READY_TIMEOUT_S) -> None:
+        """Starts a stopped node again on its own data dir and waits until it is ready; an
+        isolation in force applies to it again."""
+        node = self.node(node_id)
+        if node.running:
+            raise RuntimeError(f"node {node_id} is running")
+        node.start()
+        wait_ready([node], timeout, self.ready)
+        self.apply_partitions([node_id])
+
+    def isolate(self, node_id: int, from_clients: bool = False) -> None:
+        """Cuts the node off from the other nodes (both ways) while clients still reach
+        it, or (``from_clients``) from the clients while the nodes still talk."""
+        from pykafkad.faults.isolation import FROM_CLIENTS, FROM_NODES
+
+        self.node(node_id)
+        self.isolated[node_id] = FROM_CLIENTS if from_clients else FROM_NODES
+        self.apply_partitions()
+
+    def heal(self, node_id: int | None = None) -> None:
+        """Ends the node's isolation (None: every node's)."""
+        if node_id is None:
+            self.isolated.clear()
+        else:
+            self.node(node_id)
+            self.isolated.pop(node_id, None)
+        self.apply_partitions()
+
+    def apply_partitions(self, node_ids=None) -> None:
+        """Sends every running, unpaused node (or those of ``node_ids``) its partition
+        table; a paused node gets its table when resumed, a stopped one when started."""
+        from pykafkad.faults.isolation import partition_tables
+
+        tables = partition_tables({n.node_id: n.endpoints for n in self.nodes.values()},
+                                  self.isolated)
+        for node_id, table in tables.items():
+            node = self.nodes[node_id]
+            if (node_ids is None or node_id in node_ids) and node.running and not node.paused:
+                node.faults.set_partition(**table)
 
     def stop_all(self) -> None:
         """Nodes with the broker role first, all at once (their controlled shutdowns need

@@ -110,7 +110,8 @@ def run_broker(
 
 class ClusterHandle:
     """A running ``run_cluster``: ``nodes`` by id (NodeHandle: node_id, host, port,
-    controller_port, pid, running), and per-node stop / kill / start."""
+    controller_port, pid, running, faults), and per-node stop / kill / start / pause /
+    resume / isolate / heal."""
 
     def __init__(self, cluster, data_dir: Path):
         self._cluster = cluster
@@ -138,13 +139,25 @@ class ClusterHandle:
 
     def start(self, node_id: int, timeout: float = STARTUP_TIMEOUT_S) -> None:
         """Starts a stopped node again on its own data dir and waits until it is ready."""
-        from pykafkad.launcher import wait_ready
+        self._cluster.start(node_id, timeout)
 
-        node = self.nodes[node_id]
-        if node.running:
-            raise RuntimeError(f"node {node_id} is running")
-        node.start()
-        wait_ready([node], timeout)
+    def pause(self, node_id: int) -> None:
+        """SIGSTOP: the node stops answering but keeps its sockets, like a long GC pause."""
+        self._cluster.pause(node_id)
+
+    def resume(self, node_id: int) -> None:
+        """SIGCONT after ``pause``."""
+        self._cluster.resume(node_id)
+
+    def isolate(self, node_id: int, from_clients: bool = False) -> None:
+        """Cuts the node off from the other nodes, both ways, while clients still reach it;
+        ``from_clients``: cuts the clients off while the nodes still talk.  Done inside the
+        nodes (pykafkad/faults/partition_table.py), no root needed."""
+        self._cluster.isolate(node_id, from_clients)
+
+    def heal(self, node_id: int | None = None) -> None:
+        """Ends ``isolate`` for the node (None: for every node)."""
+        self._cluster.heal(node_id)
 
 
 @contextlib.contextmanager

@@ -556,8 +556,12 @@ class Cluster:
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
+    from pykafkad.faults.cluster_cli import COMMANDS_EPILOG
+
     p = argparse.ArgumentParser(prog="pykafkad cluster",
-                                description="Runs a pykafkad KRaft cluster on this machine.")
+                                description="Runs a pykafkad KRaft cluster on this machine.",
+                                epilog=COMMANDS_EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--nodes", type=int, default=3,
                    help="brokers (combined broker+controller nodes unless --controllers)")
     p.add_argument("--controllers", type=int, default=0,
@@ -573,6 +577,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str]) -> int:
+    from pykafkad.faults.cluster_control import COMMANDS
+
+    if argv[:1] and argv[0] in COMMANDS:  # a command to a running cluster
+        from pykafkad.faults.cluster_cli import main as command_main
+
+        return command_main(argv, DEFAULT_DATA_DIR)
     args = parse_args(argv)
     overrides = {}
     for item in args.set:
@@ -609,18 +619,25 @@ def main(argv: list[str]) -> int:
     except TimeoutError as e:
         print(f"pykafkad cluster: {e}", file=sys.stderr)
         return 1
+    reported: set[int] = set()
+    from pykafkad.faults.cluster_control import ClusterControlServer
+
+    control = ClusterControlServer(cluster, Path(args.data_dir))
+    control.start()
     print(f"pykafkad cluster ready: {len(specs)} nodes, bootstrap servers "
           f"{cluster.bootstrap_servers}", flush=True)
-    reported: set[int] = set()
     try:
         while stop["signal"] is None:
             time.sleep(0.2)  # the handler only records the signal
             for n in cluster.nodes.values():
-                if n.node_id not in reported and not n.running:
+                if n.running:  # started again: a later exit is news
+                    reported.discard(n.node_id)
+                elif n.node_id not in reported and n.node_id not in control.quiet:
                     reported.add(n.node_id)
                     print(f"pykafkad cluster: node {n.node_id} exited with status "
                           f"{n.proc.returncode}; its last lines ({n.log_path}):\n{n.tail()}",
                           file=sys.stderr, flush=True)
     finally:
+        control.close()
         cluster.stop_all()
     return 0

@@ -85,7 +85,7 @@ def group_ids(request: Any) -> list[str]:
     if isinstance(groups, list):
         found += [g if isinstance(g, str) else g.group_id for g in groups]
     found += _coordinator_keys(request, GROUP_KEY)
-    return found
+    return [g for g in found if g]
 
 
 def transactional_ids(request: Any) -> list[str]:
@@ -99,7 +99,7 @@ def transactional_ids(request: Any) -> list[str]:
     for t in getattr(request, "transactions", None) or []:  # AddPartitionsToTxn v4+
         found.append(t.transactional_id)
     found += _coordinator_keys(request, TRANSACTION_KEY)
-    return found
+    return [t for t in found if t]
 
 
 def _coordinator_keys(request: Any, key_type: int) -> list[str]:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer
 from kafka import KafkaConsumer, KafkaProducer
 
 from pykafkad.faults.control import FaultControlError
@@ -136,3 +136,46 @@ def test_faults_command_adds_lists_and_clears(broker):
     assert (bad.returncode, bad.stderr.strip()) == (
         1, "pykafkad faults: unknown error 'NOPE': give Kafka's name "
            "(e.g. NOT_LEADER_OR_FOLLOWER) or its code")
+
+
+def test_group_filter_hits_only_that_groups_coordinator_lookups(broker, topic_name):
+    """Two COORDINATOR_NOT_AVAILABLE answers to the group's FindCoordinator: the consumer
+    looks again and joins."""
+    create_topic(broker.bootstrap_servers, topic_name)
+    group = f"g-{topic_name}"
+    rule_id = broker.faults.add(api="FindCoordinator", error="COORDINATOR_NOT_AVAILABLE",
+                                count=2, group=group)
+    other = broker.faults.add(api="FindCoordinator", error="COORDINATOR_NOT_AVAILABLE",
+                              count=1, group=group + "-other")
+    confluent_produce_one(broker.bootstrap_servers, topic_name)
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": group,
+                         "auto.offset.reset": "earliest", "retry.backoff.ms": 20})
+    consumer.subscribe([topic_name])
+    try:
+        msg = None
+        for _ in range(WAIT_S):
+            msg = consumer.poll(1)
+            if msg is not None and msg.error() is None:
+                break
+        assert msg is not None and msg.value() == b"x"
+    finally:
+        consumer.close()
+    assert _rule(broker.faults, rule_id)["fired"] == 2
+    assert _rule(broker.faults, other)["fired"] == 0
+
+
+def test_transactional_id_filter_and_a_retried_init(broker):
+    """InitProducerId answers CONCURRENT_TRANSACTIONS twice for one transactional id; the
+    transactional producer retries and initializes."""
+    rule_id = broker.faults.add(api="InitProducerId", error="CONCURRENT_TRANSACTIONS", count=2,
+                                transactional_id="faults-txn")
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers,
+                         "transactional.id": "faults-txn", "retry.backoff.ms": 20})
+    producer.init_transactions(WAIT_S)
+    assert _rule(broker.faults, rule_id)["fired"] == 2
+
+
+def confluent_produce_one(bootstrap: str, topic: str) -> None:
+    p = Producer({"bootstrap.servers": bootstrap})
+    p.produce(topic, b"x")
+    assert p.flush(WAIT_S) == 0

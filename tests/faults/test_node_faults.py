@@ -122,3 +122,21 @@ def test_a_node_cut_off_from_clients_still_replicates(cluster):
     finally:
         cluster.heal(cut)
     assert partition_state(node_bootstrap(cluster, cut), topic) is not None
+
+
+def test_each_node_has_its_own_fault_rules(cluster):
+    """A rule on the partition's leader: its producer gets NOT_LEADER_OR_FOLLOWER twice,
+    refreshes its metadata, finds the same leader and succeeds; the other nodes have none."""
+    topic = create_topic(cluster, partitions=1, rf=3)
+    leader, _replicas, _isr = partition_state(cluster.bootstrap_servers.split(",")[0], topic)
+    rule_id = cluster.nodes[leader].faults.add(api="Produce", error="NOT_LEADER_OR_FOLLOWER",
+                                               count=2, topic=topic, partition=0)
+    delivered = []
+    p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all",
+                  "retry.backoff.ms": 20})
+    p.produce(topic, b"v", partition=0, on_delivery=lambda err, msg: delivered.append(err))
+    assert p.flush(WAIT_S) == 0 and delivered == [None]
+    rule = next(r for r in cluster.nodes[leader].faults.list() if r["rule_id"] == rule_id)
+    assert rule["fired"] == 2
+    assert all(cluster.nodes[n].faults.list() == [] for n in cluster.nodes if n != leader)
+    cluster.nodes[leader].faults.clear()

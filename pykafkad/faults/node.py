@@ -56,7 +56,7 @@ class NodeFaults:
             if op == "partition.get":
                 return {"partition": self.partition.as_dict()}
             raise FaultRuleError(f"unknown command {op!r}")
-        except (FaultRuleError, KeyError, TypeError, ValueError) as e:
+        except (FaultRuleError, AttributeError, KeyError, TypeError, ValueError) as e:
             return {"error": str(e) if not isinstance(e, KeyError) else f"missing {e}"}
 
     def set_partition(self, blocked_nodes=(), all_nodes: bool = False, clients: bool = False,

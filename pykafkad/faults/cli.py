@@ -25,7 +25,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     for s in (add, sub_list, clear):
         s.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT",
                        help="the node's listener (any of its listeners)")
-    add.add_argument("--api", required=True, help="Kafka's API name (Produce) or key (0)")
+    add.add_argument("--api", required=True,
+                     help="Kafka's API name (Produce) or key (0); '*': every API (delay or "
+                          "close only)")
     add.add_argument("--error", help="answer this error: Kafka's name or code")
     add.add_argument("--delay-ms", type=int, default=0, help="wait this long first")
     add.add_argument("--close", action="store_true", help="close the connection, no answer")

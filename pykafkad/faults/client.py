@@ -28,7 +28,8 @@ class FaultControl:
             delay_ms: int = 0, close: bool = False, topic: str | None = None,
             partition: int | None = None, group: str | None = None,
             transactional_id: str | None = None) -> int:
-        """The next ``count`` requests of ``api`` (Kafka's name or key) that name ``topic`` /
+        """The next ``count`` requests of ``api`` (Kafka's name or key; ``"*"``: any API, for
+        a delay or a close) that name ``topic`` /
         ``partition`` / ``group`` / ``transactional_id`` (when given) wait ``delay_ms``, then
         answer ``error`` (name or code) or lose their connection (``close``); with only a
         delay they are answered normally.  ``count`` None: until cleared.  Returns the rule

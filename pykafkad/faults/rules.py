@@ -21,8 +21,15 @@ class FaultRuleError(ValueError):
     """A rule that cannot be: unknown API or error name, nothing to do, a negative count."""
 
 
+#: ``api="*"``: every API (a round-trip time for the whole node, as librdkafka's mock RTT)
+ALL_APIS = -1
+
+
 def api_key_of(api: int | str) -> int:
-    """An API key from its number or Kafka's name (``Produce``, ``produce``, ``0``)."""
+    """An API key from its number or Kafka's name (``Produce``, ``produce``, ``0``), or
+    ALL_APIS for ``"*"``."""
+    if api == "*":
+        return ALL_APIS
     if isinstance(api, int) or (isinstance(api, str) and api.isdigit()):
         key = int(api)
         if key in API_KEYS:
@@ -67,7 +74,7 @@ class FaultRule:
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        d["api"] = API_KEYS[self.api_key].name
+        d["api"] = "*" if self.api_key == ALL_APIS else API_KEYS[self.api_key].name
         d["error_name"] = ErrorCode(self.error).name if self.error is not None else None
         return d
 
@@ -106,28 +113,33 @@ class FaultRules:
             raise FaultRuleError(f"count must be at least 1 (or None: until cleared), got {count}")
         if delay_ms < 0:
             raise FaultRuleError(f"delay_ms must not be negative, got {delay_ms}")
+        if key == ALL_APIS and code is not None:
+            raise FaultRuleError("an error answer needs one API (its response shape); "
+                                 "api='*' takes delay_ms or close")
         rule = FaultRule(next(self._ids), key, code, int(delay_ms), bool(close), count, topic,
                          partition, group, transactional_id)
-        self.by_key.setdefault(key, []).append(rule)
+        for k in (API_KEYS if key == ALL_APIS else (key,)):  # the same rule under every key
+            self.by_key.setdefault(k, []).append(rule)
         return rule
 
     def list(self) -> list[FaultRule]:
-        armed = [r for rules in self.by_key.values() for r in rules]
-        return sorted(armed + self.spent, key=lambda r: r.rule_id)
+        armed = {r.rule_id: r for rules in self.by_key.values() for r in rules}
+        return sorted([*armed.values(), *self.spent], key=lambda r: r.rule_id)
 
     def clear(self, rule_id: int | None = None) -> int:
         """Removes one rule (or all, spent ones too): how many were removed."""
-        kept_spent = [r for r in self.spent if rule_id is not None and r.rule_id != rule_id]
-        removed = len(self.spent) - len(kept_spent)
-        self.spent = kept_spent
+        gone = {r.rule_id for r in self.list() if rule_id is None or r.rule_id == rule_id}
+        self.spent = [r for r in self.spent if r.rule_id not in gone]
         for key in list(self.by_key):
-            kept = [r for r in self.by_key[key] if rule_id is not None and r.rule_id != rule_id]
-            removed += len(self.by_key[key]) - len(kept)
-            if kept:
-                self.by_key[key] = kept
-            else:
-                del self.by_key[key]
-        return removed
+            self._drop(key, gone)
+        return len(gone)
+
+    def _drop(self, key: int, rule_ids: set[int]) -> None:
+        kept = [r for r in self.by_key[key] if r.rule_id not in rule_ids]
+        if kept:
+            self.by_key[key][:] = kept  # in place: a connection may hold this list
+        else:
+            del self.by_key[key]
 
     def take(self, rules: list[FaultRule], request: Any,
              name_for_id: Callable[[bytes], str | None]) -> FaultRule | None:
@@ -139,9 +151,10 @@ class FaultRules:
                 if rule.count is not None:
                     rule.count -= 1
                     if rule.count == 0:
-                        rules.remove(rule)
                         self.spent.append(rule)
-                        if not rules:
-                            self.by_key.pop(rule.api_key, None)
+                        for key in (list(self.by_key) if rule.api_key == ALL_APIS
+                                    else [rule.api_key]):
+                            if key in self.by_key:
+                                self._drop(key, {rule.rule_id})
                 return rule
         return None

@@ -70,3 +70,14 @@ def test_names_and_numbers():
         api_key_of(999)
     with pytest.raises(FaultRuleError, match="count must be at least 1"):
         FaultRules().add("Fetch", delay_ms=1, count=0)
+
+
+def test_a_rule_for_every_api_is_one_rule():
+    rules = FaultRules()
+    rule = rules.add("*", delay_ms=3, count=2)
+    assert len(rules.by_key) > 70 and [r.rule_id for r in rules.list()] == [rule.rule_id]
+    assert rules.take(rules.by_key[0], ProduceRequest(), lambda _id: None) is rule
+    assert rules.take(rules.by_key[1], FetchRequest(), lambda _id: None) is rule
+    assert rules.by_key == {} and rules.list()[0].as_dict()["api"] == "*"
+    with pytest.raises(FaultRuleError, match="api='\\*' takes delay_ms or close"):
+        rules.add("*", error="NOT_LEADER_OR_FOLLOWER")

@@ -545,12 +545,18 @@ class Cluster:
     def stop_all(self) -> None:
         """Nodes with the broker role first, all at once (their controlled shutdowns need
         the controllers), then the dedicated controllers, as Kafka's clusters are stopped."""
+        if self.isolated:  # a cut-off broker's controlled shutdown would wait for nothing
+            from pykafkad.faults.control import FaultControlError
+
+            with contextlib.suppress(FaultControlError):
+                self.heal()
         brokers = [n for n in self.nodes.values() if "broker" in n.spec.roles]
         controllers = [n for n in self.nodes.values() if "broker" not in n.spec.roles]
         for group in (brokers, controllers):
             for n in group:
                 if n.running:
                     n.proc.send_signal(signal.SIGTERM)
+                    n.resume()  # a paused node handles it once running again
             for n in group:
                 n.stop()
 

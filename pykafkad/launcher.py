@@ -303,8 +303,10 @@ class NodeProcess:
 
     @property
     def endpoints(self) -> list[tuple[str, int]]:
-        """Every host:port this node listens on (what peers connect to)."""
-        return [(self.host, p) for p in (self.port, self.controller_port) if p]
+        """Every host:port this node listens on (what peers connect to); a broker's
+        ``controller_port`` is the controllers' when they are dedicated, not its own."""
+        own_controller_port = self.controller_port if "controller" in self.spec.roles else None
+        return [(self.host, p) for p in (self.port, own_controller_port) if p]
 
     @property
     def faults(self):

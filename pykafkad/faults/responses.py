@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pykafkad.controller.result import DEFAULT_MESSAGES
 from pykafkad.kraft.error_responses import error_response as controller_error_response
 from wire.errors import ErrorCode
 from wire.messages import fetch_response as fetch
@@ -26,6 +27,9 @@ from wire.messages.delete_records_response import (
     DeleteRecordsTopicResult,
 )
 from wire.messages.describe_groups_response import DescribedGroup, DescribeGroupsResponse
+from wire.messages.init_producer_id_response import InitProducerIdResponse
+from wire.messages.join_group_response import JoinGroupResponse
+from wire.messages.sync_group_response import SyncGroupResponse
 from wire.messages.txn_offset_commit_response import (
     TxnOffsetCommitResponse,
     TxnOffsetCommitResponsePartition,
@@ -36,6 +40,19 @@ from wire.messages.txn_offset_commit_response import (
 FETCH_TOP_LEVEL = frozenset({
     ErrorCode.FETCH_SESSION_ID_NOT_FOUND, ErrorCode.INVALID_FETCH_SESSION_EPOCH,
     ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR, ErrorCode.UNKNOWN_SERVER_ERROR})
+#: Kafka's Errors.X.message() for the errors FindCoordinator answers
+COORDINATOR_MESSAGES = {
+    ErrorCode.COORDINATOR_NOT_AVAILABLE: "The coordinator is not available.",
+    ErrorCode.NOT_COORDINATOR: "This is not the correct coordinator.",
+    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+        "The coordinator is loading and hence can't process requests.",
+}
+#: JoinGroup errors of the group's own state, whose answer echoes the member id
+MEMBER_ERRORS = frozenset({ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_INSTANCE_ID,
+                           ErrorCode.ILLEGAL_GENERATION, ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+                           ErrorCode.GROUP_MAX_SIZE_REACHED})
+#: JoinGroup v7+ answers a null protocol name on errors (an empty one before)
+JOIN_GROUP_NULLABLE_PROTOCOL_VERSION = 7
 #: FindCoordinator v4+ answers per key
 COORDINATOR_KEYS_VERSION = 4
 #: OffsetFetch v8+ answers per group
@@ -132,8 +149,28 @@ def _describe_groups(req: Any, code: int, version: int) -> Any:
                        protocol_data="") for g in req.groups])
 
 
+def _join_group(req: Any, code: int, version: int) -> Any:
+    """As Kafka answers a failed join: no generation, no protocol; the member id echoed for
+    the errors of the group's own state (UNKNOWN_MEMBER_ID ...), empty for those found before
+    (NOT_COORDINATOR ...)."""
+    nullable = version >= JOIN_GROUP_NULLABLE_PROTOCOL_VERSION
+    member_id = req.member_id if code in MEMBER_ERRORS else ""
+    return JoinGroupResponse(error_code=code, generation_id=-1, member_id=member_id,
+                             protocol_type=None, protocol_name=None if nullable else "",
+                             leader="", members=[])
+
+
+def _sync_group(req: Any, code: int, version: int) -> Any:
+    return SyncGroupResponse(error_code=code, protocol_type=None, protocol_name=None,
+                             assignment=b"")
+
+
+def _init_producer_id(req: Any, code: int, version: int) -> Any:
+    return InitProducerIdResponse(error_code=code, producer_id=-1, producer_epoch=-1)
+
+
 def _find_coordinator(req: Any, code: int, version: int) -> Any:
-    message = ErrorCode(code).name if code else None
+    message = COORDINATOR_MESSAGES.get(code, DEFAULT_MESSAGES.get(code)) if code else None
     if version >= COORDINATOR_KEYS_VERSION:
         return find_coordinator.FindCoordinatorResponse(coordinators=[
             find_coordinator.Coordinator(key=k, node_id=-1, host="", port=-1, error_code=code,
@@ -155,6 +192,9 @@ ERROR_ANSWERS = {
     "DeleteRecordsRequest": _delete_records,
     "DescribeGroupsRequest": _describe_groups,
     "FindCoordinatorRequest": _find_coordinator,
+    "JoinGroupRequest": _join_group,
+    "SyncGroupRequest": _sync_group,
+    "InitProducerIdRequest": _init_producer_id,
 }
 
 

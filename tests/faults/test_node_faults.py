@@ -64,11 +64,16 @@ def known_leader(cluster, node_id: int) -> int:
         return -1
 
 
-def produce(bootstrap: str, topic: str, count: int) -> None:
-    p = Producer({"bootstrap.servers": bootstrap, "acks": 1, "linger.ms": 5})
+def produce(producer: Producer, topic: str, count: int) -> None:
     for i in range(count):
-        p.produce(topic, f"v{i}".encode(), partition=0)
-    assert p.flush(WAIT_S) == 0
+        producer.produce(topic, f"v{i}".encode(), partition=0)
+    assert producer.flush(WAIT_S) == 0
+
+
+def leader_producer(cluster, leader: int) -> Producer:
+    """acks=1 to the leader alone: a paused or cut-off node is never asked."""
+    return Producer({"bootstrap.servers": node_bootstrap(cluster, leader), "acks": 1,
+                     "linger.ms": 5})
 
 
 def test_a_paused_follower_leaves_the_isr_and_rejoins_when_resumed(cluster):
@@ -78,10 +83,11 @@ def test_a_paused_follower_leaves_the_isr_and_rejoins_when_resumed(cluster):
     controller = quorum_leader(cluster, list(cluster.nodes))
     follower = next(n for n in replicas if n not in (leader, controller))
     leader_bootstrap = node_bootstrap(cluster, leader)
+    producer = leader_producer(cluster, leader)
     cluster.pause(follower)
     try:
         def shrunk():
-            produce(leader_bootstrap, topic, 5)  # the paused follower falls behind
+            produce(producer, topic, 5)  # the paused follower falls behind
             state = partition_state(leader_bootstrap, topic)
             return state is not None and follower not in state[2]
         wait_for(shrunk, f"the ISR to drop paused node {follower}")
@@ -116,7 +122,7 @@ def test_a_node_cut_off_from_clients_still_replicates(cluster):
         with pytest.raises((ConnectionError, OSError)):
             with WireClient(node_bootstrap(cluster, cut), timeout=5) as client:
                 client.request(3, 12, MetadataRequest(topics=[]))
-        produce(node_bootstrap(cluster, leader), topic, 20)
+        produce(leader_producer(cluster, leader), topic, 20)
         # the leader's ISR keeps the cut-off node: it still fetches
         assert cut in partition_state(node_bootstrap(cluster, leader), topic)[2]
     finally:

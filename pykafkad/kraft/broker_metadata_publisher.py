@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from pykafkad.cluster import Topic, write_partition_metadata
+from pykafkad.cluster import Topic, read_partition_metadata, write_partition_metadata
 from pykafkad.kraft.metadata_cache import KRaftMetadataCache
 from pykafkad.replica.leader_endpoint import BrokerEndpoint
 from pykafkad.replica.manager import LocalChanges
@@ -84,12 +84,18 @@ class BrokerMetadataPublisher:
         broker.txn_coordinator.owned_partitions = set()
         broker.leader_endpoint = self.leader_endpoint
         self.image: Any = None
+        #: whether the logs found at start were checked against a caught-up image
+        self._strays_checked = False
 
     def name(self) -> str:
         return "BrokerMetadataPublisher"
 
     # -- the publisher -------------------------------------------------------------------------
     def on_metadata_update(self, delta: Any, image: Any, manifest: Any) -> None:
+        if not self._strays_checked and self._caught_up():
+            # Kafka's initializeManagers: the logs meet the first image that is caught up
+            self._strays_checked = True
+            self._set_aside_strays(image)
         self.image = image
         self.cache.set_image(image)
         self._update_topics(image)
@@ -111,6 +117,37 @@ class BrokerMetadataPublisher:
     def follower(self, tp: tuple[str, int]) -> FollowerView | None:
         """The fetcher manager's ``get_partition``."""
         return self._followers.get(tp)
+
+    # -- stray replicas -------------------------------------------------------------------------
+    def _caught_up(self) -> bool:
+        """Whether the controller has said this broker caught up with the metadata log (an
+        image replayed from an older snapshot would take live logs for strays)."""
+        lifecycle = getattr(self.broker, "lifecycle", None)
+        return lifecycle is not None and lifecycle.caught_up.is_set()
+
+    def _set_aside_strays(self, image: Any) -> None:
+        """Kafka's isStrayReplica against the first image after a start: a log whose topic id
+        (partition.metadata) is missing or not in the image, or whose partition's replicas do
+        not name this broker (the topic was deleted, or the replica moved, while it was
+        down), is renamed ``-stray``. Hosted partitions are the image's already."""
+        logs = self.broker.logs
+        replicas = self.broker.replicas
+        strays = []
+        for topic, index in sorted(logs.keys()):
+            path = logs.partition_dir(topic, index)
+            if replicas.hosted(topic, index) is not None or not path.is_dir():
+                continue
+            topic_id = read_partition_metadata(path)
+            registration = None if topic_id is None else image.topics.partition(topic_id, index)
+            if registration is None or self.node_id not in registration.replicas:
+                log.info("Found stray log dir %s-%d: %s", topic, index,
+                         "no topic id" if topic_id is None else
+                         "its topic id is not in the metadata image" if registration is None
+                         else f"the replica assignment {list(registration.replicas)} does not "
+                              f"contain the local brokerId {self.node_id}")
+                strays.append((topic, index))
+        if strays:
+            logs.mark_stray(strays)
 
     # -- topics --------------------------------------------------------------------------------
     def _update_topics(self, image: Any) -> None:
@@ -239,6 +276,7 @@ class BrokerMetadataPublisher:
             broker.logs.delete_topics(gone)
             for name in gone:
                 log.info("deleted the logs of topic %s", name)
-        for topic, indexes in by_topic.items():
-            if topic not in gone:  # reassigned away: this replica's log goes
-                broker.logs.remove_partitions(topic, indexes)
+        moved = [(topic, i) for topic, indexes in by_topic.items() if topic not in gone
+                 for i in indexes]
+        if moved:  # reassigned away: this replica's log goes too (renamed -delete, removed)
+            broker.logs.delete_partitions(moved)

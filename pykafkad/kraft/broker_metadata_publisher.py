@@ -10,7 +10,11 @@ and the logs of deleted replicas are removed (renamed ``-delete`` first, as toda
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from typing import Any
+
+import trio
 
 from pykafkad.cluster import Topic, read_partition_metadata, write_partition_metadata
 from pykafkad.kraft.metadata_cache import KRaftMetadataCache
@@ -64,7 +68,8 @@ class FollowerView:
 class BrokerMetadataPublisher:
     """``on_metadata_update(delta, image, manifest)`` (a MetadataLoader publisher)."""
 
-    def __init__(self, broker: Any, fetchers: Any, *, inter_broker_listener: str):
+    def __init__(self, broker: Any, fetchers: Any, *, inter_broker_listener: str,
+                 spawn: Callable[..., None] | None = None):
         self.broker = broker
         self.node_id = broker.node_id
         self.fetchers = fetchers
@@ -84,6 +89,10 @@ class BrokerMetadataPublisher:
         broker.txn_coordinator.owned_partitions = set()
         broker.leader_endpoint = self.leader_endpoint
         self.image: Any = None
+        #: starts a task in the broker server's nursery (None: coordinators load in line)
+        self._spawn = spawn
+        #: the __consumer_offsets loads under way, by partition (a newer one supersedes)
+        self._group_loads: dict[int, object] = {}
         #: whether the logs found at start were checked against a caught-up image
         self._strays_checked = False
 
@@ -221,12 +230,20 @@ class BrokerMetadataPublisher:
         coordinator = self.broker.groups.coordinator
         storage = coordinator.storage
         for topic, index in changes.leaders:
-            if topic == GROUP_METADATA_TOPIC and index not in (coordinator.owned_partitions or ()):
+            if topic == GROUP_METADATA_TOPIC and index not in (coordinator.owned_partitions or ()) \
+                    and index not in self._group_loads:
                 plog = self.broker.logs.get(topic, index)
-                if plog is not None:
+                if plog is None:
+                    continue
+                if self._spawn is None:
                     coordinator.load_partition(index, storage._read_partition(plog))  # noqa: SLF001
+                    continue
+                coordinator.begin_load(index)
+                token = self._group_loads[index] = object()
+                self._spawn(self._load_group_partition, index, plog, token)
         for topic, index in [*changes.followers, *changes.deletes]:
             if topic == GROUP_METADATA_TOPIC:
+                self._group_loads.pop(index, None)
                 coordinator.unload_partition(index)
         # the transaction coordinator's onElection / onResignation, at the leader epoch
         txn = self.broker.txn_coordinator
@@ -239,6 +256,27 @@ class BrokerMetadataPublisher:
         for topic, index in changes.deletes:
             if topic == TRANSACTION_STATE_TOPIC:
                 txn.on_resignation(index)
+
+    async def _load_group_partition(self, index: int, plog: Any, token: object) -> None:
+        """Kafka's coordinator loader: the partition's records are read in a worker thread
+        (the request loop goes on, its groups answering COORDINATOR_LOAD_IN_PROGRESS), then
+        replayed here; a load that leadership changes overtook is dropped."""
+        coordinator = self.broker.groups.coordinator
+        read = coordinator.storage._read_partition  # noqa: SLF001
+        started = time.monotonic()
+        try:
+            records = await trio.to_thread.run_sync(lambda: list(read(plog)))
+        except Exception as e:  # noqa: BLE001 - one bad partition must not stop the broker
+            if self._group_loads.get(index) is token:
+                del self._group_loads[index]
+                coordinator.fail_load(index, e)
+            return
+        if self._group_loads.get(index) is token:
+            del self._group_loads[index]
+            coordinator.finish_load(index, records)
+            log.info("Finished loading of metadata from %s-%d (%d records) in %d milliseconds",
+                     GROUP_METADATA_TOPIC, index, len(records),
+                     (time.monotonic() - started) * 1000)
 
     def _make_followers(self, followers: dict, image: Any) -> None:
         """Kafka's applyLocalFollowersDelta: stop fetching, then fetch again from the new

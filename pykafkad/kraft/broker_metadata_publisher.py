@@ -93,6 +93,8 @@ class BrokerMetadataPublisher:
         self._spawn = spawn
         #: the __consumer_offsets loads under way, by partition (a newer one supersedes)
         self._group_loads: dict[int, object] = {}
+        #: and the __transaction_state ones
+        self._txn_loads: dict[int, object] = {}
         #: whether the logs found at start were checked against a caught-up image
         self._strays_checked = False
 
@@ -249,12 +251,24 @@ class BrokerMetadataPublisher:
         txn = self.broker.txn_coordinator
         for (topic, index), info in changes.elected_leaders.items():
             if topic == TRANSACTION_STATE_TOPIC:
-                txn.on_election(index, info.partition.leader_epoch)
+                epoch = info.partition.leader_epoch
+                if self._spawn is None:
+                    txn.on_election(index, epoch)
+                    continue
+                read = txn.begin_election(index, epoch)
+                self._txn_loads.pop(index, None)
+                if read is not None:
+                    token = self._txn_loads[index] = object()
+                    self._spawn(self._load_txn_partition, index, read, token)
         for (topic, index), info in changes.followers.items():
             if topic == TRANSACTION_STATE_TOPIC:
-                txn.on_resignation(index, info.partition.leader_epoch)
+                epoch = info.partition.leader_epoch
+                if txn.coordinator_epochs.get(index, epoch) <= epoch:  # (else: stale)
+                    self._txn_loads.pop(index, None)
+                txn.on_resignation(index, epoch)
         for topic, index in changes.deletes:
             if topic == TRANSACTION_STATE_TOPIC:
+                self._txn_loads.pop(index, None)
                 txn.on_resignation(index)
 
     async def _load_group_partition(self, index: int, plog: Any, token: object) -> None:
@@ -277,6 +291,18 @@ class BrokerMetadataPublisher:
             log.info("Finished loading of metadata from %s-%d (%d records) in %d milliseconds",
                      GROUP_METADATA_TOPIC, index, len(records),
                      (time.monotonic() - started) * 1000)
+
+    async def _load_txn_partition(self, index: int, read: Callable[[], Any],
+                                  token: object) -> None:
+        """The transaction coordinator's load, read in a worker thread as the groups' is."""
+        txn = self.broker.txn_coordinator
+        try:
+            records, error = await trio.to_thread.run_sync(read), None
+        except Exception as e:  # noqa: BLE001 - one bad partition must not stop the broker
+            records, error = None, e
+        if self._txn_loads.get(index) is token:
+            del self._txn_loads[index]
+            txn.finish_election(index, records, error)
 
     def _make_followers(self, followers: dict, image: Any) -> None:
         """Kafka's applyLocalFollowersDelta: stop fetching, then fetch again from the new

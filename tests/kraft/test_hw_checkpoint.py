@@ -17,7 +17,6 @@ from pykafkad.replica.hw_checkpoint import REPLICATION_OFFSET_CHECKPOINT
 from pykafkad.testing import run_cluster
 from tests.integration.clients import WAIT_S, confluent_produce, needs_java
 from tests.kraft.test_broker_replication import (
-    active_controller,
     create_topic,
     node_bootstrap,
     partition_state,
@@ -83,8 +82,7 @@ def test_a_restarted_follower_checkpoints_what_it_caught_up_to(cluster):
     topic = create_topic(cluster)
     confluent_produce(cluster.bootstrap_servers, topic, _values(10), acks="all")
     leader, replicas, _ = partition_state(cluster.bootstrap_servers, topic)
-    controller = active_controller(cluster)
-    follower = next(r for r in replicas if r not in (leader, controller))
+    follower = next(r for r in replicas if r != leader)
     wait_for(lambda: checkpointed(checkpoint_file(cluster, follower), topic) == 10,
              "the follower's checkpoint at 10")
     cluster.stop(follower)  # a clean shutdown writes the file once more
@@ -92,9 +90,10 @@ def test_a_restarted_follower_checkpoints_what_it_caught_up_to(cluster):
     leader_at = node_bootstrap(cluster, leader)
     wait_for(lambda: follower not in (partition_state(leader_at, topic) or (0, 0, [follower]))[2],
              "the ISR without the stopped follower")
-    # (acks=1: an acks=all produce right after a follower's controlled shutdown waits out its
-    # request timeout on pykafkad today, and the retry duplicates the batch)
-    confluent_produce(leader_at, topic, _values(5, 10), acks="1")
+    # acks=all does not wait for the stopped follower (KIP-841: a broker in controlled
+    # shutdown or fenced is not one the HW waits for), and the batch is written once
+    delivered = confluent_produce(leader_at, topic, _values(5, 10), acks="all")
+    assert [m.offset() for m in delivered] == list(range(10, 15))
     cluster.start(follower)
     wait_for(lambda: checkpointed(checkpoint_file(cluster, follower), topic) == 15,
              "the restarted follower's checkpoint at 15")

@@ -50,6 +50,7 @@ from pykafkad.log.segment import (
 )
 from pykafkad.producer_ids import ProducerIdManager
 from pykafkad.replica import Partition, ReplicaManager
+from pykafkad.replica.hw_checkpoint import HighWatermarkCheckpoint
 from wire.errors import ErrorCode, KafkaError
 
 log = logging.getLogger("pykafkad")
@@ -158,6 +159,8 @@ class Broker:
             clock=clock,
             replica_lag_time_max_ms=lambda: config["replica.lag.time.max.ms"],
             peek_leader_epoch=self._peek_leader_epoch,
+            hw_checkpoint=HighWatermarkCheckpoint(data_dir),
+            has_log=self.logs.has,
         )
         # Lists the partition directories only: each log loads on first use or in the
         # background (open_logs_in_background), so start-up does not grow with the data.
@@ -215,6 +218,12 @@ class Broker:
         return self.endpoints.get(listener_name, self.endpoint)
 
     def close(self) -> None:
+        # Kafka's ReplicaManager.shutdown(checkpointHW = true), before the logs close
+        try:
+            self.replicas.checkpoint_high_watermarks()
+        except OSError as e:
+            log.error("Error while writing to highwatermark file in directory %s: %s",
+                      self.data_dir, e)
         self.logs.close()
 
     async def open_logs_in_background(self) -> None:

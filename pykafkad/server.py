@@ -218,6 +218,10 @@ class Server:
         # Kafka's isr-expiration task: followers not caught up within the lag time leave the ISR
         nursery.start_soon(self._periodically, max(config["replica.lag.time.max.ms"] // 2, 1),
                            broker.replicas.maybe_shrink_isr, "ISR expiration")
+        nursery.start_soon(self._periodically,
+                           max(config["replica.high.watermark.checkpoint.interval.ms"], 1),
+                           broker.replicas.checkpoint_high_watermarks_in_thread,
+                           "high watermark checkpoint")
         broker.logs.defer_dir_removal = True
         nursery.start_soon(self._periodically, DELETED_DIRS_CHECK_MS,
                            lambda: remove_deleted_dirs(broker.logs), "removing deleted logs")

@@ -346,7 +346,7 @@ IGNORED_BROKER_CONFIGS: frozenset[str] = frozenset(
     num.replica.alter.log.dirs.threads controlled.shutdown.enable unstable.api.versions.enable
     unstable.feature.versions.enable initial.broker.registration.timeout.ms
     server.max.startup.time.ms controller.socket.timeout.ms replica.socket.receive.buffer.bytes
-    replica.high.watermark.checkpoint.interval.ms replica.selector.class
+    replica.selector.class
     replica.alter.log.dirs.io.max.bytes.per.second fetch.purgatory.purge.interval.requests
     producer.purgatory.purge.interval.requests delete.records.purgatory.purge.interval.requests
     share.fetch.purgatory.purge.interval.requests unclean.leader.election.interval.ms

@@ -141,7 +141,6 @@ UNUSED_BROKER_CONFIGS: dict[str, tuple[ConfigType, str | None]] = {
     "remote.log.storage.manager.class.path": (STRING, None),
     "remote.log.storage.manager.impl.prefix": (STRING, "rsm.config."),
     "remote.log.storage.system.enable": (BOOLEAN, "false"),
-    "replica.high.watermark.checkpoint.interval.ms": (LONG, "5000"),
     "replica.selector.class": (STRING, None),
     "replica.socket.receive.buffer.bytes": (INT, "65536"),
     "replication.quota.window.num": (INT, "11"),

@@ -138,6 +138,8 @@ KRAFT_DEFS = [
            "Bytes a follower's whole fetch response may carry."),
     define("replica.socket.timeout.ms", INT, 30000, None, HIGH,
            "Socket timeout of follower fetches."),
+    define("replica.high.watermark.checkpoint.interval.ms", LONG, 5000, None, HIGH,
+           "How often high watermarks are saved to replication-offset-checkpoint."),
     define("auto.leader.rebalance.enable", BOOLEAN, True, None, HIGH,
            "Move leadership back to the preferred replicas."),
     define("leader.imbalance.check.interval.seconds", LONG, 300, at_least(1), HIGH,

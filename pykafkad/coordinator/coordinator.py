@@ -128,6 +128,9 @@ class GroupCoordinator:
         #: on a KRaft broker, the __consumer_offsets partitions this broker leads and loaded
         #: (a group of another partition answers NOT_COORDINATOR); None: all (single node)
         self.owned_partitions: set[int] | None = None
+        #: __consumer_offsets partitions led here whose load is under way: their groups
+        #: answer COORDINATOR_LOAD_IN_PROGRESS (Kafka's loading coordinator shard)
+        self.loading_partitions: set[int] = set()
 
     # -- storage -------------------------------------------------------------------------------
     def _write_group(self, group_id: str, records: list[Record]) -> None:
@@ -165,13 +168,33 @@ class GroupCoordinator:
     def load_partition(self, partition: int, reader) -> None:
         """A KRaft broker became leader of __consumer_offsets-``partition``: its groups and
         offsets are replayed and served from here (Kafka's scheduleLoadGroupAndOffsets)."""
+        self.begin_load(partition)
+        self.finish_load(partition, reader)
+
+    def begin_load(self, partition: int) -> None:
+        """The partition's load starts (its records are read off the request loop): until
+        ``finish_load`` its groups answer COORDINATOR_LOAD_IN_PROGRESS."""
         if self.owned_partitions is None:
             self.owned_partitions = set()
+        self.owned_partitions.discard(partition)
         self.failed_partitions.discard(partition)
         self._drop_partition_state(partition)
-        self._load_partition(partition, reader)
-        self.owned_partitions.add(partition)
+        self.loading_partitions.add(partition)
+
+    def finish_load(self, partition: int, records) -> None:
+        """Replays the partition's records (read by then) and serves its groups from here."""
+        self.loading_partitions.discard(partition)
+        self._load_partition(partition, records)
+        if partition not in self.failed_partitions:
+            self.owned_partitions.add(partition)
         self._after_load()
+
+    def fail_load(self, partition: int, error: Exception) -> None:
+        """Reading the partition failed: its groups answer NOT_COORDINATOR."""
+        self.loading_partitions.discard(partition)
+        self.failed_partitions.add(partition)
+        log.error("Failed to load metadata from __consumer_offsets-%d: %s; its groups "
+                  "are unavailable", partition, error)
 
     def unload_partition(self, partition: int) -> None:
         """The leadership of __consumer_offsets-``partition`` went elsewhere: its groups are
@@ -179,6 +202,7 @@ class GroupCoordinator:
         if self.owned_partitions is None:
             self.owned_partitions = set()
         self.owned_partitions.discard(partition)
+        self.loading_partitions.discard(partition)
         self._drop_partition_state(partition)
 
     def _drop_partition_state(self, partition: int) -> None:
@@ -247,26 +271,39 @@ class GroupCoordinator:
         return self.membership.sync_group(req)
 
     def is_unavailable(self, group_id: str) -> bool:
-        """Whether the group's __consumer_offsets partition failed to load."""
+        """Whether the group's __consumer_offsets partition is not served here (not led, not
+        loaded yet, or failed to load)."""
+        return self.unavailable_error(group_id) != ErrorCode.NONE
+
+    def unavailable_error(self, group_id: str) -> int:
+        """NONE when the group is served here; else COORDINATOR_LOAD_IN_PROGRESS while its
+        __consumer_offsets partition loads, NOT_COORDINATOR otherwise."""
         failed, owned = self.failed_partitions, self.owned_partitions
-        if not failed and owned is None:
-            return False
+        if not failed and owned is None and not self.loading_partitions:
+            return ErrorCode.NONE
         partition = self.storage.partition_for(group_id)
-        return partition in failed or (owned is not None and partition not in owned)
+        if partition in self.loading_partitions:
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        if partition in failed or (owned is not None and partition not in owned):
+            return ErrorCode.NOT_COORDINATOR
+        return ErrorCode.NONE
 
     def _check_available(self, group_id: str) -> None:
-        if self.is_unavailable(group_id):
-            raise KafkaError(ErrorCode.NOT_COORDINATOR)
+        code = self.unavailable_error(group_id)
+        if code:
+            raise KafkaError(code)
 
     def heartbeat(self, group_id: str, member_id: str, instance_id: str | None,
                   generation_id: int) -> int:
-        if self.is_unavailable(group_id):
-            return ErrorCode.NOT_COORDINATOR
+        code = self.unavailable_error(group_id)
+        if code:
+            return code
         return self.membership.heartbeat(group_id, member_id, instance_id, generation_id)
 
     def leave_group(self, group_id: str, members: list[tuple[str, str | None, str | None]]):
-        if self.is_unavailable(group_id):
-            return ErrorCode.NOT_COORDINATOR, []
+        code = self.unavailable_error(group_id)
+        if code:
+            return code, []
         return self.membership.leave_group(group_id, members)
 
     # -- offsets -------------------------------------------------------------------------------
@@ -414,9 +451,9 @@ class GroupCoordinator:
     def describe_groups(self, group_ids: Iterable[str]) -> list[DescribedGroup]:
         out = []
         for group_id in group_ids:
-            if self.is_unavailable(group_id):
-                out.append(DescribedGroup(group_id, GroupState.DEAD.value,
-                                          error=ErrorCode.NOT_COORDINATOR))
+            code = self.unavailable_error(group_id)
+            if code:
+                out.append(DescribedGroup(group_id, GroupState.DEAD.value, error=code))
                 continue
             group = self.groups.get(group_id)
             if group is None:
@@ -438,8 +475,9 @@ class GroupCoordinator:
     def delete_groups(self, group_ids: Iterable[str]) -> list[tuple[str, int]]:
         out = []
         for group_id in group_ids:
-            if self.is_unavailable(group_id):
-                out.append((group_id, ErrorCode.NOT_COORDINATOR))
+            code = self.unavailable_error(group_id)
+            if code:
+                out.append((group_id, code))
                 continue
             group = self.groups.get(group_id)
             if group is None or group.is_in(GroupState.DEAD):

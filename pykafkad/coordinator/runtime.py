@@ -103,8 +103,10 @@ class GroupCoordinatorService:
     # -- membership ----------------------------------------------------------------------------
     async def join_group(self, req: JoinRequest) -> JoinResult:
         self.poll()
-        if self.closed or self.coordinator.is_unavailable(req.group_id):
-            return JoinResult(ErrorCode.NOT_COORDINATOR, member_id=req.member_id)
+        code = ErrorCode.NOT_COORDINATOR if self.closed else \
+            self.coordinator.unavailable_error(req.group_id)
+        if code:
+            return JoinResult(code, member_id=req.member_id)
         pending = self.coordinator.join_group(req)
         self.poll()
         guard = (2 * max(req.rebalance_timeout_ms, req.session_timeout_ms)
@@ -114,8 +116,10 @@ class GroupCoordinatorService:
 
     async def sync_group(self, req: SyncRequest) -> SyncResult:
         self.poll()
-        if self.closed or self.coordinator.is_unavailable(req.group_id):
-            return SyncResult(ErrorCode.NOT_COORDINATOR)
+        code = ErrorCode.NOT_COORDINATOR if self.closed else \
+            self.coordinator.unavailable_error(req.group_id)
+        if code:
+            return SyncResult(code)
         pending = self.coordinator.sync_group(req)
         self.poll()
         group = self.coordinator.groups.get(req.group_id)

@@ -71,6 +71,9 @@ class TransactionCoordinator:
         #: (a single node).  A cluster broker starts with set() and follows on_election /
         #: on_resignation.
         self.owned_partitions: set[int] | None = None
+        #: __transaction_state partitions led here whose load is under way: their ids
+        #: answer COORDINATOR_LOAD_IN_PROGRESS
+        self.loading_partitions: set[int] = set()
         self._by_pid: dict[int, str] = {}
         #: called when markers reach __consumer_offsets partitions (the group coordinator makes
         #: pending transactional offsets visible or drops them)
@@ -115,14 +118,24 @@ class TransactionCoordinator:
         return partition_for(transactional_id, topic.num_partitions)
 
     def is_unavailable(self, transactional_id: str) -> bool:
-        """Whether the id's __transaction_state partition failed to load, or is not
-        coordinated here (its transactions are unknown: the id answers NOT_COORDINATOR rather
-        than start afresh)."""
-        if not self.failed_partitions and self.owned_partitions is None:
-            return False
+        """Whether the id's __transaction_state partition failed to load, is loading, or is
+        not coordinated here (its transactions are unknown: the id answers NOT_COORDINATOR
+        rather than start afresh)."""
+        return self.unavailable_error(transactional_id) != ErrorCode.NONE
+
+    def unavailable_error(self, transactional_id: str) -> int:
+        """NONE when the id is coordinated here; COORDINATOR_LOAD_IN_PROGRESS while its
+        partition loads; else NOT_COORDINATOR."""
+        if not self.failed_partitions and self.owned_partitions is None \
+                and not self.loading_partitions:
+            return ErrorCode.NONE
         p = self.partition_for(transactional_id)
-        return p in self.failed_partitions or (
-            self.owned_partitions is not None and p not in self.owned_partitions)
+        if p in self.loading_partitions:
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        if p in self.failed_partitions or (
+                self.owned_partitions is not None and p not in self.owned_partitions):
+            return ErrorCode.NOT_COORDINATOR
+        return ErrorCode.NONE
 
     def coordinator_epoch(self, txn_topic_partition: int) -> int:
         return self.coordinator_epochs.get(txn_topic_partition, COORDINATOR_EPOCH)
@@ -186,6 +199,9 @@ class TransactionCoordinator:
             self.failed_partitions.add(p)
             log.error("Failed to load metadata from %s-%d: %s", TRANSACTION_STATE_TOPIC, p, e)
             return
+        self._replay_partition(p, records)
+
+    def _replay_partition(self, p: int, records: list[tuple[str, bytes | None]]) -> None:
         self.failed_partitions.discard(p)
         txns: dict[str, TransactionMetadata] = {}
         for txn_id, value in records:
@@ -216,6 +232,33 @@ class TransactionCoordinator:
         self.owned_partitions.add(txn_topic_partition)
         self._load_partition(txn_topic_partition)
 
+    def begin_election(self, txn_topic_partition: int, coordinator_epoch: int):
+        """``on_election`` in two steps, for a load read off the request loop: returns what
+        reads the partition (run it in a worker thread, then ``finish_election``), or None
+        when there is no log; meanwhile its ids answer COORDINATOR_LOAD_IN_PROGRESS."""
+        self.on_resignation(txn_topic_partition)
+        self.coordinator_epochs[txn_topic_partition] = coordinator_epoch
+        plog = self.broker.logs.get(TRANSACTION_STATE_TOPIC, txn_topic_partition)
+        if plog is None:
+            self.on_election(txn_topic_partition, coordinator_epoch)
+            return None
+        self.loading_partitions.add(txn_topic_partition)
+        return lambda: _read_transaction_log(plog)
+
+    def finish_election(self, txn_topic_partition: int, records=None,
+                        error: Exception | None = None) -> None:
+        """The partition was read (``records``) or could not be (``error``)."""
+        self.loading_partitions.discard(txn_topic_partition)
+        if self.owned_partitions is None:
+            self.owned_partitions = set()
+        self.owned_partitions.add(txn_topic_partition)
+        if error is not None:
+            self.failed_partitions.add(txn_topic_partition)
+            log.error("Failed to load metadata from %s-%d: %s", TRANSACTION_STATE_TOPIC,
+                      txn_topic_partition, error)
+            return
+        self._replay_partition(txn_topic_partition, records)
+
     def on_resignation(self, txn_topic_partition: int, coordinator_epoch: int | None = None
                        ) -> None:
         """This broker no longer leads a __transaction_state partition: its transactions are
@@ -233,6 +276,7 @@ class TransactionCoordinator:
                     if self._by_pid.get(txn.producer_id) == txn.transactional_id:
                         del self._by_pid[txn.producer_id]
         self.coordinator_epochs.pop(txn_topic_partition, None)
+        self.loading_partitions.discard(txn_topic_partition)
         if self.owned_partitions is None:
             self.owned_partitions = set()
         self.owned_partitions.discard(txn_topic_partition)
@@ -250,8 +294,9 @@ class TransactionCoordinator:
             return ErrorCode.INVALID_REQUEST, -1, -1
         if not 0 < timeout_ms <= self.max_timeout_ms:
             return ErrorCode.INVALID_TRANSACTION_TIMEOUT, -1, -1
-        if self.is_unavailable(transactional_id):
-            return ErrorCode.NOT_COORDINATOR, -1, -1
+        code = self.unavailable_error(transactional_id)
+        if code:
+            return code, -1, -1
         now = self.clock()
         txn = self.txns.get(transactional_id)
         if txn is None:
@@ -300,8 +345,9 @@ class TransactionCoordinator:
     ) -> tuple[int, TransactionMetadata | None]:
         if not transactional_id:
             return ErrorCode.INVALID_REQUEST, None
-        if self.is_unavailable(transactional_id):
-            return ErrorCode.NOT_COORDINATOR, None
+        code = self.unavailable_error(transactional_id)
+        if code:
+            return code, None
         txn = self.txns.get(transactional_id)
         if txn is None or txn.producer_id != pid:
             return ErrorCode.INVALID_PRODUCER_ID_MAPPING, None

@@ -10,9 +10,13 @@ and the logs of deleted replicas are removed (renamed ``-delete`` first, as toda
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from typing import Any
 
-from pykafkad.cluster import Topic, write_partition_metadata
+import trio
+
+from pykafkad.cluster import Topic, read_partition_metadata, write_partition_metadata
 from pykafkad.kraft.metadata_cache import KRaftMetadataCache
 from pykafkad.replica.leader_endpoint import BrokerEndpoint
 from pykafkad.replica.manager import LocalChanges
@@ -64,7 +68,8 @@ class FollowerView:
 class BrokerMetadataPublisher:
     """``on_metadata_update(delta, image, manifest)`` (a MetadataLoader publisher)."""
 
-    def __init__(self, broker: Any, fetchers: Any, *, inter_broker_listener: str):
+    def __init__(self, broker: Any, fetchers: Any, *, inter_broker_listener: str,
+                 spawn: Callable[..., None] | None = None):
         self.broker = broker
         self.node_id = broker.node_id
         self.fetchers = fetchers
@@ -84,12 +89,24 @@ class BrokerMetadataPublisher:
         broker.txn_coordinator.owned_partitions = set()
         broker.leader_endpoint = self.leader_endpoint
         self.image: Any = None
+        #: starts a task in the broker server's nursery (None: coordinators load in line)
+        self._spawn = spawn
+        #: the __consumer_offsets loads under way, by partition (a newer one supersedes)
+        self._group_loads: dict[int, object] = {}
+        #: and the __transaction_state ones
+        self._txn_loads: dict[int, object] = {}
+        #: whether the logs found at start were checked against a caught-up image
+        self._strays_checked = False
 
     def name(self) -> str:
         return "BrokerMetadataPublisher"
 
     # -- the publisher -------------------------------------------------------------------------
     def on_metadata_update(self, delta: Any, image: Any, manifest: Any) -> None:
+        if not self._strays_checked and self._caught_up():
+            # Kafka's initializeManagers: the logs meet the first image that is caught up
+            self._strays_checked = True
+            self._set_aside_strays(image)
         self.image = image
         self.cache.set_image(image)
         self._update_topics(image)
@@ -111,6 +128,37 @@ class BrokerMetadataPublisher:
     def follower(self, tp: tuple[str, int]) -> FollowerView | None:
         """The fetcher manager's ``get_partition``."""
         return self._followers.get(tp)
+
+    # -- stray replicas -------------------------------------------------------------------------
+    def _caught_up(self) -> bool:
+        """Whether the controller has said this broker caught up with the metadata log (an
+        image replayed from an older snapshot would take live logs for strays)."""
+        lifecycle = getattr(self.broker, "lifecycle", None)
+        return lifecycle is not None and lifecycle.caught_up.is_set()
+
+    def _set_aside_strays(self, image: Any) -> None:
+        """Kafka's isStrayReplica against the first image after a start: a log whose topic id
+        (partition.metadata) is missing or not in the image, or whose partition's replicas do
+        not name this broker (the topic was deleted, or the replica moved, while it was
+        down), is renamed ``-stray``. Hosted partitions are the image's already."""
+        logs = self.broker.logs
+        replicas = self.broker.replicas
+        strays = []
+        for topic, index in sorted(logs.keys()):
+            path = logs.partition_dir(topic, index)
+            if replicas.hosted(topic, index) is not None or not path.is_dir():
+                continue
+            topic_id = read_partition_metadata(path)
+            registration = None if topic_id is None else image.topics.partition(topic_id, index)
+            if registration is None or self.node_id not in registration.replicas:
+                log.info("Found stray log dir %s-%d: %s", topic, index,
+                         "no topic id" if topic_id is None else
+                         "its topic id is not in the metadata image" if registration is None
+                         else f"the replica assignment {list(registration.replicas)} does not "
+                              f"contain the local brokerId {self.node_id}")
+                strays.append((topic, index))
+        if strays:
+            logs.mark_stray(strays)
 
     # -- topics --------------------------------------------------------------------------------
     def _update_topics(self, image: Any) -> None:
@@ -184,24 +232,77 @@ class BrokerMetadataPublisher:
         coordinator = self.broker.groups.coordinator
         storage = coordinator.storage
         for topic, index in changes.leaders:
-            if topic == GROUP_METADATA_TOPIC and index not in (coordinator.owned_partitions or ()):
+            if topic == GROUP_METADATA_TOPIC and index not in (coordinator.owned_partitions or ()) \
+                    and index not in self._group_loads:
                 plog = self.broker.logs.get(topic, index)
-                if plog is not None:
+                if plog is None:
+                    continue
+                if self._spawn is None:
                     coordinator.load_partition(index, storage._read_partition(plog))  # noqa: SLF001
+                    continue
+                coordinator.begin_load(index)
+                token = self._group_loads[index] = object()
+                self._spawn(self._load_group_partition, index, plog, token)
         for topic, index in [*changes.followers, *changes.deletes]:
             if topic == GROUP_METADATA_TOPIC:
+                self._group_loads.pop(index, None)
                 coordinator.unload_partition(index)
         # the transaction coordinator's onElection / onResignation, at the leader epoch
         txn = self.broker.txn_coordinator
         for (topic, index), info in changes.elected_leaders.items():
             if topic == TRANSACTION_STATE_TOPIC:
-                txn.on_election(index, info.partition.leader_epoch)
+                epoch = info.partition.leader_epoch
+                if self._spawn is None:
+                    txn.on_election(index, epoch)
+                    continue
+                read = txn.begin_election(index, epoch)
+                self._txn_loads.pop(index, None)
+                if read is not None:
+                    token = self._txn_loads[index] = object()
+                    self._spawn(self._load_txn_partition, index, read, token)
         for (topic, index), info in changes.followers.items():
             if topic == TRANSACTION_STATE_TOPIC:
-                txn.on_resignation(index, info.partition.leader_epoch)
+                epoch = info.partition.leader_epoch
+                if txn.coordinator_epochs.get(index, epoch) <= epoch:  # (else: stale)
+                    self._txn_loads.pop(index, None)
+                txn.on_resignation(index, epoch)
         for topic, index in changes.deletes:
             if topic == TRANSACTION_STATE_TOPIC:
+                self._txn_loads.pop(index, None)
                 txn.on_resignation(index)
+
+    async def _load_group_partition(self, index: int, plog: Any, token: object) -> None:
+        """Kafka's coordinator loader: the partition's records are read in a worker thread
+        (the request loop goes on, its groups answering COORDINATOR_LOAD_IN_PROGRESS), then
+        replayed here; a load that leadership changes overtook is dropped."""
+        coordinator = self.broker.groups.coordinator
+        read = coordinator.storage._read_partition  # noqa: SLF001
+        started = time.monotonic()
+        try:
+            records = await trio.to_thread.run_sync(lambda: list(read(plog)))
+        except Exception as e:  # noqa: BLE001 - one bad partition must not stop the broker
+            if self._group_loads.get(index) is token:
+                del self._group_loads[index]
+                coordinator.fail_load(index, e)
+            return
+        if self._group_loads.get(index) is token:
+            del self._group_loads[index]
+            coordinator.finish_load(index, records)
+            log.info("Finished loading of metadata from %s-%d (%d records) in %d milliseconds",
+                     GROUP_METADATA_TOPIC, index, len(records),
+                     (time.monotonic() - started) * 1000)
+
+    async def _load_txn_partition(self, index: int, read: Callable[[], Any],
+                                  token: object) -> None:
+        """The transaction coordinator's load, read in a worker thread as the groups' is."""
+        txn = self.broker.txn_coordinator
+        try:
+            records, error = await trio.to_thread.run_sync(read), None
+        except Exception as e:  # noqa: BLE001 - one bad partition must not stop the broker
+            records, error = None, e
+        if self._txn_loads.get(index) is token:
+            del self._txn_loads[index]
+            txn.finish_election(index, records, error)
 
     def _make_followers(self, followers: dict, image: Any) -> None:
         """Kafka's applyLocalFollowersDelta: stop fetching, then fetch again from the new
@@ -239,6 +340,7 @@ class BrokerMetadataPublisher:
             broker.logs.delete_topics(gone)
             for name in gone:
                 log.info("deleted the logs of topic %s", name)
-        for topic, indexes in by_topic.items():
-            if topic not in gone:  # reassigned away: this replica's log goes
-                broker.logs.remove_partitions(topic, indexes)
+        moved = [(topic, i) for topic, indexes in by_topic.items() if topic not in gone
+                 for i in indexes]
+        if moved:  # reassigned away: this replica's log goes too (renamed -delete, removed)
+            broker.logs.delete_partitions(moved)

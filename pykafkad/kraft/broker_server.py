@@ -40,7 +40,8 @@ class BrokerServer:
             config=fetcher_config or FetcherConfig.from_config(broker.config),
             broker_epoch=broker_epoch)
         self.publisher = BrokerMetadataPublisher(
-            broker, self.fetchers, inter_broker_listener=inter_broker_listener)
+            broker, self.fetchers, inter_broker_listener=inter_broker_listener,
+            spawn=self._spawn)
         self._nursery: trio.Nursery | None = None
         broker.auto_topic_creation = AutoTopicCreationManager(broker, channel, self._spawn)
         broker.coordinator_locator = CoordinatorLocator(broker, broker.auto_topic_creation)

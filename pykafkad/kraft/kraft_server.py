@@ -79,7 +79,6 @@ class KafkaRaftServer:
                 broker, self.channel,
                 inter_broker_listener=inter_broker.listener_name if inter_broker else "PLAINTEXT",
                 broker_epoch=lambda: self.lifecycle.broker_epoch)
-            self.shared.loader.add_publisher(self.broker_server.publisher)
         self._shutdown = trio.Event()
 
     # -- what the command line reads ------------------------------------------------------------
@@ -121,6 +120,20 @@ class KafkaRaftServer:
                 raise errors[0] from None
             raise
 
+    async def _until(self, event: trio.Event) -> None:
+        """Waits for ``event``, or for a shutdown asked meanwhile."""
+        async with trio.open_nursery() as waiting:
+            async def until_set() -> None:
+                await event.wait()
+                waiting.cancel_scope.cancel()
+
+            async def until_shutdown() -> None:
+                await self._shutdown.wait()
+                waiting.cancel_scope.cancel()
+
+            waiting.start_soon(until_set)
+            waiting.start_soon(until_shutdown)
+
     async def _run(self, task_status) -> None:
         server_done = trio.Event()
 
@@ -139,18 +152,14 @@ class KafkaRaftServer:
                 await nursery.start(self.broker_server.run)
             if self.lifecycle is not None:
                 await nursery.start(self.lifecycle.run)
-                self.lifecycle.set_ready_to_unfence()
-                async with trio.open_nursery() as waiting:
-                    async def until_unfenced() -> None:
-                        await self.lifecycle.unfenced.wait()
-                        waiting.cancel_scope.cancel()
-
-                    async def until_shutdown() -> None:
-                        await self._shutdown.wait()
-                        waiting.cancel_scope.cancel()
-
-                    waiting.start_soon(until_unfenced)
-                    waiting.start_soon(until_shutdown)
+                await self._until(self.lifecycle.caught_up)
+                # Kafka's BrokerServer installs its publishers once the controller says the
+                # broker caught up: the first image it applies is the whole current one (the
+                # logs found at start are checked against it), never one replayed on the way
+                if self.lifecycle.caught_up.is_set():
+                    self.shared.loader.add_publisher(self.broker_server.publisher)
+                    self.lifecycle.set_ready_to_unfence()
+                await self._until(self.lifecycle.unfenced)
                 if self.lifecycle.unfenced.is_set():
                     log.info("Node %d: the broker is registered and unfenced.", self.config.node_id)
             task_status.started(port)

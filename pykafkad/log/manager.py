@@ -382,6 +382,32 @@ class LogManager:
             self.cleaner.forget(keys + unopened)
         return len(keys) + len(unopened)
 
+    def delete_partitions(self, keys) -> int:
+        """Closes and removes the logs of single replicas (moved to other brokers by a
+        reassignment), as ``delete_topics`` does whole topics; returns how many there were."""
+        wanted = set(keys)
+        with self._open_lock:
+            opened = [k for k in self._logs if k in wanted]
+            unopened = [k for k in self._unopened if k in wanted]
+            for key in opened:
+                plog = self._logs.pop(key)
+                plog.close()
+                self._delete_dir(plog.dir)
+            for key in unopened:
+                self._fresh.discard(key)
+                path = self._unopened.pop(key)
+                if self._dirless.pop(key, None) is None:
+                    self._delete_dir(Path(path))
+        gone = opened + unopened
+        for key in gone:
+            self._recovery_points.pop(key, None)
+            self._log_starts.pop(key, None)
+        if gone:
+            fsync_dir(self.data_dir)
+            self.checkpoint()
+            self.cleaner.forget(gone)
+        return len(gone)
+
     def _delete_dir(self, dir: Path) -> None:
         doomed = dir.with_name(f"{dir.name}.{uuid.uuid4().hex}-delete")
         try:
@@ -392,6 +418,48 @@ class LogManager:
             self._doomed_dirs.append(doomed)
         else:
             shutil.rmtree(doomed, ignore_errors=True)
+
+    def partition_dir(self, topic: str, partition: int) -> Path:
+        """Where the partition's log is (or will be)."""
+        with self._open_lock:
+            plog = self._logs.get((topic, partition))
+            if plog is not None:
+                return plog.dir
+            path = self._unopened.get((topic, partition))
+        return Path(path) if path is not None else self.data_dir / partition_dir_name(topic, partition)
+
+    def mark_stray(self, keys) -> list[Path]:
+        """Sets aside logs this broker no longer hosts (Kafka's stray replicas, found against
+        the first metadata image after a restart): each is closed and its directory renamed
+        ``<topic>-<partition>.<uuid>-stray``, never loaded again and never deleted, as
+        Kafka 4.4 keeps them. Returns the new directories."""
+        keys = list(keys)
+        moved = []
+        with self._open_lock:
+            for key in keys:
+                plog = self._logs.pop(key, None)
+                if plog is not None:
+                    plog.close()
+                    path = plog.dir
+                elif key in self._unopened:
+                    path = Path(self._unopened.pop(key))
+                else:
+                    continue
+                self._fresh.discard(key)
+                self._dirless.pop(key, None)
+                self._recovery_points.pop(key, None)
+                self._log_starts.pop(key, None)
+                if not path.is_dir():
+                    continue
+                stray = path.with_name(f"{path.name}.{uuid.uuid4().hex}-stray")
+                os.replace(path, stray)
+                log.warning("Log in %s marked stray and renamed to %s", path, stray)
+                moved.append(stray)
+        if moved:
+            fsync_dir(self.data_dir)
+            self.checkpoint()
+            self.cleaner.forget(keys)
+        return moved
 
     def remove_partitions(self, topic: str, partitions) -> None:
         """Closes and forgets the given partitions' logs (a rolled-back creation); their

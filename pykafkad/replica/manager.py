@@ -14,8 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import trio
+
 from pykafkad.log.errors import KafkaStorageError
 from pykafkad.log.partition import PartitionLog
+from pykafkad.replica.hw_checkpoint import HighWatermarkCheckpoint
 from pykafkad.replica.partition import (
     AlterPartition,
     Partition,
@@ -54,6 +57,8 @@ class ReplicaManager:
         alter_partition: AlterPartition = apply_locally,
         single_node: bool = True,
         peek_leader_epoch: Callable[[str, int], int | None] | None = None,
+        hw_checkpoint: HighWatermarkCheckpoint | None = None,
+        has_log: Callable[[str, int], bool] | None = None,
     ):
         self.local_broker_id = local_broker_id
         self._get_log = get_log
@@ -65,6 +70,10 @@ class ReplicaManager:
         self.single_node = single_node
         #: the latest epoch a partition's log recorded, without opening the log (or None)
         self._peek_leader_epoch = peek_leader_epoch
+        #: the log dir's replication-offset-checkpoint (None: high watermarks not persisted)
+        self.hw_checkpoint = hw_checkpoint
+        #: whether a partition still has a log (opened or not), for the checkpoint
+        self._has_log = has_log
         self._epoch_hints: dict[TopicPartition, int] = {}
         self.partitions: dict[TopicPartition, Partition] = {}
         self.by_topic_id: dict[bytes, dict[int, Partition]] = {}
@@ -164,6 +173,10 @@ class ReplicaManager:
             replica_lag_time_max_ms=self.replica_lag_time_max_ms,
             topic_config=lambda: self._topic_config(self._get_topic(topic)),
             alter_partition=self.alter_partition)
+        if self.hw_checkpoint is not None and not plog.high_watermark_managed:
+            # Kafka's Partition.updateHighWatermark: the checkpointed HW (0 without one),
+            # clamped to the log; a leader moves it on from there as its ISR allows
+            plog.update_high_watermark(self.hw_checkpoint.fetch((topic, index)) or 0)
         partition.on_high_watermark = self._on_high_watermark
         partition.on_append = self.notify_log_end
         partition.is_replica_isr_eligible = self.is_replica_isr_eligible
@@ -222,6 +235,36 @@ class ReplicaManager:
         now = self.clock() if now_ms is None else now_ms
         return [p for p in list(self.partitions.values())
                 if p.is_leader and p.followers and p.maybe_shrink_isr(now)]
+
+    # -- the high watermark checkpoint ----------------------------------------------------------
+    def high_watermarks(self) -> dict[TopicPartition, int] | None:
+        """What Kafka's checkpointHighWatermarks writes: every hosted partition's HW. A log not
+        hosted yet (single node: not used since start) keeps its checkpointed entry. None when
+        no partition is hosted: Kafka leaves the file of a log dir without partitions as is."""
+        checkpoint = self.hw_checkpoint
+        if checkpoint is None or not self.partitions:
+            return None
+        has_log = self._has_log
+        hws = {tp: hw for tp, hw in checkpoint.checkpointed.items()
+               if tp not in self.partitions and has_log is not None and has_log(*tp)}
+        for tp, partition in self.partitions.items():
+            hws[tp] = partition.high_watermark
+        return hws
+
+    def checkpoint_high_watermarks(self) -> bool:
+        """Writes replication-offset-checkpoint now (a clean shutdown); whether it did."""
+        hws = self.high_watermarks()
+        if hws is None:
+            return False
+        self.hw_checkpoint.write(hws)
+        return True
+
+    async def checkpoint_high_watermarks_in_thread(self) -> None:
+        """The periodic checkpoint (replica.high.watermark.checkpoint.interval.ms): the HWs are
+        read here, the file written and fsynced in a worker thread."""
+        hws = self.high_watermarks()
+        if hws is not None:
+            await trio.to_thread.run_sync(self.hw_checkpoint.write, hws)
 
     # -- waits -----------------------------------------------------------------------------------
     def _on_high_watermark(self, partition: Partition | None) -> None:

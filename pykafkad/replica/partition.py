@@ -409,7 +409,8 @@ class Partition:
     def maybe_increment_leader_hw(self, now_ms: int | None = None) -> bool:
         """Kafka's maybeIncrementLeaderHW: the HW is the least log end offset over the
         (maximal) ISR and the followers caught up within replica.lag.time.max.ms that may join
-        it; it does not move while the ISR is below min.insync.replicas.  Whether it moved."""
+        it (KIP-841: not a fenced broker, nor one in controlled shutdown); it does not move
+        while the ISR is below min.insync.replicas.  Whether it moved."""
         if not self.is_leader or (self.followers and self.is_under_min_isr()):
             return False  # (no followers: the leader alone is always enough)
         now = self.clock() if now_ms is None else now_ms
@@ -419,7 +420,8 @@ class Partition:
         lag = self.replica_lag_time_max_ms
         for replica_id, state in self.followers.items():
             if state.log_end_offset < new_hw and (
-                    replica_id in maximal or state.is_caught_up(leo, now, lag)):
+                    replica_id in maximal or (state.is_caught_up(leo, now, lag)
+                                              and self.is_replica_isr_eligible(replica_id))):
                 new_hw = state.log_end_offset
         if new_hw < 0 or not self.log.maybe_increment_high_watermark(new_hw):
             return False

@@ -49,6 +49,7 @@ from wire.messages.alter_configs_response import AlterConfigsResponse
 from wire.messages.alter_partition_response import AlterPartitionResponse
 from wire.messages.broker_heartbeat_response import BrokerHeartbeatResponse
 from wire.messages.broker_registration_response import BrokerRegistrationResponse
+from wire.messages.controller_registration_response import ControllerRegistrationResponse
 from wire.messages.delete_topics_response import DeletableTopicResult, DeleteTopicsResponse
 from wire.messages.elect_leaders_response import (
     ElectLeadersResponse,
@@ -70,10 +71,12 @@ from wire.metadata import (
     PartitionRecord,
     ProducerIdsRecord,
     RegisterBrokerRecord,
+    RegisterControllerRecord,
     RemoveTopicRecord,
     TopicRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
+    UnregisterControllerRecord,
 )
 from wire.primitives import ZERO_UUID
 
@@ -121,11 +124,14 @@ class QuorumController:
             ProducerIdsRecord: self.producer_ids.replay,
             FeatureLevelRecord: self.features.replay,
             ClearElrRecord: self.replication.replay_clear_elr,
+            RegisterControllerRecord: self.cluster.replay_register_controller,
+            UnregisterControllerRecord: self.cluster.replay_unregister_controller,
         }
         self._handlers = {
             "BrokerRegistrationRequest": self._broker_registration,
             "BrokerHeartbeatRequest": self._broker_heartbeat,
             "UnregisterBrokerRequest": self._unregister_broker,
+            "ControllerRegistrationRequest": self._controller_registration,
             "CreateTopicsRequest": lambda r, v, o: self.replication.create_topics(r),
             "DeleteTopicsRequest": self._delete_topics,
             "CreatePartitionsRequest": lambda r, v, o: self.replication.create_partitions(r),
@@ -223,6 +229,15 @@ class QuorumController:
             return ControllerResult([], BrokerRegistrationResponse(error_code=e.code))
         return ControllerResult(records, BrokerRegistrationResponse(
             error_code=ErrorCode.NONE, broker_epoch=epoch), atomic=True)
+
+    def _controller_registration(self, request, version, offset) -> ControllerResult:
+        try:
+            records = self.cluster.register_controller(request, self.features.metadata_version)
+        except ApiError as e:
+            return ControllerResult([], ControllerRegistrationResponse(
+                error_code=e.code, error_message=e.message))
+        return ControllerResult(records, ControllerRegistrationResponse(
+            error_code=ErrorCode.NONE), atomic=True)
 
     def _broker_heartbeat(self, request, version, offset) -> ControllerResult:
         rc, hb = self.replication, self.cluster.heartbeats

@@ -54,13 +54,22 @@ async def handle_fetch_snapshot(ctx: RequestContext, req: Any) -> Any:
 @handles(60, 0, 2, listeners=CONTROLLER)
 async def describe_controllers(ctx: RequestContext, req: Any) -> DescribeClusterResponse:
     """DescribeCluster on a controller (KIP-919, what ``--bootstrap-controller`` tools ask
-    first): the controllers' endpoints and the active controller. Asking for brokers (v0
+    first): the registered controllers' endpoints on this listener and the active controller
+    (-1 until it has registered). Asking for brokers (v0
     always does) gets Kafka's mismatched-endpoint error."""
     error = describe_cluster.endpoint_error(ctx.version, req, describe_cluster.CONTROLLER_ENDPOINT)
     if error is not None:
         return error
     raft = ctx.broker.raft
+    shared = getattr(ctx.broker, "shared_server", None)
+    if shared is not None:  # a KRaft node: the registered controllers (KIP-919)
+        nodes = []
+        for cid, reg in sorted(shared.loader.image.controllers.items()):
+            ep = next((e for e in reg.listeners if e.name == ctx.listener_name), None)
+            if ep is not None:
+                nodes.append((cid, ep.host, ep.port, None, False))
+    else:  # a bare raft node (tests): its voters
+        nodes = [(n, h, p, None, False) for n, (h, p) in sorted(raft.voters.items())]
     return describe_cluster.described(
         req, describe_cluster.CONTROLLER_ENDPOINT, ctx.broker.cluster_id,
-        raft.leader_and_epoch.leader_id,
-        [(n, h, p, None, False) for n, (h, p) in sorted(raft.voters.items())])
+        raft.leader_and_epoch.leader_id, nodes)

@@ -91,6 +91,7 @@ class ControllerServer:
             default_replication_factor=c["default.replication.factor"],
             broker_defaults=defaults, delete_topic_enable=c["delete.topic.enable"],
             kraft_version=0,  # a static quorum (controller.quorum.voters)
+            quorum_node_ids=sorted(self.shared.voters),
             describe_configs=lambda overrides: describe_topic_configs(
                 c, overrides, None, False, False))
 

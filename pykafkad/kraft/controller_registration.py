@@ -28,8 +28,6 @@ log = logging.getLogger("pykafkad.kraft.controller_registration")
 IBP_3_7_IV0 = 15
 #: Kafka's resend backoff after a failed registration (exponential, 100 ms to 10 s)
 RETRY_MIN_S, RETRY_MAX_S = 0.1, 10.0
-#: how long an acknowledged registration may take to reach this node's image before resending
-PERSIST_TIMEOUT_S = 5.0
 
 
 class ControllerRegistrationManager:
@@ -45,12 +43,18 @@ class ControllerRegistrationManager:
         self.incarnation_id = uuid.uuid4().bytes
         self.metadata_version = 0
         self.registered_in_log = False
+        self._last_seen = None
         self._changed = trio.Event()
 
     # -- MetadataPublisher -------------------------------------------------------------------
     def on_metadata_update(self, delta, image, manifest) -> None:
-        self.metadata_version = image.features.metadata_version or 0
+        """As Kafka's manager, only a change of the metadata.version or of this node's
+        registration wakes it (an acknowledged registration is committed: it will show up)."""
+        mv = image.features.metadata_version or 0
         reg = image.controllers.get(self.node_id)
+        if mv == self.metadata_version and reg == self._last_seen:
+            return
+        self.metadata_version, self._last_seen = mv, reg
         self.registered_in_log = reg is not None and reg.incarnation_id == self.incarnation_id
         self._changed.set()
 
@@ -85,7 +89,7 @@ class ControllerRegistrationManager:
                 log.info("Controller %d: the active controller acknowledged the registration.",
                          self.node_id)
                 backoff = RETRY_MIN_S
-                await self._wait_change(PERSIST_TIMEOUT_S)
+                await self._wait_change()
                 continue
             log.info("Controller %d: registration failed with error %s; retrying",
                      self.node_id, error)

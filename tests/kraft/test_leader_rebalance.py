@@ -5,10 +5,14 @@ partitions off their preferred leader) hands it its preferred leaderships back."
 
 from __future__ import annotations
 
+import os
+import subprocess
+
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from compat.kafka_broker import JAVA_OPTS, java_binary, kafka_classpath, run_kafka_cluster
 from pykafkad.testing import run_cluster
-from tests.integration.clients import WAIT_S
+from tests.integration.clients import WAIT_S, needs_java
 from tests.kraft.test_broker_replication import active_controller, node_bootstrap, wait_for
 
 CONFIG = {"leader.imbalance.check.interval.seconds": "1",
@@ -61,3 +65,26 @@ def test_the_preferred_leader_takes_its_partitions_back(tmp_path):
     assert all(leader != victim for leader in seen["moved"].values())
     assert seen["back"] == {p: victim for p in seen["owned"]}
 
+
+
+def restart_kafka_node(node) -> None:
+    """Starts a stopped Apache Kafka node of run_kafka_cluster again on its own config."""
+    with open(node.log_path, "ab") as log:
+        node.proc = subprocess.Popen(
+            [java_binary(), *JAVA_OPTS, "kafka.Kafka", str(node.data_dir / "server.properties")],
+            env={**os.environ, "CLASSPATH": kafka_classpath(node.version)}, stdout=log,
+            stderr=subprocess.STDOUT, start_new_session=True)
+
+
+@needs_java
+def test_kafka_hands_the_partitions_back_alike(tmp_path):
+    """The same scenario on three Apache Kafka 4.4 nodes: the same leaderships move away and
+    come back to the same preferred replicas."""
+    with run_kafka_cluster(3, config=CONFIG, data_dir=tmp_path / "kafka") as kafka:
+        nodes = {i + 1: n for i, n in enumerate(kafka.nodes)}
+        victim = 3
+        seen = run_scenario(lambda n: nodes[n].bootstrap_servers, lambda n: nodes[n].stop(),
+                            lambda n: restart_kafka_node(nodes[n]), sorted(nodes), victim)
+    assert seen["owned"]
+    assert all(leader != victim for leader in seen["moved"].values())
+    assert seen["back"] == {p: victim for p in seen["owned"]}

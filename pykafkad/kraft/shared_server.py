@@ -44,6 +44,23 @@ def setting(config, key: str, default):
 CLEAN_INTERVAL_S = 60.0
 
 
+#: Kafka 4.4's minimum metadata.log.segment.bytes (tests lower it with the internal override)
+METADATA_LOG_SEGMENT_MIN_BYTES = 8 * 1024 * 1024
+
+
+def metadata_segment_bytes(config) -> int:
+    """metadata.log.segment.bytes, refused below 8 MiB as Kafka 4.4 refuses it;
+    internal.metadata.log.segment.bytes (Kafka's test-only override) wins when set."""
+    internal = setting(config, "internal.metadata.log.segment.bytes", 0)
+    if internal > 0:
+        return internal
+    value = setting(config, "metadata.log.segment.bytes", 1073741824)
+    if value < METADATA_LOG_SEGMENT_MIN_BYTES:
+        raise ValueError(f"Invalid value {value} for configuration metadata.log.segment.bytes: "
+                         f"Value must be at least {METADATA_LOG_SEGMENT_MIN_BYTES}")
+    return value
+
+
 def _snapshot_timestamp(path: Path) -> int | None:
     """The last contained log timestamp of a snapshot, from its header."""
     try:
@@ -99,8 +116,8 @@ class SharedServer:
             self.node_id, self.directory_id, voters, self.metadata_log_dir, self.cluster_id,
             clock=clock, config=quorum_config(config),
             log_config=metadata_log_config(
-                setting(config, "metadata.log.segment.bytes", 1073741824),
-                setting(config, "metadata.log.segment.ms", 604800000)),
+                metadata_segment_bytes(config), setting(config, "metadata.log.segment.ms",
+                                                        604800000)),
             retention=MetadataLogRetention(
                 setting(config, "metadata.max.retention.bytes", 100 * 1024 * 1024),
                 setting(config, "metadata.max.retention.ms", 604800000),

@@ -1,6 +1,7 @@
 """Metadata log trimming (Kafka's KafkaMetadataLog.maybeClean): once a snapshot is taken
 (metadata.log.max.record.bytes.between.snapshots), the snapshots before the latest one and
-the log segments (metadata.log.segment.bytes) wholly before it are deleted while the log and
+the log segments (metadata.log.segment.bytes; Kafka's test-only internal.metadata.log.segment.bytes here) wholly
+before it are deleted while the log and
 its snapshots exceed metadata.max.retention.bytes. A node that was down while its peers'
 log start moved past its log end catches up through the leader's snapshot (Fetch answers
 it with the snapshot id, FetchSnapshot sends it), then through the log after it."""
@@ -10,9 +11,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from compat.kafka_broker import kafka_config_error
 from compat.kafka_tools import run_tool
+from pykafkad.launcher import NodeFailedError
 from pykafkad.raft import snapshots
 from pykafkad.testing import run_cluster
 from tests.integration.clients import WAIT_S, needs_java
@@ -20,7 +24,9 @@ from tests.kraft.test_broker_replication import active_controller, node_bootstra
 
 pytestmark = needs_java
 
-CONFIG = {"metadata.log.segment.bytes": "2048",
+#: internal.metadata.log.segment.bytes: Kafka's test-only override (metadata.log.segment.bytes
+#: is at least 8 MiB)
+CONFIG = {"internal.metadata.log.segment.bytes": "2048",
           "metadata.log.max.record.bytes.between.snapshots": "4096",
           "metadata.max.retention.bytes": "1"}
 
@@ -75,3 +81,19 @@ def test_log_is_trimmed_and_a_lagging_node_catches_up_from_the_snapshot(tmp_path
         fetched = snapshots.list_snapshots(metadata_dir(cluster, lagging))
         assert fetched and fetched[-1][0] >= leader_start
         assert log_start(cluster, lagging) > stopped_at
+
+
+def test_segment_bytes_below_kafkas_minimum_is_refused_as_kafka_refuses_it(tmp_path):
+    props = {"metadata.log.segment.bytes": "2048"}
+    with pytest.raises(NodeFailedError) as refused, \
+            run_cluster(1, config=props, data_dir=tmp_path / "ours"):
+        pass
+    base = {"process.roles": "broker,controller", "node.id": "1",
+            "controller.quorum.voters": "1@127.0.0.1:19999",
+            "listeners": "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:19999",
+            "controller.listener.names": "CONTROLLER", "log.dirs": str(tmp_path / "kafka/logs")}
+    status, message = kafka_config_error({**base, **props}, tmp_path / "kafka")
+    assert status == 1 and message == (
+        "Invalid value 2048 for configuration metadata.log.segment.bytes: Value must be at "
+        "least 8388608")
+    assert f"pykafkad: {message}" in str(refused.value)

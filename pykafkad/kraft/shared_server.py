@@ -187,8 +187,20 @@ class SharedServer:
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
-                await nursery.start(self.raft.run)
-                nursery.start_soon(self._clean_periodically)
+                cleaner = trio.CancelScope()
+
+                async def raft_then_stop_cleaning(task_status=trio.TASK_STATUS_IGNORED) -> None:
+                    try:
+                        await self.raft.run(task_status=task_status)
+                    finally:
+                        cleaner.cancel()
+
+                async def clean() -> None:
+                    with cleaner:
+                        await self._clean_periodically()
+
+                await nursery.start(raft_then_stop_cleaning)
+                nursery.start_soon(clean)
                 task_status.started()
         finally:
             self._nursery = None

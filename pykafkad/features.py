@@ -43,3 +43,17 @@ FINALIZED_FEATURES_EPOCH = 0
 def finalized() -> list[Feature]:
     rank = {name: i for i, name in enumerate(FINALIZED_ORDER)}
     return sorted((f for f in FEATURES if f.finalized > 0), key=lambda f: rank.get(f.name, 99))
+
+
+def finalized_levels(node) -> tuple[int, list[tuple[str, int]]]:
+    """(epoch, [(name, level)]) ApiVersions reports: a KRaft node's come from its metadata
+    image (UpdateFeatures changes them; the epoch is the image's offset, as Kafka's), a single
+    node's are the fixed ones above."""
+    shared = getattr(node, "shared_server", None)
+    image = shared.loader.image if shared is not None else None
+    if image is None or image.features.metadata_version is None:
+        return FINALIZED_FEATURES_EPOCH, [(f.name, f.finalized) for f in finalized()]
+    levels = {n: v for n, v in image.features.finalized_versions.items() if v > 0}
+    levels["metadata.version"] = image.features.metadata_version
+    rank = {name: i for i, name in enumerate(FINALIZED_ORDER)}
+    return image.offset, sorted(levels.items(), key=lambda kv: rank.get(kv[0], 99))

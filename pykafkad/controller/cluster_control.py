@@ -20,12 +20,16 @@ from wire.metadata import (
     BrokerRegistrationChangeRecord,
     FenceBrokerRecord,
     RegisterBrokerRecord,
+    RegisterControllerRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
+    UnregisterControllerRecord,
 )
 from wire.metadata.register_broker_record import BrokerEndpoint, BrokerFeature
+from wire.metadata.register_controller_record import ControllerEndpoint, ControllerFeature
 
 METADATA_VERSION = "metadata.version"
+IBP_3_7_IV0 = 15   # the first metadata.version with controller registrations (KIP-919)
 DEFAULT_SESSION_TIMEOUT_MS = 9000   # broker.session.timeout.ms
 
 # BrokerRegistrationChangeRecord's fenced / inControlledShutdown values
@@ -67,6 +71,8 @@ class ClusterControlManager:
         self.register_offsets: dict[int, int] = {}
         self.heartbeats = BrokerHeartbeatManager(session_timeout_ms)
         self.now_ms = 0    # the time of the last handled operation, for replayed sessions
+        #: KIP-919: controller id -> its RegisterControllerRecord (endpoints, features)
+        self.controllers: dict[int, RegisterControllerRecord] = {}
 
     def activate(self, now_ms: int) -> None:
         self.now_ms = now_ms
@@ -232,6 +238,28 @@ class ClusterControlManager:
         self.register_offsets.pop(reg.id, None)
         self.heartbeats.remove(reg.id)
         del self.registrations[reg.id]
+
+    def register_controller(self, request, metadata_version: int) -> list:
+        """ControllerRegistration (KIP-919): one RegisterControllerRecord with the endpoints
+        and supported features the controller sent."""
+        if metadata_version < IBP_3_7_IV0:
+            raise ApiError(ErrorCode.UNSUPPORTED_VERSION, "The current MetadataVersion is too "
+                           "old to support controller registrations.")
+        return [RegisterControllerRecord(
+            controller_id=request.controller_id, incarnation_id=request.incarnation_id,
+            zk_migration_ready=False,
+            end_points=[ControllerEndpoint(name=ep.name, host=ep.host, port=ep.port,
+                                           security_protocol=ep.security_protocol)
+                        for ep in request.listeners],
+            features=[ControllerFeature(name=f.name, min_supported_version=f.min_supported_version,
+                                        max_supported_version=f.max_supported_version)
+                      for f in request.features])]
+
+    def replay_register_controller(self, record: RegisterControllerRecord) -> None:
+        self.controllers[record.controller_id] = record
+
+    def replay_unregister_controller(self, record: UnregisterControllerRecord) -> None:
+        self.controllers.pop(record.controller_id, None)
 
     def replay_fence(self, record: FenceBrokerRecord) -> None:
         self._change(record, record.id, record.epoch, fenced=True)

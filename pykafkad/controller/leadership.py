@@ -284,14 +284,17 @@ MAX_ELECTIONS_PER_IMBALANCE = 1000
 def balance_partition_leaders(rc: ReplicationControlManager,
                               max_elections: int = MAX_ELECTIONS_PER_IMBALANCE
                               ) -> ControllerResult:
-    """auto.leader.rebalance.enable's periodic task: a preferred election for every partition
-    not led by its preferred replica (at most ``max_elections`` records; the response says
-    whether more may remain)."""
+    """auto.leader.rebalance.enable's periodic task (Kafka's maybeBalancePartitionLeaders):
+    a preferred election for every partition not led by its preferred replica, which
+    happens only where that replica is in the ISR and an acceptable leader (at most
+    ``max_elections`` records; the response says whether more may remain)."""
     records: list = []
-    for topic, pid, part in rc.all_partitions():
+    for topic_id, pid in sorted(rc.imbalanced):
         if len(records) >= max_elections:
             break
-        if part.has_preferred_leader():
+        topic = rc.topics.get(topic_id)
+        part = topic.parts.get(pid) if topic is not None else None
+        if part is None:
             continue
         b = builder(rc, topic, pid, part)
         b.election = Election.PREFERRED

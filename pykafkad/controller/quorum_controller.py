@@ -42,6 +42,12 @@ from pykafkad.controller.heartbeat import BrokerControlState
 from pykafkad.controller.producer_id_control import ProducerIdControlManager
 from pykafkad.controller.replication_control import ReplicationControlManager
 from pykafkad.controller.result import NONE, ApiError, ControllerResult
+from pykafkad.controller.update_features import (
+    FeatureUpdater,
+    elr_safety_records,
+    update_features,
+)
+from pykafkad.features import FEATURES
 from wire.errors import ErrorCode
 from wire.messages.allocate_producer_ids_response import AllocateProducerIdsResponse
 from wire.messages.alter_configs_response import AlterConfigsResourceResponse as LegacyResult
@@ -49,6 +55,7 @@ from wire.messages.alter_configs_response import AlterConfigsResponse
 from wire.messages.alter_partition_response import AlterPartitionResponse
 from wire.messages.broker_heartbeat_response import BrokerHeartbeatResponse
 from wire.messages.broker_registration_response import BrokerRegistrationResponse
+from wire.messages.controller_registration_response import ControllerRegistrationResponse
 from wire.messages.delete_topics_response import DeletableTopicResult, DeleteTopicsResponse
 from wire.messages.elect_leaders_response import (
     ElectLeadersResponse,
@@ -70,10 +77,12 @@ from wire.metadata import (
     PartitionRecord,
     ProducerIdsRecord,
     RegisterBrokerRecord,
+    RegisterControllerRecord,
     RemoveTopicRecord,
     TopicRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
+    UnregisterControllerRecord,
 )
 from wire.primitives import ZERO_UUID
 
@@ -88,8 +97,11 @@ class QuorumController:
                  kraft_version: int = 1,
                  config_validator=default_validator,
                  broker_config: BrokerConfig | None = None,
-                 describe_configs: Callable[[dict[str, str]], list] | None = None) -> None:
+                 describe_configs: Callable[[dict[str, str]], list] | None = None,
+                 quorum_node_ids: list[int] | None = None) -> None:
         self.node_id = node_id
+        #: the voters (controller.quorum.voters): UpdateFeatures wants each registered
+        self.quorum_node_ids = list(quorum_node_ids) if quorum_node_ids else [node_id]
         self.random = rnd if rnd is not None else _random.Random()
         self.kraft_version = kraft_version
         self.delete_topic_enable = delete_topic_enable
@@ -121,11 +133,15 @@ class QuorumController:
             ProducerIdsRecord: self.producer_ids.replay,
             FeatureLevelRecord: self.features.replay,
             ClearElrRecord: self.replication.replay_clear_elr,
+            RegisterControllerRecord: self.cluster.replay_register_controller,
+            UnregisterControllerRecord: self.cluster.replay_unregister_controller,
         }
         self._handlers = {
             "BrokerRegistrationRequest": self._broker_registration,
             "BrokerHeartbeatRequest": self._broker_heartbeat,
             "UnregisterBrokerRequest": self._unregister_broker,
+            "ControllerRegistrationRequest": self._controller_registration,
+            "UpdateFeaturesRequest": self._update_features,
             "CreateTopicsRequest": lambda r, v, o: self.replication.create_topics(r),
             "DeleteTopicsRequest": self._delete_topics,
             "CreatePartitionsRequest": lambda r, v, o: self.replication.create_partitions(r),
@@ -223,6 +239,29 @@ class QuorumController:
             return ControllerResult([], BrokerRegistrationResponse(error_code=e.code))
         return ControllerResult(records, BrokerRegistrationResponse(
             error_code=ErrorCode.NONE, broker_epoch=epoch), atomic=True)
+
+    def _controller_registration(self, request, version, offset) -> ControllerResult:
+        try:
+            records = self.cluster.register_controller(request, self.features.metadata_version)
+        except ApiError as e:
+            return ControllerResult([], ControllerRegistrationResponse(
+                error_code=e.code, error_message=e.message))
+        return ControllerResult(records, ControllerRegistrationResponse(
+            error_code=ErrorCode.NONE), atomic=True)
+
+    def _update_features(self, request, version, offset) -> ControllerResult:
+        updater = FeatureUpdater(
+            node_id=self.node_id, finalized=self.features.finalized,
+            kraft_version=self.kraft_version,
+            local={f.name: (f.min_version, f.max_version) for f in FEATURES},
+            brokers={b: dict(r.features) for b, r in sorted(self.cluster.registrations.items())},
+            controllers={c: {f.name: (f.min_supported_version, f.max_supported_version)
+                             for f in r.features}
+                         for c, r in sorted(self.cluster.controllers.items())},
+            quorum_node_ids=self.quorum_node_ids)
+        min_isr = self.replication.broker_defaults["min.insync.replicas"]
+        return update_features(updater, request, 2 if version is None else version,
+                               lambda: elr_safety_records(self.configs.configs, min_isr))
 
     def _broker_heartbeat(self, request, version, offset) -> ControllerResult:
         rc, hb = self.replication, self.cluster.heartbeats

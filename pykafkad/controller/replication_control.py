@@ -94,6 +94,9 @@ class ReplicationControlManager:
         self.describe_configs = describe_configs
         self.topics: dict[bytes, TopicControlInfo] = {}
         self.topics_by_name: dict[str, bytes] = {}
+        #: (topic id, partition) not led by their preferred replica, as Kafka's
+        #: imbalancedPartitions: what auto.leader.rebalance.enable's task walks
+        self.imbalanced: set[tuple[bytes, int]] = set()
 
     # --- replay ----------------------------------------------------------------------------
     def replay_topic(self, record: TopicRecord) -> None:
@@ -107,7 +110,8 @@ class ReplicationControlManager:
         if topic is None:
             raise RuntimeError(f"Tried to create partition {record.partition_id}, but no topic "
                                "with that ID was found.")
-        topic.parts[record.partition_id] = PartitionRegistration.from_record(record)
+        part = topic.parts[record.partition_id] = PartitionRegistration.from_record(record)
+        self._track_imbalance(record.topic_id, record.partition_id, part)
 
     def replay_partition_change(self, record: PartitionChangeRecord) -> None:
         topic = self.topics.get(record.topic_id)
@@ -115,7 +119,14 @@ class ReplicationControlManager:
         if part is None:
             raise RuntimeError(f"Tried to change partition {record.partition_id}, but no "
                                "partition with that id was found.")
-        topic.parts[record.partition_id] = part.merge(record)
+        part = topic.parts[record.partition_id] = part.merge(record)
+        self._track_imbalance(record.topic_id, record.partition_id, part)
+
+    def _track_imbalance(self, topic_id: bytes, pid: int, part: PartitionRegistration) -> None:
+        if part.has_preferred_leader():
+            self.imbalanced.discard((topic_id, pid))
+        else:
+            self.imbalanced.add((topic_id, pid))
 
     def replay_remove_topic(self, record: RemoveTopicRecord) -> None:
         topic = self.topics.pop(record.topic_id, None)
@@ -123,6 +134,7 @@ class ReplicationControlManager:
             raise ApiError(ErrorCode.UNKNOWN_TOPIC_ID,
                            f"Can't find topic with ID {record.topic_id!r} to remove.")
         del self.topics_by_name[topic.name]
+        self.imbalanced.difference_update((topic.id, pid) for pid in topic.parts)
         self.configs.delete_topic_configs(topic.name)
 
     def replay_clear_elr(self, record: ClearElrRecord) -> None:

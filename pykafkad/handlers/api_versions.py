@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from pykafkad.dispatch import BROKER, CONTROLLER, RequestContext, handles
-from pykafkad.features import FEATURES, FINALIZED_FEATURES_EPOCH, finalized
+from pykafkad.features import FEATURES, finalized_levels
 from wire.errors import ErrorCode
 from wire.messages.api_versions_response import (
     ApiVersion,
@@ -58,6 +58,7 @@ async def handle_api_versions(ctx: RequestContext, request) -> ApiVersionsRespon
         if named_cluster and (request.cluster_id != ctx.broker.cluster_id
                               or request.node_id != ctx.broker.node_id):
             return _error(ErrorCode.REBOOTSTRAP_REQUIRED)
+    epoch, levels = finalized_levels(ctx.broker)
     keys = [ApiVersion(h.api_key, h.advertised_min_version, h.max_version) for h in sorted(
         ctx.handlers.values(), key=lambda h: h.api_key) if h.served_by(ctx.broker)]
     return ApiVersionsResponse(
@@ -65,7 +66,6 @@ async def handle_api_versions(ctx: RequestContext, request) -> ApiVersionsRespon
         supported_features=[
             SupportedFeatureKey(f.name, f.min_version, f.max_version) for f in FEATURES
             if f.min_version > 0 or v >= ZERO_MIN_FEATURES_VERSION],
-        finalized_features_epoch=FINALIZED_FEATURES_EPOCH,
-        finalized_features=[
-            FinalizedFeatureKey(f.name, f.finalized, f.finalized) for f in finalized()],
+        finalized_features_epoch=epoch,
+        finalized_features=[FinalizedFeatureKey(n, level, level) for n, level in levels],
     )

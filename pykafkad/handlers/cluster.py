@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 from pykafkad.dispatch import RequestContext, handles
-from pykafkad.handlers import authorized_operations
+from pykafkad.handlers import describe_cluster
 from wire.errors import ErrorCode, KafkaError
-from wire.messages.describe_cluster_response import (
-    DescribeClusterBroker,
-    DescribeClusterResponse,
-)
+from wire.messages.describe_cluster_response import DescribeClusterResponse
 from wire.messages.find_coordinator_response import Coordinator, FindCoordinatorResponse
 
 GROUP_KEY_TYPE = 0
@@ -22,27 +19,17 @@ INVALID_REQUEST_MESSAGE = (
 
 @handles(60, 0, 2)
 async def handle_describe_cluster(ctx: RequestContext, req) -> DescribeClusterResponse:
-    """Versions 0-2 (v1 adds endpoint_type: only brokers, 1, are described; v2 adds
-    ``include_fenced_brokers`` and ``is_fenced``: only alive brokers are described)."""
+    """Versions 0-2 on a broker listener: the alive brokers (v1: endpoint_type must be 1,
+    brokers; v2: ``include_fenced_brokers`` adds the fenced ones, ``is_fenced`` says which)."""
+    error = describe_cluster.endpoint_error(ctx.version, req, describe_cluster.BROKER_ENDPOINT)
+    if error is not None:
+        return error
     cache = ctx.broker.metadata_cache
-    if ctx.version >= 1 and req.endpoint_type != 1:
-        return DescribeClusterResponse(
-            error_code=ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
-            error_message="Only brokers are described by this cluster",
-            endpoint_type=req.endpoint_type,
-            cluster_id=ctx.broker.cluster_id,
-        )
-    return DescribeClusterResponse(
-        throttle_time_ms=0,
-        error_code=0,
-        endpoint_type=1,
-        cluster_id=ctx.broker.cluster_id,
-        controller_id=cache.controller_id(ctx.listener_name),
-        brokers=[DescribeClusterBroker(n.node_id, n.host, n.port, n.rack)
-                 for n in cache.alive_brokers(ctx.listener_name)],
-        cluster_authorized_operations=authorized_operations.CLUSTER
-        if req.include_cluster_authorized_operations else authorized_operations.OMITTED,
-    )
+    nodes = cache.brokers(ctx.listener_name, ctx.version >= 2 and req.include_fenced_brokers)
+    return describe_cluster.described(
+        req, describe_cluster.BROKER_ENDPOINT, ctx.broker.cluster_id,
+        cache.controller_id(ctx.listener_name),
+        [(n.node_id, n.host, n.port, n.rack, fenced) for n, fenced in nodes])
 
 
 @handles(10, 0, 6)

@@ -40,6 +40,19 @@ async def handle_broker_registration(ctx: RequestContext, req: Any) -> Any:
     return await _submit(ctx, req)
 
 
+@handles(70, 0, 0, listeners=CONTROLLER)
+async def handle_controller_registration(ctx: RequestContext, req: Any) -> Any:
+    """Version 0 (KIP-919): a controller's endpoints and supported features, written as a
+    RegisterControllerRecord."""
+    return await _submit(ctx, req)
+
+
+@handles(57, 0, 2, listeners=CONTROLLER)
+async def handle_update_features(ctx: RequestContext, req: Any) -> Any:
+    """Versions 0-2 (v1: upgrade types and dry runs; v2: no per-feature results)."""
+    return await _submit(ctx, req)
+
+
 @handles(63, 0, 2, listeners=CONTROLLER)
 async def handle_broker_heartbeat(ctx: RequestContext, req: Any) -> Any:
     """Versions 0-2 (v1: offline log dirs; v2: cordoned log dirs)."""

@@ -1,6 +1,6 @@
 """APIs a KRaft broker serves only by forwarding them to the active controller (Kafka's
-KafkaApis ``forwardToController``): DescribeQuorum, ElectLeaders, AlterPartitionReassignments
-and ListPartitionReassignments.  A single-node broker has no controller to ask: it neither
+KafkaApis ``forwardToController``): DescribeQuorum, ElectLeaders, AlterPartitionReassignments,
+ListPartitionReassignments and UpdateFeatures.  A single-node broker has no controller to ask: it neither
 advertises nor answers them (the connection is closed, as for any API not enabled).
 
 The request goes in an Envelope with the client's header and body (ForwardingManager), so the
@@ -40,6 +40,12 @@ async def handle_alter_partition_reassignments(ctx: RequestContext, req: Any) ->
 @handles(46, 0, 0, available=is_kraft_broker)
 async def handle_list_partition_reassignments(ctx: RequestContext, req: Any) -> Any:
     """Version 0."""
+    return await _forward(ctx, req)
+
+
+@handles(57, 0, 2, available=is_kraft_broker)
+async def handle_update_features(ctx: RequestContext, req: Any) -> Any:
+    """Versions 0-2: ``kafka-features upgrade/downgrade/disable`` through any broker."""
     return await _forward(ctx, req)
 
 

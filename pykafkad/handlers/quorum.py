@@ -10,11 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from pykafkad.dispatch import CONTROLLER, RequestContext, handles
-from pykafkad.handlers import authorized_operations
-from wire.errors import ErrorCode
-from wire.messages.describe_cluster_response import DescribeClusterBroker, DescribeClusterResponse
-
-CONTROLLER_ENDPOINT_TYPE = 2
+from pykafkad.handlers import describe_cluster
+from wire.messages.describe_cluster_response import DescribeClusterResponse
 
 
 @handles(1, 4, 18, listeners=CONTROLLER)
@@ -57,20 +54,22 @@ async def handle_fetch_snapshot(ctx: RequestContext, req: Any) -> Any:
 @handles(60, 0, 2, listeners=CONTROLLER)
 async def describe_controllers(ctx: RequestContext, req: Any) -> DescribeClusterResponse:
     """DescribeCluster on a controller (KIP-919, what ``--bootstrap-controller`` tools ask
-    first): the voters' endpoints and the active controller, or UNSUPPORTED_ENDPOINT_TYPE with
-    Kafka's message when the client wants brokers (v0 cannot say, so it gets controllers)."""
-    if ctx.version >= 1 and req.endpoint_type != CONTROLLER_ENDPOINT_TYPE:
-        return DescribeClusterResponse(
-            error_code=ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
-            error_message="The request was sent to an endpoint of type CONTROLLER, but we "
-                          "wanted an endpoint of type BROKER",
-            endpoint_type=req.endpoint_type, cluster_id="", controller_id=-1)
+    first): the registered controllers' endpoints on this listener and the active controller
+    (-1 until it has registered). Asking for brokers (v0
+    always does) gets Kafka's mismatched-endpoint error."""
+    error = describe_cluster.endpoint_error(ctx.version, req, describe_cluster.CONTROLLER_ENDPOINT)
+    if error is not None:
+        return error
     raft = ctx.broker.raft
-    return DescribeClusterResponse(
-        error_code=ErrorCode.NONE, endpoint_type=CONTROLLER_ENDPOINT_TYPE,
-        cluster_id=ctx.broker.cluster_id, controller_id=raft.leader_and_epoch.leader_id,
-        brokers=[DescribeClusterBroker(broker_id=n, host=h, port=p, rack=None, is_fenced=False)
-                 for n, (h, p) in sorted(raft.voters.items())],
-        cluster_authorized_operations=authorized_operations.CLUSTER
-        if req.include_cluster_authorized_operations else authorized_operations.OMITTED)
-
+    shared = getattr(ctx.broker, "shared_server", None)
+    if shared is not None:  # a KRaft node: the registered controllers (KIP-919)
+        nodes = []
+        for cid, reg in sorted(shared.loader.image.controllers.items()):
+            ep = next((e for e in reg.listeners if e.name == ctx.listener_name), None)
+            if ep is not None:
+                nodes.append((cid, ep.host, ep.port, None, False))
+    else:  # a bare raft node (tests): its voters
+        nodes = [(n, h, p, None, False) for n, (h, p) in sorted(raft.voters.items())]
+    return describe_cluster.described(
+        req, describe_cluster.CONTROLLER_ENDPOINT, ctx.broker.cluster_id,
+        raft.leader_and_epoch.leader_id, nodes)

@@ -29,14 +29,12 @@ from pykafkad.metadata.serde import decode_record, encode_record
 from pykafkad.metadata.snapshot import read_snapshot
 from pykafkad.raft.machine import NotLeaderError
 from wire.errors import ErrorCode
-from wire.messages.elect_leaders_request import ElectLeadersRequest, TopicPartitions
 from wire.metadata import NoOpRecord
 
 log = logging.getLogger("pykafkad.controller")
 
 #: Kafka's QuorumController.MAX_RECORDS_PER_USER_OP (non-atomic results are cut into batches)
 MAX_RECORDS_PER_BATCH = 10_000
-PREFERRED_ELECTION = 0
 
 
 def default_feature_levels() -> dict[str, int]:
@@ -62,9 +60,15 @@ class ControllerServer:
         self.active_epoch = -1
         self._write_lock = trio.Lock()
         self._wake = trio.Event()
+        # auto.leader.rebalance.enable: Kafka's controller schedules its balance task after a
+        # write leaves some partition off its preferred leader, leader.imbalance.check
+        # .interval.seconds later (10 ms when the last run stopped at its election cap).
+        # leader.imbalance.per.broker.percentage is not read: KRaft's controller ignores it.
         self.auto_rebalance = config["auto.leader.rebalance.enable"]
         self.rebalance_interval_ms = config["leader.imbalance.check.interval.seconds"] * 1000
-        self._next_rebalance_ms = 0
+        #: when the scheduled balance task runs; None: not scheduled
+        self._next_rebalance_ms: int | None = None
+        self._rebalance_immediately = False
         #: metadata.max.idle.interval.ms: an idle active controller appends a NoOpRecord
         #: this often, as Kafka's does, so that every replica's metadata offset keeps moving
         self.idle_interval_ms = setting(config, "metadata.max.idle.interval.ms", 500)
@@ -87,6 +91,7 @@ class ControllerServer:
             default_replication_factor=c["default.replication.factor"],
             broker_defaults=defaults, delete_topic_enable=c["delete.topic.enable"],
             kraft_version=0,  # a static quorum (controller.quorum.voters)
+            quorum_node_ids=sorted(self.shared.voters),
             describe_configs=lambda overrides: describe_topic_configs(
                 c, overrides, None, False, False))
 
@@ -133,7 +138,8 @@ class ControllerServer:
             if reg.fenced:
                 b.controlled_shutdown_offset = -1
         self.active_epoch = epoch
-        self._next_rebalance_ms = now + self.rebalance_interval_ms
+        self._next_rebalance_ms = None
+        self._rebalance_immediately = False
         log.info("Becoming the active controller at epoch %d, next write offset %d.",
                  epoch, self.raft.log.end_offset)
 
@@ -207,17 +213,14 @@ class ControllerServer:
                     break
                 if not await self._append(result.records):
                     return None
-        now = self.clock()
-        if self.auto_rebalance and self.is_active and now >= self._next_rebalance_ms:
-            self._next_rebalance_ms = now + self.rebalance_interval_ms
-            await self._balance_partition_leaders()
+        if self.auto_rebalance and self.is_active:
+            await self._maybe_balance_partition_leaders()
         if self.idle_interval_ms > 0 and self.is_active and \
                 self.clock() - self._last_write_ms >= self.idle_interval_ms:
             async with self._write_lock:
                 if self.is_active:
                     await self._append([NoOpRecord()])
-        deadlines = [d for d in (c.next_fence_check_ms(), self._next_rebalance_ms
-                                 if self.auto_rebalance else None,
+        deadlines = [d for d in (c.next_fence_check_ms(), self._next_rebalance_ms,
                                  self._last_write_ms + self.idle_interval_ms
                                  if self.idle_interval_ms > 0 else None) if d is not None]
         return min(deadlines) if deadlines else None
@@ -240,20 +243,22 @@ class ControllerServer:
                 records += self.migration()
             await self._append(records)
 
-    async def _balance_partition_leaders(self) -> None:
-        """auto.leader.rebalance.enable: partitions led by another replica while their
-        preferred one is in sync and unfenced get a preferred-leader election."""
+    async def _maybe_balance_partition_leaders(self) -> None:
+        """Kafka's maybeScheduleNextBalancePartitionLeaders and its event: run the task when
+        due, then schedule the next run while some partition is still imbalanced."""
         c = self.controller
-        wanted: dict[str, list[int]] = {}
-        for topic, pid, part in c.replication.all_partitions():
-            preferred = part.preferred_replica
-            if part.leader != preferred and preferred in part.isr and \
-                    c.cluster.is_unfenced(preferred):
-                wanted.setdefault(topic.name, []).append(pid)
-        if not wanted:
-            return
-        request = ElectLeadersRequest(election_type=PREFERRED_ELECTION, topic_partitions=[
-            TopicPartitions(topic=t, partitions=p) for t, p in sorted(wanted.items())])
-        log.info("Electing the preferred leaders of %d partitions",
-                 sum(len(p) for p in wanted.values()))
-        await self.submit(request, 2)
+        if self._next_rebalance_ms is not None and self.clock() >= self._next_rebalance_ms:
+            self._next_rebalance_ms = None
+            async with self._write_lock:
+                if not self.is_active:
+                    return
+                result = c.balance_partition_leaders()
+                log.info("maybeBalancePartitionLeaders: generated %d records.%s",
+                         len(result.records),
+                         " Rescheduling immediately." if result.response else "")
+                self._rebalance_immediately = bool(result.response)
+                if result.records and not await self._append(result.records):
+                    return
+        if self._next_rebalance_ms is None and c.replication.imbalanced:
+            delay = 10 if self._rebalance_immediately else self.rebalance_interval_ms
+            self._next_rebalance_ms = self.clock() + delay

@@ -22,6 +22,7 @@ from pykafkad.kraft.broker_lifecycle import (
 )
 from pykafkad.kraft.broker_server import BrokerServer
 from pykafkad.kraft.controller_channel import ControllerChannel
+from pykafkad.kraft.controller_registration import ControllerRegistrationManager
 from pykafkad.kraft.controller_server import ControllerServer
 from pykafkad.kraft.migration import single_node_records
 from pykafkad.kraft.shared_server import SharedServer, check_storage
@@ -55,6 +56,17 @@ class KafkaRaftServer:
                 migration = lambda: single_node_records(self.data_dir, node_id, directory_id)  # noqa: E731
             self.controller = ControllerServer(self.shared, config, migration=migration)
         broker.controller_server = self.controller
+        self.registration_channel: ControllerChannel | None = None
+        self.registration: ControllerRegistrationManager | None = None
+        if self.controller is not None:
+            raft = self.shared.raft
+            self.registration_channel = ControllerChannel(
+                self.shared.voters, leader=lambda: raft.leader_and_epoch.leader_id,
+                client_id=f"controller-{config.node_id}-registration-manager")
+            self.registration = ControllerRegistrationManager(
+                config.node_id, self.registration_channel,
+                listeners=self._controller_listeners(), features=supported_features())
+            self.shared.loader.add_publisher(self.registration)
         self.channel: ControllerChannel | None = None
         self.lifecycle: BrokerLifecycleManager | None = None
         self.broker_server: BrokerServer | None = None
@@ -110,6 +122,16 @@ class KafkaRaftServer:
                                           protocols.get(spec.name, "PLAINTEXT")))
         return out
 
+    def _controller_listeners(self) -> list[tuple[str, str, int, str]]:
+        """(name, host, port, protocol) of this controller's listeners, as registered."""
+        from pykafkad.dispatch import CONTROLLER
+
+        protocols = {e.listener_name: e.security_protocol for e in self.config.listeners}
+        host, port = self.shared.voters.get(self.config.node_id, ("", 0))
+        return [(spec.name, spec.advertised_host or spec.host or host,
+                 spec.advertised_port or spec.port or port, protocols.get(spec.name, "PLAINTEXT"))
+                for spec in self.server.listeners if spec.kind is CONTROLLER]
+
     # -- running ---------------------------------------------------------------------------------
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         try:
@@ -148,6 +170,8 @@ class KafkaRaftServer:
             if self.controller is not None:
                 await nursery.start(self.controller.run)
             port = await nursery.start(run_server)
+            if self.registration is not None:
+                await nursery.start(self.registration.run)
             if self.broker_server is not None:
                 await nursery.start(self.broker_server.run)
             if self.lifecycle is not None:
@@ -174,6 +198,8 @@ class KafkaRaftServer:
                     self.broker.logs.broker_epoch = self.lifecycle.broker_epoch
             if self.channel is not None:
                 await self.channel.aclose()
+            if self.registration_channel is not None:
+                await self.registration_channel.aclose()
             # the raft client resigns while the controller listener still serves the other
             # voters (their EndQuorumEpoch answers, their fetches), then the listeners close
             await self.shared.shutdown()

@@ -47,6 +47,10 @@ class SingleNodeMetadataCache:
     def controller_id(self, listener_name: str) -> int:
         return self.broker.endpoint_for(listener_name).node_id
 
+    def brokers(self, listener_name: str, include_fenced: bool) -> list[tuple[BrokerNode, bool]]:
+        """(node, fenced) for DescribeCluster: this one broker is never fenced."""
+        return [(n, False) for n in self.alive_brokers(listener_name)]
+
     def broker_endpoint(self, broker_id: int, listener_name: str) -> BrokerNode | None:
         nodes = self.alive_brokers(listener_name)
         return next((n for n in nodes if n.node_id == broker_id), None)
@@ -94,6 +98,19 @@ class KRaftMetadataCache:
             ep = b.listener(listener_name)
             if ep is not None and not b.fenced:
                 out.append(BrokerNode(broker_id, ep.host, ep.port, b.rack))
+        return out
+
+    def brokers(self, listener_name: str, include_fenced: bool) -> list[tuple[BrokerNode, bool]]:
+        """(node, fenced) by id for DescribeCluster: the alive brokers, or every registered
+        one with an endpoint on ``listener_name`` (KIP-1073's include_fenced_brokers)."""
+        if self.image is None:
+            return []
+        out = []
+        for broker_id in sorted(self.image.cluster):
+            b = self.image.cluster[broker_id]
+            ep = b.listener(listener_name)
+            if ep is not None and (include_fenced or not b.fenced):
+                out.append((BrokerNode(broker_id, ep.host, ep.port, b.rack), bool(b.fenced)))
         return out
 
     def broker_endpoint(self, broker_id: int, listener_name: str) -> BrokerNode | None:

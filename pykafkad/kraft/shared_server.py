@@ -15,9 +15,10 @@ import trio
 
 from pykafkad.kraft.loader import MetadataLoader, MetadataPublisher
 from pykafkad.metadata.properties import MetaProperties, check_formatted, uuid_from_string
+from pykafkad.metadata.snapshot import read_snapshot
 from pykafkad.raft.client import RaftClient
 from pykafkad.raft.config import QuorumConfig
-from pykafkad.raft.log import DIR_NAME
+from pykafkad.raft.log import DIR_NAME, MetadataLogRetention, metadata_log_config
 
 log = logging.getLogger("pykafkad.kraft")
 
@@ -37,6 +38,35 @@ def setting(config, key: str, default):
     if value is None or value == "":
         return default
     return type(default)(value) if default is not None else str(value)
+
+
+#: how often the metadata log is checked against its retention (Kafka: every 60 s)
+CLEAN_INTERVAL_S = 60.0
+
+
+#: Kafka 4.4's minimum metadata.log.segment.bytes (tests lower it with the internal override)
+METADATA_LOG_SEGMENT_MIN_BYTES = 8 * 1024 * 1024
+
+
+def metadata_segment_bytes(config) -> int:
+    """metadata.log.segment.bytes, refused below 8 MiB as Kafka 4.4 refuses it;
+    internal.metadata.log.segment.bytes (Kafka's test-only override) wins when set."""
+    internal = setting(config, "internal.metadata.log.segment.bytes", 0)
+    if internal > 0:
+        return internal
+    value = setting(config, "metadata.log.segment.bytes", 1073741824)
+    if value < METADATA_LOG_SEGMENT_MIN_BYTES:
+        raise ValueError(f"Invalid value {value} for configuration metadata.log.segment.bytes: "
+                         f"Value must be at least {METADATA_LOG_SEGMENT_MIN_BYTES}")
+    return value
+
+
+def _snapshot_timestamp(path: Path) -> int | None:
+    """The last contained log timestamp of a snapshot, from its header."""
+    try:
+        return read_snapshot(path).last_contained_log_timestamp
+    except (OSError, ValueError):
+        return None
 
 
 def metadata_log_dir(config, data_dir: Path | None = None) -> Path:
@@ -82,8 +112,16 @@ class SharedServer:
                              "(a dynamic quorum, controller.quorum.bootstrap.servers only, "
                              "is not supported yet)")
         self.voters = voters
-        self.raft = RaftClient(self.node_id, self.directory_id, voters, self.metadata_log_dir,
-                               self.cluster_id, clock=clock, config=quorum_config(config))
+        self.raft = RaftClient(
+            self.node_id, self.directory_id, voters, self.metadata_log_dir, self.cluster_id,
+            clock=clock, config=quorum_config(config),
+            log_config=metadata_log_config(
+                metadata_segment_bytes(config), setting(config, "metadata.log.segment.ms",
+                                                        604800000)),
+            retention=MetadataLogRetention(
+                setting(config, "metadata.max.retention.bytes", 100 * 1024 * 1024),
+                setting(config, "metadata.max.retention.ms", 604800000),
+                snapshot_timestamp=_snapshot_timestamp))
         self._nursery: trio.Nursery | None = None
         #: set once the raft client has stopped (a leader after its resignation)
         self.stopped = trio.Event()
@@ -118,17 +156,51 @@ class SharedServer:
 
     # -- running ----------------------------------------------------------------------------
     def _in_thread(self, fn) -> None:
+        """Runs a snapshot write in a worker thread, then trims the metadata log behind the
+        new snapshot (on the event loop, where the raft client appends)."""
         if self._nursery is None:
             fn()
-        else:
-            self._nursery.start_soon(trio.to_thread.run_sync, fn)
+            self.clean_metadata_log()
+            return
+
+        async def write_then_clean() -> None:
+            await trio.to_thread.run_sync(fn)
+            self.clean_metadata_log()
+
+        self._nursery.start_soon(write_then_clean)
+
+    def clean_metadata_log(self) -> bool:
+        """Kafka's KafkaMetadataLog.maybeClean: snapshots and segments beyond retention."""
+        try:
+            return self.raft.log.maybe_clean(self.raft.clock())
+        except OSError:
+            log.exception("cleaning the metadata log failed")
+            return False
+
+    async def _clean_periodically(self) -> None:
+        while True:  # as Kafka's raft client, every minute
+            await trio.sleep(CLEAN_INTERVAL_S)
+            self.clean_metadata_log()
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """The raft client until ``shutdown``; snapshot writes run in worker threads here."""
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
-                await nursery.start(self.raft.run)
+                cleaner = trio.CancelScope()
+
+                async def raft_then_stop_cleaning(task_status=trio.TASK_STATUS_IGNORED) -> None:
+                    try:
+                        await self.raft.run(task_status=task_status)
+                    finally:
+                        cleaner.cancel()
+
+                async def clean() -> None:
+                    with cleaner:
+                        await self._clean_periodically()
+
+                await nursery.start(raft_then_stop_cleaning)
+                nursery.start_soon(clean)
                 task_status.started()
         finally:
             self._nursery = None

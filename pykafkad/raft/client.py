@@ -19,10 +19,11 @@ from typing import Any, NamedTuple, Protocol
 
 import trio
 
+from pykafkad.log.config import LogConfig
 from pykafkad.network.client import NodeClient, NodeUnavailableError
 from pykafkad.raft import snapshots
 from pykafkad.raft.config import QuorumConfig
-from pykafkad.raft.log import DIR_NAME, MetadataLog
+from pykafkad.raft.log import DIR_NAME, MetadataLog, MetadataLogRetention
 from pykafkad.raft.machine import NotLeaderError, RaftMachine
 from pykafkad.raft.quorum import Leader
 from pykafkad.raft.quorum_state import FILE_NAME, FileQuorumStateStore
@@ -93,6 +94,8 @@ class RaftClient:
         *,
         config: QuorumConfig | None = None,
         quorum_state_version: int = 0,
+        log_config: LogConfig | None = None,
+        retention: MetadataLogRetention | None = None,
     ):
         self.node_id = node_id
         self.voters = dict(voters)
@@ -100,7 +103,7 @@ class RaftClient:
         self.config = config or QuorumConfig()
         self._network = network or (
             lambda host, port: NodeClient(host, port, client_id=f"raft-client-{node_id}"))
-        metadata_log = MetadataLog.open(Path(log_dir), self.clock)
+        metadata_log = MetadataLog.open(Path(log_dir), self.clock, log_config, retention)
         store = FileQuorumStateStore(Path(log_dir) / DIR_NAME / FILE_NAME)
         self.machine = RaftMachine(
             node_id, directory_id, self.voters, metadata_log, store, cluster_id, self.config,

@@ -42,22 +42,42 @@ DIVERGING = "DIVERGING"
 SNAPSHOT = "SNAPSHOT"
 
 
+class MetadataLogRetention(NamedTuple):
+    """metadata.max.retention.bytes / .ms (-1: no limit) and how to read a snapshot's last
+    contained log timestamp (from its header; None when unknown)."""
+
+    max_bytes: int = 100 * 1024 * 1024
+    max_ms: int = 7 * 24 * 3600 * 1000
+    snapshot_timestamp: Callable[[Path], int | None] | None = None
+
+
+def metadata_log_config(segment_bytes: int = 1073741824,
+                        segment_ms: int = 604800000) -> LogConfig:
+    """The metadata partition's LogConfig, as KafkaMetadataLog builds it: segments by
+    metadata.log.segment.bytes / .ms, no time or size retention of its own (segments go only
+    once a snapshot covers them)."""
+    return LogConfig(segment_bytes=segment_bytes, segment_ms=segment_ms, retention_ms=-1,
+                     retention_bytes=-1)
+
+
 class MetadataLog:
-    def __init__(self, log: PartitionLog):
+    def __init__(self, log: PartitionLog, retention: MetadataLogRetention | None = None):
         self.log = log
+        self.retention = retention or MetadataLogRetention()
 
     @classmethod
     def open(cls, metadata_log_dir: Path, clock: Callable[[], int],
-             config: LogConfig | None = None) -> MetadataLog:
+             config: LogConfig | None = None,
+             retention: MetadataLogRetention | None = None) -> MetadataLog:
         """Opens (or creates) ``<metadata_log_dir>/__cluster_metadata-0``, revalidating the tail:
         a voter that crashed mid-append must not serve a torn batch."""
-        part = PartitionLog.open(metadata_log_dir / DIR_NAME, config or LogConfig(), clock,
-                                 recover=True)
+        part = PartitionLog.open(metadata_log_dir / DIR_NAME, config or metadata_log_config(),
+                                 clock, recover=True)
         meta = part.dir / "partition.metadata"
         if not meta.exists():
             # as Kafka writes it for this partition: no newline after the topic id
             atomic_write(meta, b"version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ")
-        return cls(part)
+        return cls(part, retention)
 
     @property
     def dir(self) -> Path:
@@ -156,3 +176,53 @@ class MetadataLog:
     def earliest_snapshot_id(self) -> OffsetAndEpoch | None:
         ids = snapshots.list_snapshots(self.dir)
         return OffsetAndEpoch(*ids[0]) if ids else None
+
+    # -- cleaning (Kafka's KafkaMetadataLog.maybeClean) ---------------------------------------
+    def maybe_clean(self, now_ms: int) -> bool:
+        """Deletes the oldest snapshots, and the log segments before the next one, while the
+        log and its snapshots exceed metadata.max.retention.bytes, then while the oldest
+        snapshot is older than metadata.max.retention.ms. The latest snapshot always stays."""
+        cleaned = False
+        if self.retention.max_bytes >= 0:
+            sizes = {sid: snapshots.path_of(self.dir, *sid).stat().st_size
+                     for sid in snapshots.list_snapshots(self.dir)}
+            total = sum(sizes.values())
+
+            def over_size(sid: tuple[int, int]) -> bool:
+                nonlocal total
+                if self.log.size_in_bytes + total > self.retention.max_bytes:
+                    total -= sizes.get(sid, 0)
+                    return True
+                return False
+
+            cleaned |= self._clean_snapshots(over_size)
+        if self.retention.max_ms >= 0 and self.retention.snapshot_timestamp is not None:
+            def too_old(sid: tuple[int, int]) -> bool:
+                ts = self.retention.snapshot_timestamp(snapshots.path_of(self.dir, *sid))
+                return ts is not None and now_ms - ts > self.retention.max_ms
+
+            cleaned |= self._clean_snapshots(too_old)
+        return cleaned
+
+    def _clean_snapshots(self, should_clean: Callable[[tuple[int, int]], bool]) -> bool:
+        ids = snapshots.list_snapshots(self.dir)
+        cleaned = False
+        for sid, nxt in zip(ids, ids[1:], strict=False):
+            if not should_clean(sid) or not self.delete_before_snapshot(OffsetAndEpoch(*nxt)):
+                break
+            cleaned = True
+        return cleaned
+
+    def delete_before_snapshot(self, snapshot_id: OffsetAndEpoch) -> bool:
+        """Moves the log start offset to ``snapshot_id`` (at most the latest snapshot), deletes
+        the segments wholly before it and the snapshots older than it."""
+        latest = self.latest_snapshot_id()
+        ids = snapshots.list_snapshots(self.dir)
+        if latest is None or tuple(snapshot_id) not in ids or \
+                not self.start_offset < snapshot_id.offset <= min(latest.offset, self.end_offset):
+            return False
+        self.log.delete_records(snapshot_id.offset)
+        for sid in ids:
+            if sid < tuple(snapshot_id):
+                snapshots.path_of(self.dir, *sid).unlink(missing_ok=True)
+        return True

@@ -187,6 +187,8 @@ def test_periodic_rebalance_moves_leadership_back_to_the_preferred_replica():
     create_topic(log, "t", -1, -1, assignments=[[1, 2], [2, 1]])
     silence(log, 1, [2])
     assert [log.partition("t", p).leader for p in range(2)] == [2, 2]
+    # Kafka's imbalancedPartitions: what the controller's balance task walks and schedules on
+    assert log.controller.replication.imbalanced == {(log.topic_id("t"), 0)}
     result = log.controller.balance_partition_leaders()
     assert (result.records, result.response) == ([], False)      # 1 is not back yet
     log.register(1)
@@ -202,6 +204,7 @@ def test_periodic_rebalance_moves_leadership_back_to_the_preferred_replica():
     assert len(result.records) == 1 and result.response is False
     log.apply_records(result.records)
     assert [log.partition("t", p).leader for p in range(2)] == [1, 2]
+    assert log.controller.replication.imbalanced == set()
 
 
 def test_periodic_unclean_election_only_where_the_topic_allows_it():

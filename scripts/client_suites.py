@@ -68,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="kafka-python: all of test_admin_integration.py, not just the six")
     p.add_argument("--librdkafka-src", type=Path, help="librdkafka source tree")
     p.add_argument("--tests", help="librdkafka: comma-separated test numbers (TESTS=)")
+    p.add_argument("--log", type=Path, help="librdkafka: write test-runner's output here")
     argv = sys.argv[1:] if argv is None else argv
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     a = p.parse_args(argv[:len(argv) - len(extra) - (1 if "--" in argv else 0)])
@@ -86,7 +87,11 @@ def main(argv: list[str] | None = None) -> int:
         else:
             from compat.client_suites_librdkafka import run_librdkafka
 
-            rc = run_librdkafka(bootstrap, a.librdkafka_src, a.tests)
+            rc, states = run_librdkafka(bootstrap, a.librdkafka_src, a.tests, log_path=a.log)
+            for name, state in sorted(states.items()):
+                print(f"  {state:11} {name}")
+            counts = {s: list(states.values()).count(s) for s in sorted(set(states.values()))}
+            print(f"librdkafka: {counts}")
     print(f"{a.suite}: exit {rc} in {time.monotonic() - t0:.1f} s", flush=True)
     return rc
 

@@ -18,8 +18,15 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from compat.client_suites import CLUSTER_CONFIG
+
 #: broker version the suite gates its tests on (Kafka 4.4.0's protocol)
 KAFKA_VERSION = "4.4.0"
+
+#: librdkafka's "default" scenario (tests/scenarios/default.json): auto-created topics with 4
+#: partitions and replication factor 3, on top of the 3-node settings
+LIBRDKAFKA_CLUSTER_CONFIG = {**CLUSTER_CONFIG, "auto.create.topics.enable": "true",
+                             "num.partitions": "4"}
 
 #: run when none are named: 0001-0140, of which test-runner -L -E leaves out the broker-less
 #: (mock cluster) and socket-emulator ones; the share-consumer tests (0170-) are not included

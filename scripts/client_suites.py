@@ -35,24 +35,24 @@ from compat.client_suites import CLUSTER_CONFIG, KAFKA_PYTHON_CLUSTER_TESTS, run
 
 
 @contextlib.contextmanager
-def pykafkad_cluster(nodes: int = 3) -> Iterator[str]:
+def pykafkad_cluster(nodes: int = 3, config: dict[str, str] = CLUSTER_CONFIG) -> Iterator[str]:
     """A ``pykafkad cluster`` of ``nodes`` combined nodes; yields its bootstrap servers."""
     from pykafkad.testing import run_cluster
 
     t0 = time.monotonic()
-    with run_cluster(nodes, config=CLUSTER_CONFIG) as cluster:
+    with run_cluster(nodes, config=config) as cluster:
         print(f"pykafkad cluster of {nodes} ready in {time.monotonic() - t0:.1f} s: "
               f"{cluster.bootstrap_servers}", flush=True)
         yield cluster.bootstrap_servers
 
 
 @contextlib.contextmanager
-def kafka_cluster(nodes: int = 3) -> Iterator[str]:
+def kafka_cluster(nodes: int = 3, config: dict[str, str] = CLUSTER_CONFIG) -> Iterator[str]:
     """The same cluster shape from Apache Kafka 4.4.0's jars (the reference)."""
     from compat.kafka_broker import run_kafka_cluster
 
     t0 = time.monotonic()
-    with run_kafka_cluster(nodes, config=CLUSTER_CONFIG) as cluster:
+    with run_kafka_cluster(nodes, config=config) as cluster:
         print(f"Apache Kafka cluster of {nodes} ready in {time.monotonic() - t0:.1f} s: "
               f"{cluster.bootstrap_servers}", flush=True)
         yield cluster.bootstrap_servers
@@ -76,7 +76,10 @@ def main(argv: list[str] | None = None) -> int:
     if a.bootstrap:
         cluster = contextlib.nullcontext(a.bootstrap)
     else:
-        cluster = kafka_cluster() if a.kafka else pykafkad_cluster()
+        config = CLUSTER_CONFIG
+        if a.suite == "librdkafka":
+            from compat.client_suites_librdkafka import LIBRDKAFKA_CLUSTER_CONFIG as config
+        cluster = kafka_cluster(config=config) if a.kafka else pykafkad_cluster(config=config)
     t0 = time.monotonic()
     with cluster as bootstrap:
         if a.suite == "kafka-python":

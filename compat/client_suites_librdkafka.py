@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -43,6 +44,25 @@ def test_conf(bootstrap: str, timeout_multiplier: float = 3.0) -> str:
             "test.topic.random=true\n")
 
 
+#: the Kafka tools some tests run from ``$KAFKA_PATH/bin`` (``test_kafka_topics``): here they
+#: are compat/kafka_tools.py's, Kafka's own tool classes from Maven Central jars
+KAFKA_PATH_TOOLS = ("kafka-topics", "kafka-configs")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def kafka_path(work: Path) -> Path:
+    """A directory laid out as a Kafka install's ``bin/`` for the tools librdkafka's tests
+    call, each a script running ``python -m compat.kafka_tools TOOL``."""
+    bin_dir = work / "kafka" / "bin"
+    bin_dir.mkdir(parents=True)
+    for tool in KAFKA_PATH_TOOLS:
+        script = bin_dir / f"{tool}.sh"
+        script.write_text(f"#!/bin/sh\nPYTHONPATH={ROOT} exec {sys.executable} "
+                          f"-m compat.kafka_tools {tool} \"$@\"\n")
+        script.chmod(0o755)
+    return bin_dir.parent
+
+
 def run_librdkafka(bootstrap: str, src: Path | None, tests: str | None = None,
                    parallel: int = 2, log_path: Path | None = None) -> tuple[int, dict[str, str]]:
     """Runs ``src``/tests/test-runner against ``bootstrap``; returns its exit status and each
@@ -63,6 +83,7 @@ def run_librdkafka(bootstrap: str, src: Path | None, tests: str | None = None,
         conf.write_text(test_conf(bootstrap))
         report = work / "report.json"
         env = {**os.environ, "RDKAFKA_TEST_CONF": str(conf), "TEST_REPORT": str(report),
+               "KAFKA_PATH": str(kafka_path(work)), "BROKERS": bootstrap,
                "TEST_KAFKA_VERSION": KAFKA_VERSION, "TESTS": ",".join(names),
                # test-runner links the tree's own librdkafka, not an installed one
                "LD_LIBRARY_PATH": os.pathsep.join(

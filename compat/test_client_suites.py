@@ -15,3 +15,10 @@ def test_kafka_pythons_cluster_admin_tests_pass_on_apache_kafka(kafka_cluster):
                                     capture=True)
     assert outcomes == {name: "passed" for name in KAFKA_PYTHON_CHECKED}
     assert rc == 0
+
+
+@needs_java
+def test_alter_replica_log_dirs_answers_are_kafkas(kafka_cluster):
+    from tests.kraft.test_alter_replica_log_dirs_cluster import EXPECTED, alter_log_dirs_answers
+
+    assert alter_log_dirs_answers(kafka_cluster.bootstrap_servers) == EXPECTED

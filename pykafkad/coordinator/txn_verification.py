@@ -84,6 +84,21 @@ class AddPartitionsToTxnManager:
             return code, "Partition was not added to the transaction"
         return code, None
 
+    async def verify_offsets(self, transactional_id: str, producer_id: int,
+                             producer_epoch: int, topic: str, partition: int) -> int:
+        """TxnOffsetCommit on a group coordinator whose transactional id's coordinator is
+        another broker: whether the group's offsets partition was added (AddOffsetsToTxn) to the
+        producer's ongoing transaction.  The coordinator's code, PRODUCER_FENCED as
+        INVALID_PRODUCER_EPOCH (what a fenced write answers) and one it cannot give now as
+        COORDINATOR_NOT_AVAILABLE (the client retries it; Kafka's group coordinator turns
+        NOT_ENOUGH_REPLICAS into that)."""
+        code = await self._ask(transactional_id, producer_id, producer_epoch, topic, partition)
+        if code == ErrorCode.PRODUCER_FENCED:
+            return ErrorCode.INVALID_PRODUCER_EPOCH
+        if code in _RETRY_AS_NOT_ENOUGH_REPLICAS:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        return code
+
     async def _ask(self, transactional_id: str, producer_id: int, producer_epoch: int,
                    topic: str, partition: int) -> int:
         endpoint = self.coordinator_endpoint(transactional_id)

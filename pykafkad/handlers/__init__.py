@@ -1,6 +1,7 @@
 """One thin module per API family; importing this package registers every handler."""
 
 from pykafkad.handlers import (  # noqa: F401
+    acls,
     admin_configs,
     admin_records,
     admin_topics,

@@ -99,7 +99,8 @@ async def handle_alter_replica_log_dirs(ctx: RequestContext, req) -> AlterReplic
     """Versions 1-2.  With one log dir the only possible move is to where a replica already is,
     which Kafka answers NONE without doing anything.  As Kafka 4.4.0 answers: a path that is not
     exactly the dir's absolute name (a trailing slash or ``./`` included) is LOG_DIR_NOT_FOUND,
-    checked before the partition; an unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION;
+    checked before the partition; an unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION,
+    one of the cluster's that this broker holds no replica of REPLICA_NOT_AVAILABLE;
     a partition named twice is answered once, for the last dir that names it."""
     own_dir = log_dir_path(ctx.broker.data_dir)
     destinations: dict[tuple[str, int], str] = {}
@@ -112,7 +113,12 @@ async def handle_alter_replica_log_dirs(ctx: RequestContext, req) -> AlterReplic
         if path != own_dir:
             code = ErrorCode.LOG_DIR_NOT_FOUND
         elif ctx.broker.logs.get(name, index) is None:
-            code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            # a partition of the cluster that this broker holds no replica of (Kafka's
+            # ReplicaNotAvailableException), else one nobody has
+            topic = ctx.broker.topics.get(name)
+            code = (ErrorCode.REPLICA_NOT_AVAILABLE
+                    if topic is not None and 0 <= index < topic.num_partitions
+                    else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         else:
             code = ErrorCode.NONE
         results.setdefault(name, []).append(

@@ -162,15 +162,25 @@ async def handle_end_txn(ctx: RequestContext, req) -> EndTxnResponse:
 async def handle_txn_offset_commit(ctx: RequestContext, req) -> TxnOffsetCommitResponse:
     """Versions 0-4 (v2+: committed leader epoch; v3+: generation, member and instance ids,
     checked like OffsetCommit's).  The transaction coordinator checks that the group was added
-    to the producer's ongoing transaction (AddOffsetsToTxn) at its epoch; the group coordinator
+    to the producer's ongoing transaction (AddOffsetsToTxn) at its epoch (on another broker:
+    asked with AddPartitionsToTxn verify_only); the group coordinator
     then stores the offsets as pending records of the transaction, visible to OffsetFetch only
     once the commit marker reaches the group's partition (require_stable fetches answer
     UNSTABLE_OFFSET_COMMIT meanwhile)."""
     broker = ctx.broker
     v = ctx.version
     groups = getattr(broker, "groups", None)
-    err = broker.txn_coordinator.check_txn_offset_commit(
-        req.transactional_id, req.producer_id, req.producer_epoch, req.group_id)
+    verification = getattr(broker, "txn_verification", None)
+    if verification is not None and req.transactional_id and verification.is_remote(
+            req.transactional_id):
+        # a cluster: the transactional id's coordinator is another broker, asked as Kafka's
+        # group coordinator asks it (AddPartitionsToTxn verify_only)
+        err = await verification.verify_offsets(
+            req.transactional_id, req.producer_id, req.producer_epoch,
+            *broker.txn_coordinator.offsets_partition(req.group_id))
+    else:
+        err = broker.txn_coordinator.check_txn_offset_commit(
+            req.transactional_id, req.producer_id, req.producer_epoch, req.group_id)
     if err == ErrorCode.PRODUCER_FENCED:
         err = ErrorCode.INVALID_PRODUCER_EPOCH  # what a fenced write to the log answers
     if not err and groups is None:

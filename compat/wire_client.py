@@ -79,6 +79,16 @@ def advertised_apis(bootstrap: str) -> dict[int, tuple[int, int]]:
         return c.api_versions()
 
 
+def topic_metadata(address: str, topics: list[str]) -> list:
+    """The Metadata answer's topics from the broker at ``address`` itself (no auto-creation)."""
+    from wire.messages.metadata_request import MetadataRequest, MetadataRequestTopic
+
+    with WireClient(address) as c:
+        md = c.request(3, 12, MetadataRequest(
+            topics=[MetadataRequestTopic(name=t) for t in topics], allow_auto_topic_creation=False))
+    return list(md.topics)
+
+
 def cluster_brokers(bootstrap: str) -> dict[int, str]:
     """The brokers the broker at ``bootstrap`` lists in Metadata: {node id: "host:port"}."""
     from wire.messages.metadata_request import MetadataRequest

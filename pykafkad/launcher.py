@@ -30,7 +30,7 @@ _PR_SET_PDEATHSIG = 1
 #: what the fork server imports once, so that a node process starts without importing them
 #: (about half a second of CPU each, most of a node's start)
 PRELOAD = ["trio", "pykafkad.cli", "pykafkad.broker", "pykafkad.server", "pykafkad.handlers",
-           "pykafkad.launcher"]
+           "pykafkad.kraft.kraft_server", "pykafkad.launcher"]
 READY_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 30
 READY_MARK = "listening on "
@@ -176,6 +176,16 @@ def node_context() -> multiprocessing.context.BaseContext:
         ctx.set_forkserver_preload(PRELOAD)
         _context = ctx
     return _context
+
+
+def start_fork_server() -> None:
+    """Starts the fork server now, without waiting for it: its imports (most of a cold
+    start) then run in its own process while this one writes and formats the nodes' storage;
+    the first node's start waits for them."""
+    from multiprocessing import forkserver
+
+    node_context()
+    forkserver.ensure_running()
 
 
 @contextlib.contextmanager
@@ -472,6 +482,7 @@ class Cluster:
         self.nodes: dict[int, NodeProcess] = {s.node_id: NodeProcess(s) for s in specs}
         #: node id -> "nodes" or "clients": who it is cut off from (isolate / heal)
         self.isolated: dict[int, str] = {}
+        start_fork_server()
         for s in specs:
             write_properties(s.properties_path, server_properties(s, specs, overrides))
             format_node(s, self.cluster_id)

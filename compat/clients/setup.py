@@ -7,6 +7,7 @@ import time
 
 from compat.runner import WAIT_S
 from compat.scenarios import BASE_TS  # noqa: F401  (re-exported for the client modules)
+from compat.wire_client import cluster_brokers, topic_metadata
 
 #: the headers every client sends in the "headers" scenario: repeated keys, empty and null values
 HEADERS = [("a", b"1"), ("b", b""), ("a", b"2"), ("n", None), ("utf8-\u00e9", b"\x00\xff")]
@@ -24,24 +25,34 @@ def create_topic(bootstrap: str, name: str, partitions: int = 1, config: dict | 
     fut = admin.create_topics(
         [NewTopic(name, partitions, replication_factor, config=config or {})])[name]
     fut.result(WAIT_S)
-    wait_for_topic(admin, name, partitions, replication_factor)
+    wait_for_topic(bootstrap, name, partitions, replication_factor)
 
 
-def wait_for_topic(admin, name: str, partitions: int, replication_factor: int = 1) -> None:
-    """Kafka acknowledges a creation when the controller has it; a broker's metadata may lag a
-    moment behind, so the harness waits until metadata shows every partition, each with a
-    leader and (replicated) an ISR of every replica."""
+def wait_for_topic(bootstrap: str, name: str, partitions: int, replication_factor: int = 1) -> None:
+    """Kafka acknowledges a creation once the controller has it; every broker learns it from the
+    metadata log a moment later, and a client that asks a broker too early gets
+    UNKNOWN_TOPIC_OR_PARTITION.  So the harness waits, as Kafka's own tests do
+    (TestUtils.waitForAllPartitionsMetadata), until every broker's own Metadata answer shows
+    every partition with a leader and (replicated) an ISR of every replica."""
+    brokers = cluster_brokers(bootstrap)
     deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline:
-        md = admin.list_topics(name, timeout=WAIT_S)
-        t = md.topics.get(name)
-        if t is not None and t.error is None and len(t.partitions) == partitions and all(
-                p.error is None and p.leader >= 0
-                and (replication_factor == 1 or len(p.isrs) == replication_factor)
-                for p in t.partitions.values()):
+        if all(_led_on(address, name, partitions, replication_factor)
+               for address in brokers.values()):
             return
         time.sleep(0.1)  # metadata has no change notification to wait on
-    raise AssertionError(f"topic {name} not in metadata after {WAIT_S}s")
+    raise AssertionError(f"topic {name} not in every broker's metadata after {WAIT_S}s")
+
+
+def _led_on(address: str, name: str, partitions: int, replication_factor: int) -> bool:
+    """Whether the broker at ``address`` lists every partition of ``name`` with a leader.  A
+    stock client picks the broker it asks itself, so this asks ``address`` on a connection of
+    its own."""
+    t = next(iter(topic_metadata(address, [name])), None)
+    return (t is not None and t.error_code == 0 and len(t.partitions) == partitions and all(
+        p.error_code == 0 and p.leader_id >= 0
+        and (replication_factor == 1 or len(p.isr_nodes) == replication_factor)
+        for p in t.partitions))
 
 
 def expect(actual, expected, what: str) -> None:

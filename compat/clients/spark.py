@@ -310,7 +310,7 @@ def spark_fail_on_data_loss(env: Env) -> None:
         # partitions added to the topic start at offset 0: no data loss
         admin.create_partitions([NewPartitions(source, 2)])[source].result(WAIT_S)
         from compat.clients.setup import wait_for_topic
-        wait_for_topic(admin, source, 2)
+        wait_for_topic(env.bootstrap, source, 2)
         _write_values(env, source, vals(10, "b"), 2)
         _run_stream(env, source, sink, checkpoint, failOnDataLoss="true")
         expect(len(_rows(env, sink)), 20, "records after adding a partition")

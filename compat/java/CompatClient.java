@@ -9,6 +9,7 @@
  * The checks mirror compat/clients/*.py: see compat/scenarios.py for what each one means.
  */
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
@@ -107,16 +108,47 @@ public class CompatClient {
         try (Admin a = admin()) {
             a.createTopics(List.of(new NewTopic(name, partitions, rf).configs(configs))).all()
                 .get(WAIT_S, TimeUnit.SECONDS);
+            List<Node> brokers = new ArrayList<>(a.describeCluster().nodes().get(WAIT_S, TimeUnit.SECONDS));
             waitFor(() -> {
-                try {
-                    var parts = a.describeTopics(List.of(name)).allTopicNames().get().get(name).partitions();
-                    if (parts.size() != partitions) return false;
-                    for (var p : parts) if (p.leader() == null || (rf > 1 && p.isr().size() != rf)) return false;
-                    return true;
-                } catch (Exception e) {
-                    return false;
-                }
-            }, "topic " + name + " in metadata");
+                for (Node broker : brokers) if (!ledEverywhere(broker, name, partitions, rf)) return false;
+                return true;
+            }, "topic " + name + " in every broker's metadata");
+        }
+    }
+
+    /**
+     * Whether {@code broker}'s own Metadata answer lists every partition of {@code topic} with a
+     * leader (and, replicated, a full ISR). A creation is acknowledged once the controller has
+     * it; each broker learns it from the metadata log a moment later, so a client that asks
+     * another broker too early gets UNKNOWN_TOPIC_OR_PARTITION (Kafka's tests wait the same
+     * way: TestUtils.waitForAllPartitionsMetadata). An Admin picks the broker it asks itself,
+     * so this one asks {@code broker} on a socket of its own with the client's request classes.
+     */
+    static boolean ledEverywhere(Node broker, String topic, int partitions, short rf) {
+        short version = 12;
+        var header = new org.apache.kafka.common.requests.RequestHeader(
+            org.apache.kafka.common.protocol.ApiKeys.METADATA, version, "compat-wait", 1);
+        var request = new org.apache.kafka.common.requests.MetadataRequest.Builder(List.of(topic), false)
+            .build(version);
+        try (var socket = new java.net.Socket(broker.host(), broker.port())) {
+            socket.setSoTimeout(WAIT_S * 1000);
+            ByteBuffer frame = request.serializeWithHeader(header);
+            var out = new java.io.DataOutputStream(socket.getOutputStream());
+            out.writeInt(frame.remaining());
+            out.write(frame.array(), frame.arrayOffset() + frame.position(), frame.remaining());
+            out.flush();
+            var in = new java.io.DataInputStream(socket.getInputStream());
+            byte[] body = new byte[in.readInt()];
+            in.readFully(body);
+            var response = (org.apache.kafka.common.requests.MetadataResponse)
+                org.apache.kafka.common.requests.AbstractResponse.parseResponse(ByteBuffer.wrap(body), header);
+            var t = response.data().topics().find(topic);
+            if (t == null || t.errorCode() != 0 || t.partitions().size() != partitions) return false;
+            for (var p : t.partitions())
+                if (p.errorCode() != 0 || p.leaderId() < 0 || (rf > 1 && p.isrNodes().size() != rf)) return false;
+            return true;
+        } catch (java.io.IOException e) {
+            return false;
         }
     }
 

@@ -11,10 +11,10 @@ import base64
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from pykafkad.controller import directories
 from pykafkad.controller.heartbeat import BrokerHeartbeatManager
 from pykafkad.controller.placement import UsableBroker
 from pykafkad.controller.result import ApiError
+from pykafkad.metadata import directory_id as directories
 from wire.errors import ErrorCode
 from wire.metadata import (
     BrokerRegistrationChangeRecord,

@@ -8,16 +8,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from pykafkad.controller.partition_change import Election, PartitionChangeBuilder
-from pykafkad.controller.partition_registration import (
+from pykafkad.controller.replication_control import ReplicationControlManager, TopicControlInfo
+from pykafkad.controller.result import NONE, ApiError, ControllerResult
+from pykafkad.metadata.partition import (
+    LEADER_RECOVERED,
+    LEADER_RECOVERING,
     NO_LEADER,
     NO_LEADER_CHANGE,
-    RECOVERED,
-    RECOVERING,
     PartitionRegistration,
     validate_isr,
 )
-from pykafkad.controller.replication_control import ReplicationControlManager, TopicControlInfo
-from pykafkad.controller.result import NONE, ApiError, ControllerResult
 from wire.errors import ErrorCode
 from wire.messages.alter_partition_response import AlterPartitionResponse
 from wire.messages.alter_partition_response import PartitionData as AlterPartitionData
@@ -114,9 +114,9 @@ def _validate_alter_partition(rc, broker_id: int, part: PartitionRegistration | 
     ids = [b for b, _ in new_isr]
     if not validate_isr(part.replicas, ids) or part.leader not in ids:
         return ErrorCode.INVALID_REQUEST
-    if p.leader_recovery_state == RECOVERING and len(ids) > 1:
+    if p.leader_recovery_state == LEADER_RECOVERING and len(ids) > 1:
         return ErrorCode.INVALID_REQUEST
-    if part.leader_recovery_state == RECOVERED and p.leader_recovery_state == RECOVERING:
+    if part.leader_recovery_state == LEADER_RECOVERED and p.leader_recovery_state == LEADER_RECOVERING:
         return ErrorCode.INVALID_REQUEST
     if ineligible_replicas(rc, new_isr):
         return ErrorCode.INELIGIBLE_REPLICA

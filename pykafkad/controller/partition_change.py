@@ -11,11 +11,11 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 
-from pykafkad.controller.partition_registration import (
+from pykafkad.metadata.partition import (
+    LEADER_RECOVERING,
     NO_LEADER,
     NO_LEADER_CHANGE,
-    RECOVERING,
-    RECOVERY_NO_CHANGE,
+    NO_RECOVERY_STATE_CHANGE,
     PartitionRegistration,
 )
 from wire.metadata import PartitionChangeRecord
@@ -49,7 +49,7 @@ def is_no_op(r: PartitionChangeRecord) -> bool:
     return (r.isr is None and r.eligible_leader_replicas is None and r.last_known_elr is None
             and r.leader == NO_LEADER_CHANGE and r.replicas is None
             and r.removing_replicas is None and r.adding_replicas is None
-            and r.leader_recovery_state == RECOVERY_NO_CHANGE and r.directories is None)
+            and r.leader_recovery_state == NO_RECOVERY_STATE_CHANGE and r.directories is None)
 
 
 class PartitionChangeBuilder:
@@ -127,8 +127,8 @@ class PartitionChangeBuilder:
         record.leader = node
         if unclean:
             record.isr = [node]
-            if self.partition.leader_recovery_state != RECOVERING:
-                record.leader_recovery_state = RECOVERING
+            if self.partition.leader_recovery_state != LEADER_RECOVERING:
+                record.leader_recovery_state = LEADER_RECOVERING
 
     # --- ELR (KIP-966) ---------------------------------------------------------------------
     def _populate_target_elr(self) -> None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pykafkad.controller.leadership import builder
 from pykafkad.controller.partition_change import Election
-from pykafkad.controller.partition_registration import PartitionRegistration
 from pykafkad.controller.replication_control import ReplicationControlManager, TopicControlInfo
 from pykafkad.controller.result import NONE, ApiError, ControllerResult
+from pykafkad.metadata.partition import PartitionRegistration
 from wire.errors import ErrorCode
 from wire.messages.alter_partition_reassignments_response import (
     AlterPartitionReassignmentsResponse,

@@ -22,13 +22,10 @@ from pykafkad.controller.config_control import (
     clear_elr_records,
 )
 from pykafkad.controller.feature_control import FeatureControlManager
-from pykafkad.controller.partition_registration import (
-    NO_LEADER,
-    PartitionRegistration,
-)
 from pykafkad.controller.placement import StripedReplicaPlacer
 from pykafkad.controller.result import NONE, ApiError, ControllerResult
 from pykafkad.controller.topic_names import collision_key, validate_topic_name
+from pykafkad.metadata.partition import NO_LEADER, PartitionRegistration
 from wire.errors import ErrorCode
 from wire.messages.create_partitions_response import (
     CreatePartitionsResponse,

@@ -20,7 +20,7 @@ from pykafkad.cluster import Topic, read_partition_metadata, write_partition_met
 from pykafkad.kraft.metadata_cache import KRaftMetadataCache
 from pykafkad.replica.leader_endpoint import BrokerEndpoint
 from pykafkad.replica.manager import LocalChanges
-from pykafkad.replica.partition import Partition, PartitionRegistration
+from pykafkad.replica.partition import Partition
 
 log = logging.getLogger("pykafkad.kraft.broker")
 
@@ -28,14 +28,6 @@ GROUP_METADATA_TOPIC = "__consumer_offsets"
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 #: ConfigResource.Type.TOPIC
 TOPIC_RESOURCE = 2
-
-
-def replica_registration(p: Any) -> PartitionRegistration:
-    """The replica layer's registration from the metadata image's."""
-    return PartitionRegistration(
-        replicas=list(p.replicas), isr=list(p.isr), leader=p.leader,
-        leader_epoch=p.leader_epoch, partition_epoch=p.partition_epoch,
-        adding_replicas=list(p.adding_replicas), removing_replicas=list(p.removing_replicas))
 
 
 class FollowerView:
@@ -207,9 +199,9 @@ class BrokerMetadataPublisher:
                 broker.logs.prepare(topic, [index],
                                     lambda d, tid=info.topic_id: write_partition_metadata(d, tid))
         local = LocalChanges(
-            leaders={tp: (i.topic_id, replica_registration(i.partition))
+            leaders={tp: (i.topic_id, i.partition)
                      for tp, i in changes.leaders.items()},
-            followers={tp: (i.topic_id, replica_registration(i.partition))
+            followers={tp: (i.topic_id, i.partition)
                        for tp, i in changes.followers.items()})
         # a follower stops fetching before it becomes leader (Kafka's makeLeaders)
         if changes.leaders:

@@ -1,10 +1,12 @@
 """PartitionRegistration: one partition's replicas, ISR, leader and epochs (Kafka's class of the
-same name), built from a PartitionRecord and changed by PartitionChangeRecords."""
+same name), built from a PartitionRecord and changed only by merging PartitionChangeRecords, as
+Kafka's replay does.  One class for the metadata image, the controller and the replica layer."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pykafkad.metadata import directory_id
 from wire.metadata.partition_change_record import PartitionChangeRecord
 from wire.metadata.partition_record import PartitionRecord
 
@@ -13,10 +15,8 @@ NO_LEADER_CHANGE = -2
 #: no leader: the partition is offline
 NO_LEADER = -1
 
-#: Kafka's DirectoryId sentinels (the first 100 UUIDs are reserved)
-MIGRATING_DIRECTORY = bytes(16)
-UNASSIGNED_DIRECTORY = bytes(15) + b"\x01"
-LOST_DIRECTORY = bytes(15) + b"\x02"
+#: Kafka's DirectoryId sentinels (pykafkad.metadata.directory_id)
+MIGRATING_DIRECTORY = directory_id.MIGRATING
 
 #: LeaderRecoveryState: RECOVERED (0), RECOVERING (1); -1 in a change record: no change
 LEADER_RECOVERED = 0
@@ -28,10 +28,11 @@ class InvalidPartitionChange(ValueError):
     """A change record that cannot apply to the partition as it is."""
 
 
-def _default_to_migrating(directories: list[bytes] | tuple | None, n: int) -> tuple[bytes, ...]:
-    """A record written before log directories (KIP-858) existed has none: every replica is
-    then in a MIGRATING directory, as Kafka's PartitionRegistration reads it."""
-    if not directories:
+def _default_to_migrating(directories, n: int) -> tuple[bytes, ...]:
+    """Kafka's defaultToMigrating: no directories, or only MIGRATING ones (a record written
+    before log directories, KIP-858, existed), are read as every replica MIGRATING; any other
+    list is kept as it is."""
+    if not directories or all(d == MIGRATING_DIRECTORY for d in directories):
         return (MIGRATING_DIRECTORY,) * n
     return tuple(directories)
 
@@ -50,8 +51,8 @@ class PartitionRegistration:
     replicas: tuple[int, ...]
     isr: tuple[int, ...]
     leader: int
-    leader_epoch: int
-    partition_epoch: int
+    leader_epoch: int = 0
+    partition_epoch: int = 0
     removing_replicas: tuple[int, ...] = ()
     adding_replicas: tuple[int, ...] = ()
     directories: tuple[bytes, ...] = ()
@@ -61,10 +62,13 @@ class PartitionRegistration:
 
     @classmethod
     def from_record(cls, r: PartitionRecord) -> PartitionRegistration:
-        replicas = tuple(r.replicas)
+        replicas = tuple(r.replicas or ())
+        if r.directories and len(r.directories) != len(replicas):
+            raise InvalidPartitionChange(
+                "The lengths for replicas and directories do not match: " + repr(r))
         return cls(
             replicas=replicas,
-            isr=tuple(r.isr),
+            isr=tuple(r.isr or ()),
             leader=r.leader,
             leader_epoch=r.leader_epoch,
             partition_epoch=r.partition_epoch,
@@ -79,12 +83,15 @@ class PartitionRegistration:
     def merge(self, r: PartitionChangeRecord) -> PartitionRegistration:
         """The registration after ``r``, as Kafka's PartitionRegistration.merge: a null field
         keeps its value; any leader but NO_LEADER_CHANGE (-2), even NO_LEADER (-1) or the same
-        broker, bumps the leader epoch; every change bumps the partition epoch."""
+        broker, bumps the leader epoch; every change bumps the partition epoch.  Directories
+        follow Kafka's checkDirectories / defaultToMigrating: a record's directories must match
+        its own replicas; without any, the old ones stay (read as MIGRATING for the new
+        replicas when they were all MIGRATING)."""
         replicas = self.replicas if r.replicas is None else tuple(r.replicas)
         if r.directories is None:
             directories = self.directories
         else:
-            if len(r.directories) != len(replicas):
+            if r.replicas is not None and r.directories and len(r.directories) != len(replicas):
                 raise InvalidPartitionChange(
                     "The lengths for replicas and directories do not match: " + repr(r))
             directories = tuple(r.directories)
@@ -126,17 +133,37 @@ class PartitionRegistration:
             last_known_elr=list(self.last_known_elr) or None,
         )
 
-    @property
     def has_leader(self) -> bool:
-        return self.leader >= 0
+        return self.leader != NO_LEADER
+
+    @property
+    def preferred_replica(self) -> int:
+        return self.replicas[0] if self.replicas else NO_LEADER
+
+    def has_preferred_leader(self) -> bool:
+        return self.leader == self.preferred_replica
+
+    @property
+    def is_reassigning(self) -> bool:
+        return bool(self.removing_replicas or self.adding_replicas)
 
     def has_replica(self, broker_id: int) -> bool:
         return broker_id in self.replicas
 
     def directory(self, broker_id: int) -> bytes:
-        """The log directory of ``broker_id``'s replica; ValueError when it is not a replica."""
+        """The log directory of ``broker_id``'s replica; ValueError when it is not a replica
+        (Kafka's IllegalArgumentException: asking is a caller's bug)."""
         try:
             i = self.replicas.index(broker_id)
         except ValueError:
-            raise ValueError(f"broker {broker_id} is not a replica") from None
-        return self.directories[i] if i < len(self.directories) else MIGRATING_DIRECTORY
+            raise ValueError(f"Replica {broker_id} is not assigned to this partition.") from None
+        return self.directories[i]
+
+
+def validate_isr(replicas: tuple[int, ...], isr: list[int]) -> bool:
+    """Kafka's Replicas.validateIsr: distinct, non-negative members of the replica set."""
+    if not isr:
+        return True
+    if min(isr) < 0 or len(set(isr)) != len(isr):
+        return False
+    return set(isr) <= set(replicas)

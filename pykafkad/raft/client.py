@@ -111,6 +111,7 @@ class RaftClient:
         self.log = metadata_log
         self.cluster_id = cluster_id
         self._clients: dict[int, Any] = {}
+        self._closing = False
         self._listeners: list[_ListenerState] = []
         self._wake = trio.Event()
         self._changed = trio.Event()
@@ -170,8 +171,12 @@ class RaftClient:
                         await self._wake.wait()
                     self._wake = trio.Event()
             finally:
+                # sends already spawned still start (and open a client) while the clients
+                # close: they find _closing set and stop, so none is left open
+                self._closing = True
                 nursery.cancel_scope.cancel()
-                for c in self._clients.values():
+                while self._clients:
+                    _, c = self._clients.popitem()
                     with trio.CancelScope(shield=True):
                         await c.aclose()
                 self.log.close()
@@ -227,6 +232,8 @@ class RaftClient:
 
     # -- outbound ------------------------------------------------------------------------------
     async def _send(self, destination: int, request: Any) -> None:
+        if self._closing:
+            return
         client = self._clients.get(destination)
         if client is None:
             host, port = self.voters[destination]

@@ -122,8 +122,12 @@ class InboundRequests:
         self._maybe_transition(p.leader_id, p.leader_epoch, now)
         s = self.quorum.state
         if isinstance(s, Follower) and s.leader_id == p.leader_id and self.quorum.is_voter:
+            # a v1 candidate is this node only with its directory (or none): Kafka counts an
+            # entry naming another directory of this id as someone else's place in the list
             successors = (p.preferred_successors if version == 0
-                          else [c.candidate_id for c in p.preferred_candidates])
+                          else [c.candidate_id if c.candidate_directory_id in (ZERO_UUID,
+                                                                               self.directory_id)
+                                else -1 for c in p.preferred_candidates])
             # the leader is going: look for the next one once this (short) backoff is over
             s.fetch_deadline = now + self._end_epoch_backoff(successors)
             self._changed()

@@ -477,12 +477,18 @@ class RaftMachine(InboundRequests):
             return True
         return False
 
-    def _on_fetch_response(self, source: int, response: Any, now: int) -> bool:
-        if response.error_code != ErrorCode.NONE or not response.responses:
-            return False
-        p = response.responses[0].partitions[0]
+    def _leader_answer(self, error_code: int, topics: list, now: int) -> tuple[Any, bool | None]:
+        """The one partition of a Fetch or FetchSnapshot answer and what the checks both share
+        decided: False for a top-level error or an empty answer, the result of a leader or
+        epoch change (``_common_response``), or None when the caller goes on."""
+        if error_code != ErrorCode.NONE or not topics:
+            return None, False
+        p = topics[0].partitions[0]
         leader = p.current_leader
-        handled = self._common_response(p.error_code, leader.leader_id, leader.leader_epoch, now)
+        return p, self._common_response(p.error_code, leader.leader_id, leader.leader_epoch, now)
+
+    def _on_fetch_response(self, source: int, response: Any, now: int) -> bool:
+        p, handled = self._leader_answer(response.error_code, response.responses, now)
         if handled is not None:
             return handled
         s = self.quorum.state
@@ -520,11 +526,7 @@ class RaftMachine(InboundRequests):
         return True
 
     def _on_fetch_snapshot_response(self, source: int, response: Any, now: int) -> bool:
-        if response.error_code != ErrorCode.NONE or not response.topics:
-            return False
-        p = response.topics[0].partitions[0]
-        leader = p.current_leader
-        handled = self._common_response(p.error_code, leader.leader_id, leader.leader_epoch, now)
+        p, handled = self._leader_answer(response.error_code, response.topics, now)
         if handled is not None:
             return handled
         s = self.quorum.state

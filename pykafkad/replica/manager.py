@@ -101,7 +101,7 @@ class ReplicaManager:
         me = self.local_broker_id
         try:
             partition.make_leader(PartitionRegistration(
-                replicas=[me], isr=[me], leader=me, leader_epoch=0 if epoch is None else epoch,
+                replicas=(me,), isr=(me,), leader=me, leader_epoch=0 if epoch is None else epoch,
                 partition_epoch=0))
         except OSError as e:  # the epoch checkpoint could not be written: tried again next time
             self.forget(topic, index)

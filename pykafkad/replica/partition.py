@@ -11,7 +11,7 @@ brings the answer).  Single-threaded: the broker calls it from its trio thread.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import trio
@@ -19,6 +19,7 @@ import trio
 from pykafkad.log.errors import OffsetOutOfRangeError
 from pykafkad.log.partition import AppendInfo, PartitionLog, ReadResult
 from pykafkad.log.record_validation import RecordPolicy, validate_records
+from pykafkad.metadata.partition import PartitionRegistration
 from wire.errors import ErrorCode, KafkaError
 from wire.records.batch import validate_produce_records
 
@@ -26,20 +27,6 @@ from wire.records.batch import validate_produce_records
 UNKNOWN_OFFSET = -1
 #: FetchIsolation: what a read may reach
 LOG_END, HIGH_WATERMARK, TXN_COMMITTED = 0, 1, 2
-
-
-@dataclass(frozen=True)
-class PartitionRegistration:
-    """The metadata layer's partition state (Kafka's PartitionRegistration), as far as a
-    broker hosting the partition needs it."""
-
-    replicas: list[int]
-    isr: list[int]
-    leader: int
-    leader_epoch: int = 0
-    partition_epoch: int = 0
-    adding_replicas: list[int] = field(default_factory=list)
-    removing_replicas: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import uuid
 
-from pykafkad.controller import directories
 from pykafkad.controller.partition_change import Election, PartitionChangeBuilder
-from pykafkad.controller.partition_registration import NO_LEADER, PartitionRegistration
+from pykafkad.metadata import directory_id as directories
+from pykafkad.metadata.partition import NO_LEADER, PartitionRegistration
 from wire.metadata import PartitionChangeRecord
 
 U = directories.UNASSIGNED

@@ -82,14 +82,21 @@ def kafka_python_conf(bootstrap: str, group: str, *, session_ms: int = 6000,
 
 
 def kafka_python_consumer(topic: str, bootstrap: str, group: str, **conf) -> KafkaConsumer:
-    """A subscribed kafka-python consumer that knows the topic's partitions before its first
-    JoinGroup.  (Otherwise, as leader of a first generation it assigns nothing, rejoins when the
-    metadata arrives, and kafka-python 3.0.12 can lose that second join's result when a poll
-    times out while it is in flight, leaving the member unassigned until its session expires,
-    whatever the broker.)"""
+    """A subscribed kafka-python consumer whose metadata snapshot holds the topic before its
+    first JoinGroup: subscribed first, then asked for the topic's partitions, so that the
+    metadata answer reaches the coordinator's snapshot (asked before subscribing, the snapshot
+    stays empty).
+
+    Otherwise a leader assigns against an empty snapshot, sees the snapshot change afterwards
+    and rejoins on its own (a second generation; it does so on Apache Kafka 4.4 too).  When a
+    short poll() times out while that self-made join is in flight and the join completes
+    before the next poll, kafka-python 3.0.12 never takes its result: the member stays
+    REBALANCING with its heartbeats off, its commits fail with RebalanceInProgressError, it
+    never hears of the next rebalance, and the group waits for it until its session expires,
+    whatever the broker."""
     c = KafkaConsumer(**kafka_python_conf(bootstrap, group, **conf))
-    c.partitions_for_topic(topic)
     c.subscribe([topic])
+    c.partitions_for_topic(topic)
     return c
 
 

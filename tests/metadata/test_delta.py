@@ -124,8 +124,29 @@ def test_reassignment_and_elr_fields() -> None:
 
 
 def test_directories_must_match_the_replicas() -> None:
+    # Kafka's checkDirectories: only a record that sets both is checked against itself
     with pytest.raises(InvalidPartitionChange, match="do not match"):
-        MetadataDelta(three_partitions()).replay(change(directories=[DIR_A]))
+        MetadataDelta(three_partitions()).replay(change(replicas=[1, 2, 3], directories=[DIR_A]))
+
+
+def test_a_replica_change_without_directories_keeps_them_as_kafka_does() -> None:
+    """Kafka's merge/defaultToMigrating: directories that are all MIGRATING stand for every
+    new replica; real ones are kept as they were (the controller always writes directories
+    with the replicas, so nothing reads the stale list)."""
+    migrating = MetadataDelta(three_partitions()).replay_all(
+        [change(replicas=[1, 2, 3, 4])]).apply().topics.get("orders").partitions[0]
+    assert migrating.directories == (MIGRATING_DIRECTORY,) * 4
+    assigned = MetadataDelta(three_partitions()).replay_all(
+        [change(directories=[DIR_A] * 3), change(replicas=[1, 2, 3, 4])]).apply()
+    assert assigned.topics.get("orders").partitions[0].directories == (DIR_A,) * 3
+
+
+def test_directory_of_a_broker_that_is_not_a_replica_is_a_callers_error() -> None:
+    p = three_partitions().topics.get("orders").partitions[0]
+    assert p.directory(1) == MIGRATING_DIRECTORY
+    with pytest.raises(ValueError, match="Replica 9 is not assigned to this partition."):
+        p.directory(9)
+    assert p.has_leader()
 
 
 def test_clear_elr_clears_every_partition_that_has_one() -> None:

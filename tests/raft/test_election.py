@@ -223,3 +223,30 @@ def test_a_leader_cut_off_from_the_majority_resigns(sim):
     # meanwhile the others elected a new leader in a higher epoch
     sim.run_until(lambda: any(isinstance(m.quorum.state, Leader) for n, m in sim.nodes.items()
                               if n != leader.node_id))
+
+
+
+def test_end_quorum_epoch_place_counts_only_this_nodes_directory(sim):
+    """A v1 EndQuorumEpoch names candidates with their directories: an entry with this node's
+    id but another directory is another replica's place (Kafka's endEpochElectionBackoff)."""
+    from wire.messages import end_quorum_epoch_request as eqe
+
+    sim.run_until(lambda: len(sim.leaders()) == 1)
+    leader = sim.leader()
+    sim.run_until(lambda: all(m.leader_id == leader.node_id for m in sim.nodes.values()))
+    f = next(m for m in sim.nodes.values() if m is not leader)
+
+    def end_epoch(*directories: bytes) -> int:
+        req = eqe.EndQuorumEpochRequest(
+            cluster_id=leader.cluster_id,
+            topics=[eqe.TopicData(topic_name="__cluster_metadata", partitions=[eqe.PartitionData(
+                partition_index=0, leader_id=leader.node_id, leader_epoch=leader.epoch,
+                preferred_candidates=[eqe.ReplicaInfo(candidate_id=f.node_id,
+                                                      candidate_directory_id=d)
+                                      for d in directories])])])
+        f.handle_end_quorum_epoch(req, 1, sim.now)
+        return f.quorum.state.fetch_deadline - sim.now
+
+    assert end_epoch(bytes(15) + b"\x63", f.directory_id) == 500
+    assert end_epoch(bytes(16), f.directory_id) == 0
+    assert end_epoch(bytes(15) + b"\x63") == sim.config.election_backoff_max_ms

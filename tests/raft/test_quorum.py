@@ -130,9 +130,16 @@ def test_graceful_shutdown_of_the_leader_hands_over_at_once(tmp_path):
         old = await q.wait_for_leader()
         epoch = old.raft.leader_and_epoch.epoch
         await q.stop(old.node_id)
-        # EndQuorumEpoch names successors: the first stands without waiting for a fetch timeout
+        # EndQuorumEpoch names successors: the first stands without waiting for a fetch timeout,
+        # the second 500 ms later (Kafka's strict exponential backoff by place).  Kafka does not
+        # promise the next epoch: when the first one's election outlasts that backoff (a loaded
+        # machine), both stand, grant each other's pre-vote, split the vote and the next epoch
+        # decides.  What it promises is one leader among the successors, in a later epoch, that
+        # every remaining voter follows (the sim's test_graceful_resignation_* pins the timing).
         new = await q.wait_for_leader()
-        assert new.raft.leader_and_epoch.epoch == epoch + 1
+        assert new.node_id != old.node_id
+        assert new.raft.leader_and_epoch.epoch > epoch
+        assert {n.raft.leader_and_epoch for n in q.nodes.values()} == {new.raft.leader_and_epoch}
 
     run(tmp_path, scenario)
 

@@ -1,4 +1,5 @@
-"""Kafka's reserved log-directory ids (org.apache.kafka.common.DirectoryId)."""
+"""Kafka's reserved log-directory ids (org.apache.kafka.common.DirectoryId): the first 100 UUIDs
+stand for states of an assignment rather than for a directory."""
 
 from __future__ import annotations
 

@@ -435,8 +435,9 @@ def run_failover(target: FailoverTarget, name: str, *, rounds: int = 2, partitio
     result.producer_errors = list(load.errors)
     if load.fatal:
         result.problems.append(f"the producer hit a fatal error: {load.fatal}")
-    _check(target, topic, partitions, load, result, bootstrap, log)
+    _check(target, topic, partitions, load, result, bootstrap)
     result.seconds = time.monotonic() - started
+    log(result.summary())
     return result
 
 
@@ -516,7 +517,7 @@ def _one_round(target: FailoverTarget, topic: str, partitions: int, load: Load, 
 
 
 def _check(target: FailoverTarget, topic: str, partitions: int, load: Load,
-           result: FailoverResult, bootstrap: str, log: Callable[[str], None]) -> None:
+           result: FailoverResult, bootstrap: str) -> None:
     for n in target.node_ids:
         if not target.running(n):
             target.start_node(n)
@@ -567,4 +568,3 @@ def _check(target: FailoverTarget, topic: str, partitions: int, load: Load,
         for p in range(partitions):
             sizes = [{k: len(v) for k, v in log.items()} for log in replica_logs(target, topic, p)]
             result.problems.append(f"{topic}-{p} replicas differ: {sizes}")
-    log(result.summary())

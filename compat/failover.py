@@ -121,6 +121,8 @@ class Round:
     stall_s: float = 0.0
     #: CreateTopics through a survivor succeeded after the controller was killed
     create_topics_ok: bool | None = None
+    #: kill to the first CreateTopics through a survivor that succeeded (controller rounds)
+    create_topics_s: float | None = None
     #: partition -> its longest time without an acknowledgement while the victim was down
     partition_stall_s: dict[int, float] = field(default_factory=dict)
 
@@ -177,7 +179,8 @@ class FailoverResult:
             lines.append(f"  kill {r.role} {r.victim}: election {_s(r.election_s)}, controller "
                          f"{_s(r.controller_s)}, {r.records_per_s:.0f} rec/s, stall "
                          f"{r.stall_s:.2f} s {r.partition_stall_s}" + ("" if r.create_topics_ok is None else
-                                                 f", CreateTopics ok: {r.create_topics_ok}"))
+                                                 f", CreateTopics ok: {r.create_topics_ok} "
+                                                 f"after {_s(r.create_topics_s)}"))
         lines += [f"  producer error: {e}" for e in self.producer_errors[:5]]
         lines += [f"  PROBLEM: {p}" for p in self.problems]
         return "\n".join(lines)
@@ -426,7 +429,7 @@ def run_failover(target: FailoverTarget, name: str, *, rounds: int = 2, partitio
             if load.fatal:
                 result.problems.append(f"the producer hit a fatal error: {load.fatal}")
                 break
-            result.rounds.append(_one_round(target, topic, partitions, load, admin,
+            result.rounds.append(_one_round(target, topic, partitions, load,
                                             "leader" if i % 2 == 0 else "controller", log))
     except TimeoutError as e:
         result.problems.append(str(e))
@@ -441,8 +444,8 @@ def run_failover(target: FailoverTarget, name: str, *, rounds: int = 2, partitio
     return result
 
 
-def _one_round(target: FailoverTarget, topic: str, partitions: int, load: Load, admin,
-               role: str, log: Callable[[str], None]) -> Round:
+def _one_round(target: FailoverTarget, topic: str, partitions: int, load: Load, role: str,
+               log: Callable[[str], None]) -> Round:
     if role == "leader":
         with load.lock:
             counts = {}
@@ -489,13 +492,8 @@ def _one_round(target: FailoverTarget, topic: str, partitions: int, load: Load, 
             raise TimeoutError(f"no new {', '.join(pending)} after killing {victim}")
         time.sleep(POLL_S)  # polling the survivors: nothing to wait on
     if role == "controller":
-        name = f"{topic}-after-{victim}-{uuid.uuid4().hex[:4]}"
-        try:
-            admin.create_topics([NewTopic(name, 1, 2)])[name].result(WAIT_S)
-            rnd.create_topics_ok = True
-        except KafkaException as e:
-            rnd.create_topics_ok = False
-            log(f"CreateTopics after the controller died: {e}")
+        rnd.create_topics_ok, rnd.create_topics_s = _create_topic_through_survivors(
+            target, victim, f"{topic}-after-{victim}-{uuid.uuid4().hex[:4]}", t0, log)
     after = load.acked_count()
     _wait(lambda: load.acked_count() >= after + load.rate / 2, "records acknowledged by the "
           f"new leaders after killing {victim}")
@@ -514,6 +512,28 @@ def _one_round(target: FailoverTarget, topic: str, partitions: int, load: Load, 
     log(f"  elected in {_s(rnd.election_s)}, {rnd.records_per_s:.0f} rec/s while down, "
         f"stall {rnd.stall_s:.2f} s")
     return rnd
+
+
+def _create_topic_through_survivors(target: FailoverTarget, victim: int, name: str,
+                                    t0: float, log: Callable[[str], None]):
+    """CreateTopics through a new admin client that knows only the survivors (a client that
+    knew the dead node may wait for it: librdkafka sends admin requests to the Metadata
+    controller_id, which Kafka picks at random among the brokers); retried until it
+    succeeds.  (ok, seconds from the kill)."""
+    survivors = ",".join(target.bootstrap(n) for n in target.node_ids
+                         if n != victim and target.running(n))
+    admin = AdminClient({"bootstrap.servers": survivors})
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        try:
+            admin.create_topics([NewTopic(name, 1, 2)], request_timeout=10)[name].result(15)
+            return True, time.monotonic() - t0
+        except KafkaException as e:
+            log(f"CreateTopics after the controller died: {e}")
+            if e.args[0].name() == "TOPIC_ALREADY_EXISTS":
+                return True, time.monotonic() - t0
+            if time.monotonic() > deadline:
+                return False, None
 
 
 def _check(target: FailoverTarget, topic: str, partitions: int, load: Load,

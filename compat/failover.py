@@ -418,11 +418,13 @@ def run_failover(target: FailoverTarget, name: str, *, rounds: int = 2, partitio
     _wait(lambda: _all_in_sync(target, topic, partitions), f"{topic} in sync on every broker")
     load = Load(bootstrap, topic, rate)
     load.start()
-    _wait(lambda: load.acked_count() >= rate, "the first second of records")
+    # the first records wait for metadata and a producer id and go out in a burst: the
+    # steady rate is measured over the two seconds after the first two seconds' worth
+    _wait(lambda: load.acked_count() >= 2 * rate, "the first records")
     t_steady = time.monotonic()
     base = load.acked_count()
-    _wait(lambda: time.monotonic() - t_steady >= 1.0 and load.acked_count() > base,
-          "a second of steady load")
+    _wait(lambda: time.monotonic() - t_steady >= 2.0 and load.acked_count() > base,
+          "two seconds of steady load")
     result.steady_per_s = (load.acked_count() - base) / (time.monotonic() - t_steady)
     try:
         for i in range(rounds):

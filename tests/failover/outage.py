@@ -18,6 +18,7 @@ from confluent_kafka.admin import (
 
 from compat.failover import FailoverTarget, active_controller, replica_logs
 from compat.wire_client import WireClient
+from wire.messages.create_topics_request import CreatableTopic, CreateTopicsRequest
 from wire.messages.metadata_request import MetadataRequest, MetadataRequestTopic
 
 WAIT_S = 60.0
@@ -147,18 +148,86 @@ def quorum_lost(target: FailoverTarget) -> dict:
         target.kill_node(n)
     seen["produce_without_quorum"] = produce(bootstrap, topic, [b"y%d" % i for i in range(3)])
     seen["consume_without_quorum"] = consume_all(bootstrap, topic)
+    # CreateTopics straight to the survivor: an admin client would send it to the Metadata
+    # controller_id, which Kafka picks at random among the brokers it still lists (a dead
+    # one, often, and then the client only waits for it)
     name = f"{topic}-new"
     t0 = time.monotonic()
-    try:
-        admin.create_topics([NewTopic(name, 1, 1)], request_timeout=15)[name].result(WAIT_S)
-        seen["create_topics"] = "created"
-    except KafkaException as e:
-        err = e.args[0]
-        seen["create_topics"] = err.name()
-        seen["create_topics_message"] = err.str()
+    with WireClient(bootstrap, timeout=90) as client:
+        resp = client.request(19, 7, CreateTopicsRequest(topics=[CreatableTopic(
+            name=name, num_partitions=1, replication_factor=1, assignments=[], configs=[])],
+            timeout_ms=30000, validate_only=False))
+    result = resp.topics[0]
+    seen["create_topics"] = (result.error_code, result.error_message)
     seen["create_topics_s"] = round(time.monotonic() - t0, 1)
     for n in others:
         target.start_node(n)
     admin.create_topics([NewTopic(name + "2", 1, 1)])[name + "2"].result(WAIT_S)
     seen["create_after_recovery"] = "created"
+    return seen
+
+
+def txn_coordinator(bootstrap: str, transactional_id: str) -> int:
+    """The node FindCoordinator (key type 1, v4) names for a transactional id, -1 if none."""
+    from wire.messages.find_coordinator_request import FindCoordinatorRequest
+
+    with WireClient(bootstrap, timeout=10) as client:
+        resp = client.request(10, 4, FindCoordinatorRequest(
+            key_type=1, coordinator_keys=[transactional_id]))
+    c = resp.coordinators[0]
+    return c.node_id if c.error_code == 0 else -1
+
+
+def txn_coordinator_dies(target: FailoverTarget) -> dict:
+    """A transaction is open (records produced to a partition led elsewhere) when the broker
+    coordinating it is killed: the producer's commit finds the new coordinator (the new leader
+    of the __transaction_state partition, which loaded the transaction) and completes; a
+    read_committed consumer then reads the records exactly once."""
+    seen: dict = {}
+    bootstrap = ",".join(target.bootstrap(n) for n in target.node_ids)
+    topic = f"failover-txn-{uuid.uuid4().hex[:6]}"
+    tid = f"{topic}-tid"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 3, config={"min.insync.replicas": "2"})])[
+        topic].result(WAIT_S)
+    wait_for(lambda: len(metadata(target.bootstrap(1), topic)[3]) == 3, "the topic in sync")
+    p = Producer({"bootstrap.servers": bootstrap, "transactional.id": tid, "linger.ms": 0})
+    p.init_transactions(WAIT_S)
+    coordinator = wait_for(lambda: txn_coordinator(bootstrap, tid) if txn_coordinator(
+        bootstrap, tid) >= 0 else None, "a transaction coordinator")
+    p.begin_transaction()
+    for i in range(5):
+        p.produce(topic, value=b"t%d" % i, partition=0)
+    p.flush(WAIT_S)
+    target.kill_node(coordinator)
+    survivors = [n for n in target.node_ids if n != coordinator]
+    t0 = time.monotonic()
+    try:
+        p.commit_transaction(WAIT_S)
+        seen["commit"] = "committed"
+    except KafkaException as e:
+        seen["commit"] = e.args[0].name()
+    seen["commit_s"] = round(time.monotonic() - t0, 1)
+    seen["new_coordinator_is_a_survivor"] = txn_coordinator(
+        target.bootstrap(survivors[0]), tid) in survivors
+    c = Consumer({"bootstrap.servers": ",".join(target.bootstrap(n) for n in survivors),
+                  "group.id": f"{topic}-reader", "isolation.level": "read_committed",
+                  "enable.auto.commit": False, "enable.partition.eof": True})
+    try:
+        c.assign([TopicPartition(topic, 0, 0)])
+        values = []
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is None:
+                continue
+            if m.error():
+                if m.error().code() == -191 and values:
+                    break
+                continue
+            values.append(m.value())
+        seen["read_committed"] = values
+    finally:
+        c.close()
+    target.start_node(coordinator)
     return seen

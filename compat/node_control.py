@@ -66,3 +66,19 @@ class KafkaNodes:
         # two of three come back one after the other, the whole cluster cannot)
         _cluster_ready(self.cluster, time.monotonic() + STARTUP_TIMEOUT_S,
                        [n for n in self.cluster.nodes if n.proc.poll() is None])
+
+
+class PykafkadNodes:
+    """Over pykafkad.testing.run_cluster's ClusterHandle."""
+
+    def __init__(self, handle):
+        self.handle = handle
+
+    def stop_node(self, node_id: int) -> None:
+        self.handle.stop(node_id)
+
+    def kill_node(self, node_id: int) -> None:
+        self.handle.kill(node_id)
+
+    def start_node(self, node_id: int) -> None:
+        self.handle.start(node_id)

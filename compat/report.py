@@ -188,6 +188,8 @@ def failover_markdown(results: list) -> str:
     row("duplicated", lambda r: str(r.duplicated))
     row("at another offset than acknowledged, or out of order",
         lambda r: f"{r.misplaced}, {r.out_of_order}")
+    row("acknowledged without an offset (librdkafka, after a request timeout)",
+        lambda r: str(r.without_offset))
     row("committed offsets kept", lambda r: "yes" if r.committed_kept else "NO")
     row("replica logs byte for byte identical", lambda r: "yes" if r.replicas_identical else "NO")
     row("CreateTopics through a survivor after the controller died (from the kill, median)",

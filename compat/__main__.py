@@ -7,12 +7,16 @@
     python -m compat --cluster                    # a three-node pykafkad cluster, started here
     python -m compat --clients java,kcat --scenarios produce-consume,headers
     python -m compat --kafka-cluster --scenarios cluster   # only the cluster scenarios
+    python -m compat --failover --rounds 4        # the kill loop, pykafkad and Kafka clusters
 
 The cluster scenarios need three brokers: against a single broker they are n/a.
 
 The matrix is printed and written as Markdown and HTML (compat/reports/latest.* for pykafkad,
 compat/reports/kafka-<version>.* for Apache Kafka, kafka-cluster-<version>.* for its cluster,
 cluster.* for pykafkad's cluster, compat/reports/<name>.* otherwise).
+``--failover`` runs compat/failover.py's kill loop on a three-node pykafkad cluster and a
+three-node Apache Kafka cluster, one after the other, and writes the two side by side
+(compat/reports/failover.md).
 The exit status is 1 when any scenario failed.
 """
 
@@ -82,6 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     where.add_argument("--cluster", action="store_true",
                        help=f"start a {CLUSTER_SIZE}-node pykafkad cluster "
                             "(pykafkad.testing.run_cluster)")
+    where.add_argument("--failover", action="store_true",
+                       help="the kill loop on a pykafkad and an Apache Kafka cluster, side by "
+                            "side (compat/reports/failover.md)")
+    ap.add_argument("--rounds", type=int, default=4, help="kills per cluster for --failover")
     ap.add_argument("--kafka-version", default=None,
                     help="Apache Kafka version for --kafka and --kafka-cluster")
     ap.add_argument("--target-name", help="the broker's name in the report")
@@ -96,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         for s in SCENARIOS:
             print(f"{s.name:34} {s.summary}")
         return 0
+    if args.failover:
+        return failover(args)
     clients = args.clients.split(",") if args.clients else None
     scenarios = parse_scenarios(args.scenarios)
     nodes = None  # set for the clusters started here: scenarios that stop a node need it
@@ -153,6 +163,29 @@ def main(argv: list[str] | None = None) -> int:
     md, page = report.write(matrix, args.report_dir, stem)
     print(f"\nreports: {md} {page}")
     return 1 if matrix.failures() else 0
+
+
+def failover(args) -> int:
+    """The kill loop on both kinds of cluster, one at a time (they share the machine)."""
+    from compat.failover import CLUSTER_CONFIG, KafkaTarget, PykafkadTarget, run_failover
+    from compat.kafka_broker import DEFAULT_VERSION, run_kafka_cluster
+    from pykafkad import __version__
+    from pykafkad.testing import run_cluster
+
+    def log(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    version = args.kafka_version or DEFAULT_VERSION
+    results = []
+    with run_cluster(CLUSTER_SIZE, config=CLUSTER_CONFIG) as handle:
+        results.append(run_failover(PykafkadTarget(handle), f"pykafkad {__version__}",
+                                    rounds=args.rounds, log=log))
+    with run_kafka_cluster(CLUSTER_SIZE, version, config=CLUSTER_CONFIG) as kafka:
+        results.append(run_failover(KafkaTarget(kafka), f"Apache Kafka {version}",
+                                    rounds=args.rounds, log=log))
+    print(report.failover_markdown(results))
+    print(f"report: {report.write_failover(results, args.report_dir)}")
+    return 0 if all(r.ok for r in results) else 1
 
 
 if __name__ == "__main__":

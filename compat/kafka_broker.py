@@ -223,12 +223,15 @@ class KafkaCluster:
         return ",".join(n.bootstrap_servers for n in self.nodes)
 
 
-def _cluster_ready(cluster: KafkaCluster, deadline: float) -> None:
-    """Every node answers Metadata listing every broker and a controller."""
+def _cluster_ready(cluster: KafkaCluster, deadline: float,
+                   nodes: list[KafkaBroker] | None = None) -> None:
+    """Every node (of ``nodes``, by default all) answers Metadata listing every one of them
+    and a controller."""
     from compat.wire_client import WireClient
     from wire.messages.metadata_request import MetadataRequest
 
-    pending = list(cluster.nodes)
+    nodes = list(cluster.nodes if nodes is None else nodes)
+    pending = list(nodes)
     while pending:
         node = pending[0]
         if node.proc.poll() is not None:
@@ -237,7 +240,7 @@ def _cluster_ready(cluster: KafkaCluster, deadline: float) -> None:
         try:
             with WireClient(node.bootstrap_servers, timeout=5) as c:
                 md = c.request(3, 12, MetadataRequest(topics=None, allow_auto_topic_creation=False))
-            if len(md.brokers) == len(cluster.nodes) and md.controller_id >= 0:
+            if len(md.brokers) == len(nodes) and md.controller_id >= 0:
                 pending.pop(0)
                 continue
         except OSError:

@@ -2,8 +2,9 @@
 need a broker down (``not-enough-replicas``).  Against a target given by address
 (``--bootstrap-server``) there is no such control and those scenarios are n/a.
 
-Both kinds of cluster get the same two calls, by node id: ``stop_node`` (a clean stop, as
-kafka-server-stop.sh does, so the controller takes the node out of every ISR at once) and
+Both kinds of cluster get the same calls, by node id: ``stop_node`` (a clean stop, as
+kafka-server-stop.sh does, so the controller takes the node out of every ISR at once),
+``kill_node`` (SIGKILL, for the failover scenario) and
 ``start_node`` (the node back on its own ports and data, waited for until every node lists it
 again).
 """
@@ -20,6 +21,8 @@ from typing import Protocol
 class NodeControl(Protocol):
     def stop_node(self, node_id: int) -> None: ...
 
+    def kill_node(self, node_id: int) -> None: ...
+
     def start_node(self, node_id: int) -> None: ...
 
 
@@ -34,6 +37,13 @@ class KafkaNodes:
 
     def stop_node(self, node_id: int) -> None:
         self._node(node_id).stop()
+
+    def kill_node(self, node_id: int) -> None:
+        """SIGKILL: no clean shutdown, the controller fences the node after its session."""
+        proc = self._node(node_id).proc
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
     def start_node(self, node_id: int) -> None:
         from compat.kafka_broker import (
@@ -52,7 +62,10 @@ class KafkaNodes:
                 [shutil.which("java") or "java", *JAVA_OPTS, "kafka.Kafka",
                  str(node.data_dir / "server.properties")],
                 env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        _cluster_ready(self.cluster, time.monotonic() + STARTUP_TIMEOUT_S)
+        # every running node lists every running one (with another node still down, as when
+        # two of three come back one after the other, the whole cluster cannot)
+        _cluster_ready(self.cluster, time.monotonic() + STARTUP_TIMEOUT_S,
+                       [n for n in self.cluster.nodes if n.proc.poll() is None])
 
 
 class PykafkadNodes:
@@ -63,6 +76,9 @@ class PykafkadNodes:
 
     def stop_node(self, node_id: int) -> None:
         self.handle.stop(node_id)
+
+    def kill_node(self, node_id: int) -> None:
+        self.handle.kill(node_id)
 
     def start_node(self, node_id: int) -> None:
         self.handle.start(node_id)

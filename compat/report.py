@@ -148,3 +148,63 @@ def write(m: Matrix, directory: Path, stem: str) -> tuple[Path, Path]:
     md.write_text(markdown(m))
     page.write_text(html_page(m))
     return md, page
+
+
+def failover_markdown(results: list) -> str:
+    """compat/failover.py's results (one per cluster) side by side: the "failover" table."""
+    out = ["# Failover: the kill loop on three-node clusters", ""]
+    out.append(f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Each cluster loses, "
+               "one at a time, the leader of its busiest partition and then its active "
+               "controller (SIGKILL), each restarted and back in every ISR before the next "
+               "kill, under an idempotent acks=all confluent-kafka producer and a committing "
+               "consumer group; topic rf 3, min.insync.replicas=2, "
+               "broker.session.timeout.ms=3000 on both.")
+    out.append("")
+    out.append("| | " + " | ".join(r.target for r in results) + " |")
+    out.append("|---|" + "---|" * len(results))
+
+    def row(label, fn):
+        out.append(f"| {label} | " + " | ".join(fn(r) for r in results) + " |")
+
+    def secs(values, fn):
+        return f"{fn(values):.2f} s" if values else "–"
+
+    import statistics
+
+    row("kills", lambda r: str(len(r.rounds)))
+    row("time to elect a new leader (median)",
+        lambda r: secs(r.election_times(), statistics.median))
+    row("time to elect a new leader (max)", lambda r: secs(r.election_times(), max))
+    row("time to a new active controller (median)", lambda r: secs(
+        [x.controller_s for x in r.rounds if x.controller_s is not None], statistics.median))
+    row("records/s offered", lambda r: f"{r.offered_per_s:.0f}")
+    row("records/s before the first kill", lambda r: f"{r.steady_per_s:.0f}")
+    row("records/s through the failure (kill to back in ISR)",
+        lambda r: f"{r.through_failure_per_s():.0f}")
+    row("longest time without an acknowledgement",
+        lambda r: f"{max((x.stall_s for x in r.rounds), default=0):.2f} s")
+    row("records acknowledged", lambda r: str(r.acked))
+    row("lost", lambda r: str(r.lost))
+    row("duplicated", lambda r: str(r.duplicated))
+    row("at another offset than acknowledged, or out of order",
+        lambda r: f"{r.misplaced}, {r.out_of_order}")
+    row("acknowledged without an offset (librdkafka, after a request timeout)",
+        lambda r: str(r.without_offset))
+    row("committed offsets kept", lambda r: "yes" if r.committed_kept else "NO")
+    row("replica logs byte for byte identical", lambda r: "yes" if r.replicas_identical else "NO")
+    row("CreateTopics through a survivor after the controller died (from the kill, median)",
+        lambda r: ("FAILED" if not all(x.create_topics_ok for x in r.rounds
+                                       if x.create_topics_ok is not None)
+                   else secs([x.create_topics_s for x in r.rounds
+                              if x.create_topics_s is not None], statistics.median)))
+    problems = [(r.target, p) for r in results for p in r.problems]
+    out += ["", "## Problems", ""]
+    out += [f"- {t}: {p.replace('|', '/')}" for t, p in problems] or ["None."]
+    return "\n".join(out) + "\n"
+
+
+def write_failover(results: list, directory: Path, stem: str = "failover") -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{stem}.md"
+    path.write_text(failover_markdown(results))
+    return path

@@ -73,6 +73,13 @@ class ControllerServer:
         #: this often, as Kafka's does, so that every replica's metadata offset keeps moving
         self.idle_interval_ms = setting(config, "metadata.max.idle.interval.ms", 500)
         self._last_write_ms = 0
+        #: Kafka's maybeElectUncleanLeaders schedule: while some partition has no leader, an
+        #: unclean election pass runs unclean.leader.election.interval.ms after the last one
+        #: that elected nothing, or at once (10 ms) after one that hit its limit
+        self.unclean_interval_ms = setting(config, "unclean.leader.election.interval.ms",
+                                           300000)
+        self._unclean_due_ms: int | None = None
+        self._unclean_deferred = True
         self.raft.register_listener(self)
 
     def _new_controller(self) -> QuorumController:
@@ -213,6 +220,8 @@ class ControllerServer:
                     break
                 if not await self._append(result.records):
                     return None
+        if not await self._maybe_elect_unclean_leaders():
+            return None
         if self.auto_rebalance and self.is_active:
             await self._maybe_balance_partition_leaders()
         if self.idle_interval_ms > 0 and self.is_active and \
@@ -220,10 +229,38 @@ class ControllerServer:
             async with self._write_lock:
                 if self.is_active:
                     await self._append([NoOpRecord()])
-        deadlines = [d for d in (c.next_fence_check_ms(), self._next_rebalance_ms,
+        deadlines = [d for d in (c.next_fence_check_ms(), self._unclean_due_ms,
+                                 self._next_rebalance_ms,
                                  self._last_write_ms + self.idle_interval_ms
                                  if self.idle_interval_ms > 0 else None) if d is not None]
         return min(deadlines) if deadlines else None
+
+    async def _maybe_elect_unclean_leaders(self) -> bool:
+        """Unclean elections for leaderless partitions whose topic (or the broker default)
+        allows them, on Kafka's schedule; False when the controller lost its leadership."""
+        if not self.is_active:
+            self._unclean_due_ms, self._unclean_deferred = None, True  # renounced: cancelled
+            return True
+        now = self.clock()
+        if self._unclean_due_ms is None:
+            if self.controller.replication.leaderless_partitions():
+                self._unclean_due_ms = now + (self.unclean_interval_ms if self._unclean_deferred
+                                              else 10)
+            return True
+        if now < self._unclean_due_ms:
+            return True
+        self._unclean_due_ms = None
+        async with self._write_lock:
+            if not self.is_active:
+                return True
+            result = self.controller.elect_unclean_leaders()
+            if result.records and not await self._append(result.records):
+                return False
+        self._unclean_deferred = not result.response
+        if self.controller.replication.leaderless_partitions():
+            self._unclean_due_ms = self.clock() + (self.unclean_interval_ms
+                                                   if self._unclean_deferred else 10)
+        return True
 
     async def _bootstrap(self) -> None:
         """The first active controller of an empty log writes the bootstrap records (the

@@ -2,8 +2,8 @@
 metadata go to the active controller inside an EnvelopeRequest (the client's request header
 and body as received, its principal and address), and the controller's answer, unwrapped from
 the EnvelopeResponse, goes back to the client.  An envelope the controller refuses (or no
-controller within the request's timeout) answers the client with the request's own error
-response, as Kafka's ``request.getErrorResponse``."""
+controller within Kafka's 60 s forwarding timeout: REQUEST_TIMED_OUT) answers the client with
+the request's own error response, as Kafka's ``request.getErrorResponse``."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import trio
 
-from pykafkad.kraft.error_responses import error_response
+from pykafkad.kraft.error_responses import error_response, has_error
 from wire.errors import ErrorCode
 from wire.framing import read_response_header, response_header_version
 from wire.messages.default_principal_data import DefaultPrincipalData
@@ -54,8 +54,16 @@ def client_address(peer: str) -> bytes:
         return ipaddress.ip_address("127.0.0.1").packed
 
 
+#: Kafka's forwarding channel gives a request this long (BrokerServer: retryTimeoutMs 60000)
+#: to reach an active controller before it answers REQUEST_TIMED_OUT
+FORWARDING_TIMEOUT_S = 60.0
+#: how long a forwarded request the controller refused as NOT_CONTROLLER waits before the next
+#: try (the quorum is electing, or has no majority)
+NOT_CONTROLLER_BACKOFF_S = 0.05
+
+
 class ForwardingManager:
-    def __init__(self, channel: Any, *, request_timeout_s: float = 30.0):
+    def __init__(self, channel: Any, *, request_timeout_s: float = FORWARDING_TIMEOUT_S):
         self.channel = channel
         self.request_timeout_s = request_timeout_s
         self._principal = serialize_principal()
@@ -68,14 +76,27 @@ class ForwardingManager:
         client sent them)."""
         envelope = EnvelopeRequest(request_data=bytes(frame), request_principal=self._principal,
                                    client_host_address=client_address(ctx.peer))
-        try:
-            answer = await self.channel.send(envelope, timeout_s=self.request_timeout_s)
-        except (trio.TooSlowError, OSError) as e:
-            log.info("forwarding %s failed: %r", type(request).__name__, e)
-            return error_response(request, ErrorCode.REQUEST_TIMED_OUT, None)
-        if answer.error_code or answer.response_data is None:
-            code = answer.error_code or ErrorCode.UNKNOWN_SERVER_ERROR
-            return error_response(request, code, None)
-        r = Reader(memoryview(answer.response_data))
-        read_response_header(r, response_header_version(ctx.header.api_key, ctx.version))
-        return response_type.read(r, ctx.version)
+        deadline = trio.current_time() + self.request_timeout_s
+        while True:
+            remaining = deadline - trio.current_time()
+            try:
+                if remaining <= 0:
+                    raise trio.TooSlowError("no active controller")
+                answer = await self.channel.send(envelope, timeout_s=remaining)
+            except (trio.TooSlowError, OSError) as e:
+                log.info("forwarding %s failed: %r", type(request).__name__, e)
+                return error_response(request, ErrorCode.REQUEST_TIMED_OUT, None)
+            if answer.error_code or answer.response_data is None:
+                code = answer.error_code or ErrorCode.UNKNOWN_SERVER_ERROR
+                return error_response(request, code, None)
+            r = Reader(memoryview(answer.response_data))
+            read_response_header(r, response_header_version(ctx.header.api_key, ctx.version))
+            response = response_type.read(r, ctx.version)
+            # a controller that was no longer active (a quorum without a majority, or an
+            # election under way): Kafka's broker holds the request until a controller takes
+            # it or its forwarding timeout passes (REQUEST_TIMED_OUT), never answering
+            # NOT_CONTROLLER to the client
+            if not has_error(response, ErrorCode.NOT_CONTROLLER):
+                return response
+            await trio.sleep(min(NOT_CONTROLLER_BACKOFF_S,
+                                 max(0.0, deadline - trio.current_time())))

@@ -406,9 +406,11 @@ class Partition:
         maximal = self.maximal_isr
         lag = self.replica_lag_time_max_ms
         for replica_id, state in self.followers.items():
-            if state.log_end_offset < new_hw and (
-                    replica_id in maximal or (state.is_caught_up(leo, now, lag)
-                                              and self.is_replica_isr_eligible(replica_id))):
+            # a fenced follower (dead, its session over) is waited for no longer, even within
+            # replica.lag.time.max.ms of its last fetch, as Kafka's isReplicaIsrEligible says
+            if state.log_end_offset < new_hw and (replica_id in maximal or (
+                    state.is_caught_up(leo, now, lag)
+                    and self.is_replica_isr_eligible(replica_id))):
                 new_hw = state.log_end_offset
         if new_hw < 0 or not self.log.maybe_increment_high_watermark(new_hw):
             return False

@@ -109,6 +109,25 @@ def test_a_caught_up_follower_outside_the_isr_holds_the_high_watermark(
     assert p.high_watermark == 7
 
 
+def test_a_fenced_follower_no_longer_holds_the_high_watermark(make_partition, clock):
+    """A follower killed right after a fetch is caught up for replica.lag.time.max.ms more;
+    once the controller fences it (its session over) and takes it out of the ISR, the leader
+    stops waiting for it, as Kafka's isReplicaIsrEligible says: acks=all goes on at once."""
+    p = make_partition(replicas=[1, 2, 3], isr=[1, 2, 3], min_isr=2)
+    fenced: set[int] = set()
+    p.is_replica_isr_eligible = lambda replica_id: replica_id not in fenced
+    append(p, 5, clock)
+    p.update_follower_fetch_state(2, 5, 0, clock())
+    p.update_follower_fetch_state(3, 5, 0, clock())
+    append(p, 2, clock)
+    p.update_follower_fetch_state(2, 7, 0, clock())  # replica 3 died at offset 5
+    assert p.high_watermark == 5
+    fenced.add(3)  # the controller fences broker 3 and shrinks the ISR in the same batch
+    assert p.make_leader(PartitionRegistration(
+        replicas=[1, 2, 3], isr=[1, 2], leader=1, leader_epoch=1, partition_epoch=2))
+    assert p.high_watermark == 7
+
+
 def test_a_follower_behind_the_high_watermark_does_not_join(make_partition, clock, controller):
     p = make_partition(replicas=[1, 2], isr=[1])
     append(p, 4, clock)

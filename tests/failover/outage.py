@@ -1,0 +1,233 @@
+"""Outage scenarios run the same way on a pykafkad and an Apache Kafka cluster
+(compat.failover's targets), each returning what the clients saw, so a test can hold
+pykafkad's answers to Kafka's."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewTopic,
+)
+
+from compat.failover import FailoverTarget, active_controller, replica_logs
+from compat.wire_client import WireClient
+from wire.messages.create_topics_request import CreatableTopic, CreateTopicsRequest
+from wire.messages.metadata_request import MetadataRequest, MetadataRequestTopic
+
+WAIT_S = 60.0
+
+
+def wait_for(cond, what: str, timeout: float = WAIT_S):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            value = cond()
+        except (OSError, KafkaException):
+            value = None
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)  # polling other processes: nothing to wait on
+
+
+def metadata(bootstrap: str, topic: str):
+    """(error code, leader, leader epoch, isr) of partition 0, as that broker answers
+    Metadata v12."""
+    with WireClient(bootstrap, timeout=10) as client:
+        resp = client.request(3, 12, MetadataRequest(
+            topics=[MetadataRequestTopic(name=topic)], allow_auto_topic_creation=False))
+    t = resp.topics[0]
+    if not t.partitions:  # not known to this broker yet
+        return t.error_code, -1, -1, []
+    p = t.partitions[0]
+    return p.error_code, p.leader_id, p.leader_epoch, sorted(p.isr_nodes)
+
+
+def produce(bootstrap: str, topic: str, values: list[bytes], **conf) -> list[str]:
+    """Produces to partition 0 and returns each delivery's error name ('' when acknowledged)."""
+    out: list[str] = []
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0, **conf})
+    for v in values:
+        p.produce(topic, value=v, partition=0,
+                  on_delivery=lambda err, _m: out.append(err.name() if err else ""))
+    p.flush(WAIT_S)
+    return out
+
+
+def consume_all(bootstrap: str, topic: str) -> list[bytes]:
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{topic}-reader",
+                  "enable.auto.commit": False, "enable.partition.eof": True})
+    try:
+        c.assign([TopicPartition(topic, 0, 0)])
+        out = []
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is None:
+                continue
+            if m.error():
+                if m.error().code() == -191:  # _PARTITION_EOF
+                    return out
+                continue
+            out.append(m.value())
+        raise AssertionError("the partition's end was not reached")
+    finally:
+        c.close()
+
+
+def offline_then_unclean(target: FailoverTarget) -> dict:
+    """A partition on brokers 1 (leader) and 2, min.insync.replicas=1: broker 2 dies and
+    leaves the ISR, records go on to 1 alone, then 1 dies too; broker 2 comes back, out of
+    sync; then the topic allows unclean elections; then broker 1 comes back.  Two brokers are
+    down at once, so the controllers must be other nodes (a quorum of its own)."""
+    seen: dict = {}
+    bootstrap = target.bootstrap(3)  # broker 3 holds no replica and stays up throughout
+    topic = f"failover-unclean-{uuid.uuid4().hex[:6]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, replica_assignment=[[1, 2]], config={
+        "min.insync.replicas": "1"})])[topic].result(WAIT_S)
+    wait_for(lambda: metadata(bootstrap, topic)[3] == [1, 2], "both replicas in sync")
+    seen["first"] = produce(bootstrap, topic, [b"a%d" % i for i in range(5)])
+    target.kill_node(2)
+    wait_for(lambda: metadata(bootstrap, topic)[3] == [1], "2 out of the ISR")
+    seen["alone"] = produce(bootstrap, topic, [b"b%d" % i for i in range(5)])
+    epoch_before = metadata(bootstrap, topic)[2]
+    target.kill_node(1)
+    seen["offline"] = wait_for(lambda: (lambda m: m if m[1] == -1 else None)(
+        metadata(bootstrap, topic)), "the partition offline")
+    seen["offline_produce"] = produce(bootstrap, topic, [b"c"], **{"message.timeout.ms": 3000})
+    target.start_node(2)
+    wait_for(lambda: len(_brokers(bootstrap)) == 2, "broker 2 registered again")
+    seen["after_2_returned"] = metadata(bootstrap, topic)
+    admin.incremental_alter_configs([ConfigResource(
+        ConfigResource.Type.TOPIC, topic, incremental_configs=[ConfigEntry(
+            "unclean.leader.election.enable", "true",
+            incremental_operation=AlterConfigOpType.SET)])])[
+        ConfigResource(ConfigResource.Type.TOPIC, topic)].result(WAIT_S)
+    seen["unclean"] = wait_for(lambda: (lambda m: m if m[1] == 2 else None)(
+        metadata(bootstrap, topic)), "2 elected uncleanly")
+    seen["unclean_epoch_bumped"] = seen["unclean"][2] > epoch_before
+    seen["values_on_2"] = consume_all(bootstrap, topic)
+    seen["later"] = produce(bootstrap, topic, [b"d%d" % i for i in range(3)])
+    target.start_node(1)
+    wait_for(lambda: metadata(bootstrap, topic)[3] == [1, 2], "1 back in the ISR")
+    seen["values_at_end"] = consume_all(bootstrap, topic)
+    seen["replicas_identical"] = wait_for(
+        lambda: (lambda logs: logs[0] and logs[0] == logs[1])(
+            replica_logs(target, topic, 0)[:2]), "1 truncated to 2's log")
+    return seen
+
+
+def _brokers(bootstrap: str) -> list[int]:
+    with WireClient(bootstrap, timeout=10) as client:
+        resp = client.request(3, 12, MetadataRequest(topics=[], allow_auto_topic_creation=False))
+    return sorted(b.node_id for b in resp.brokers)
+
+
+def quorum_lost(target: FailoverTarget) -> dict:
+    """Two of three nodes die: the survivor keeps serving the partition it leads, and metadata
+    changes (CreateTopics) through it fail."""
+    seen: dict = {}
+    survivor = active_controller(target)[0]
+    others = [n for n in target.node_ids if n != survivor]
+    bootstrap = target.bootstrap(survivor)
+    topic = f"failover-quorum-{uuid.uuid4().hex[:6]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, replica_assignment=[[survivor]])])[topic].result(WAIT_S)
+    wait_for(lambda: metadata(bootstrap, topic)[1] == survivor, "the topic led by the survivor")
+    seen["before"] = produce(bootstrap, topic, [b"x%d" % i for i in range(3)])
+    for n in others:
+        target.kill_node(n)
+    seen["produce_without_quorum"] = produce(bootstrap, topic, [b"y%d" % i for i in range(3)])
+    seen["consume_without_quorum"] = consume_all(bootstrap, topic)
+    # CreateTopics straight to the survivor: an admin client would send it to the Metadata
+    # controller_id, which Kafka picks at random among the brokers it still lists (a dead
+    # one, often, and then the client only waits for it)
+    name = f"{topic}-new"
+    t0 = time.monotonic()
+    with WireClient(bootstrap, timeout=90) as client:
+        resp = client.request(19, 7, CreateTopicsRequest(topics=[CreatableTopic(
+            name=name, num_partitions=1, replication_factor=1, assignments=[], configs=[])],
+            timeout_ms=30000, validate_only=False))
+    result = resp.topics[0]
+    seen["create_topics"] = (result.error_code, result.error_message)
+    seen["create_topics_s"] = round(time.monotonic() - t0, 1)
+    for n in others:
+        target.start_node(n)
+    admin.create_topics([NewTopic(name + "2", 1, 1)])[name + "2"].result(WAIT_S)
+    seen["create_after_recovery"] = "created"
+    return seen
+
+
+def txn_coordinator(bootstrap: str, transactional_id: str) -> int:
+    """The node FindCoordinator (key type 1, v4) names for a transactional id, -1 if none."""
+    from wire.messages.find_coordinator_request import FindCoordinatorRequest
+
+    with WireClient(bootstrap, timeout=10) as client:
+        resp = client.request(10, 4, FindCoordinatorRequest(
+            key_type=1, coordinator_keys=[transactional_id]))
+    c = resp.coordinators[0]
+    return c.node_id if c.error_code == 0 else -1
+
+
+def txn_coordinator_dies(target: FailoverTarget) -> dict:
+    """A transaction is open (records produced to a partition led elsewhere) when the broker
+    coordinating it is killed: the producer's commit finds the new coordinator (the new leader
+    of the __transaction_state partition, which loaded the transaction) and completes; a
+    read_committed consumer then reads the records exactly once."""
+    seen: dict = {}
+    bootstrap = ",".join(target.bootstrap(n) for n in target.node_ids)
+    topic = f"failover-txn-{uuid.uuid4().hex[:6]}"
+    tid = f"{topic}-tid"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 3, config={"min.insync.replicas": "2"})])[
+        topic].result(WAIT_S)
+    wait_for(lambda: len(metadata(target.bootstrap(1), topic)[3]) == 3, "the topic in sync")
+    p = Producer({"bootstrap.servers": bootstrap, "transactional.id": tid, "linger.ms": 0})
+    p.init_transactions(WAIT_S)
+    coordinator = wait_for(lambda: txn_coordinator(bootstrap, tid) if txn_coordinator(
+        bootstrap, tid) >= 0 else None, "a transaction coordinator")
+    p.begin_transaction()
+    for i in range(5):
+        p.produce(topic, value=b"t%d" % i, partition=0)
+    p.flush(WAIT_S)
+    target.kill_node(coordinator)
+    survivors = [n for n in target.node_ids if n != coordinator]
+    t0 = time.monotonic()
+    try:
+        p.commit_transaction(WAIT_S)
+        seen["commit"] = "committed"
+    except KafkaException as e:
+        seen["commit"] = e.args[0].name()
+    seen["commit_s"] = round(time.monotonic() - t0, 1)
+    seen["new_coordinator_is_a_survivor"] = txn_coordinator(
+        target.bootstrap(survivors[0]), tid) in survivors
+    c = Consumer({"bootstrap.servers": ",".join(target.bootstrap(n) for n in survivors),
+                  "group.id": f"{topic}-reader", "isolation.level": "read_committed",
+                  "enable.auto.commit": False, "enable.partition.eof": True})
+    try:
+        c.assign([TopicPartition(topic, 0, 0)])
+        values = []
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is None:
+                continue
+            if m.error():
+                if m.error().code() == -191 and values:
+                    break
+                continue
+            values.append(m.value())
+        seen["read_committed"] = values
+    finally:
+        c.close()
+    target.start_node(coordinator)
+    return seen

@@ -1,0 +1,59 @@
+"""Controller and coordinator failures on three combined KRaft nodes, the same scenarios on
+pykafkad and on Apache Kafka 4.4 (tests/failover/outage.py):
+
+- two of the three nodes die, so the metadata quorum has no majority: the survivor keeps
+  serving the partition it leads (acks=all with its ISR of one, and fetches), and a metadata
+  change through it (CreateTopics) fails with REQUEST_TIMED_OUT after Kafka's 60 s forwarding
+  timeout; with the nodes back, CreateTopics works again;
+- the broker coordinating an open transaction dies: the producer's commit finds the new
+  coordinator (the new leader of the __transaction_state partition, which loaded the
+  transaction on its election) and completes, and a read_committed consumer reads the
+  transaction's records once."""
+
+from __future__ import annotations
+
+import pytest
+
+from compat.failover import CLUSTER_CONFIG, KafkaTarget, PykafkadTarget
+from pykafkad.testing import run_cluster
+from tests.failover.outage import quorum_lost, txn_coordinator_dies
+from tests.integration.clients import needs_java
+from wire.errors import ErrorCode
+
+
+@pytest.fixture(scope="module")
+def pykafkad_cluster(tmp_path_factory):
+    with run_cluster(3, config=CLUSTER_CONFIG,
+                     data_dir=tmp_path_factory.mktemp("failover")) as cluster:
+        yield PykafkadTarget(cluster)
+
+
+@pytest.fixture(scope="module")
+def kafka_cluster(tmp_path_factory):
+    from compat.kafka_broker import run_kafka_cluster
+
+    with run_kafka_cluster(3, config=CLUSTER_CONFIG,
+                           data_dir=tmp_path_factory.mktemp("kafka-failover")) as cluster:
+        yield KafkaTarget(cluster)
+
+
+@pytest.fixture(params=["pykafkad", pytest.param("kafka", marks=needs_java)])
+def target(request):
+    return request.getfixturevalue(f"{request.param}_cluster")
+
+
+def test_without_a_quorum_the_survivor_serves_and_refuses_metadata_changes(target):
+    seen = quorum_lost(target)
+    assert seen["before"] == seen["produce_without_quorum"] == [""] * 3
+    assert seen["consume_without_quorum"] == [b"x0", b"x1", b"x2", b"y0", b"y1", b"y2"]
+    # Kafka's broker holds the forwarded request for its 60 s forwarding timeout, then
+    # answers REQUEST_TIMED_OUT without a message
+    assert seen["create_topics"] == (ErrorCode.REQUEST_TIMED_OUT, None)
+    assert seen["create_after_recovery"] == "created"
+
+
+def test_an_open_transaction_commits_after_its_coordinator_dies(target):
+    seen = txn_coordinator_dies(target)
+    assert seen["commit"] == "committed"
+    assert seen["new_coordinator_is_a_survivor"]
+    assert seen["read_committed"] == [b"t%d" % i for i in range(5)]

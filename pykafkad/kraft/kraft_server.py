@@ -37,6 +37,10 @@ class KafkaRaftServer:
     """Quacks like ``pykafkad.server.Server`` for the command line: ``run``,
     ``request_shutdown``, ``broker``, ``listeners``, ``host``, ``port``."""
 
+    #: the default ``pykafkad`` (a one-voter node the user never configured as one): it keeps
+    #: the single-node ready line
+    single_node = False
+
     def __init__(self, config, data_dir: Path, broker, server: Server, *, meta=None):
         self.config = config
         self.data_dir = Path(data_dir)

@@ -14,6 +14,7 @@ import os
 import trio
 
 from pykafkad.dispatch import BROKER, HANDLERS_BY_KIND, ListenerKind, RequestContext
+from pykafkad.handlers.config_forwarding import CONFIG_APIS, forward_configs
 from wire.errors import RemoteProtocolError
 from wire.framing import API_VERSIONS_KEY, encode_response, frame_size, read_request_header
 from wire.primitives import Reader
@@ -149,7 +150,11 @@ class Connection:
             request = handler.request_type.read(r, version)
             forwarding = (getattr(self.broker, "forwarding", None)
                           if self.listener_kind is BROKER else None)
-            if forwarding is not None and forwarding.forwards(header.api_key):
+            if forwarding is not None and header.api_key in CONFIG_APIS:
+                # checked here first, as Kafka's ConfigAdminManager.preprocess
+                response = await forward_configs(ctx, frame, request, forwarding,
+                                                 handler.response_type)
+            elif forwarding is not None and forwarding.forwards(header.api_key):
                 # a KRaft broker: the active controller answers (Kafka's ForwardingManager)
                 response = await forwarding.forward(ctx, frame, request, handler.response_type)
             else:

@@ -23,6 +23,7 @@ from pykafkad.kraft.broker_lifecycle import (
 from pykafkad.kraft.broker_server import BrokerServer
 from pykafkad.kraft.controller_channel import ControllerChannel
 from pykafkad.kraft.controller_server import ControllerServer
+from pykafkad.kraft.dynamic_config_publisher import DynamicConfigPublisher
 from pykafkad.kraft.migration import single_node_records
 from pykafkad.kraft.shared_server import SharedServer, check_storage
 from pykafkad.server import Server
@@ -84,6 +85,7 @@ class KafkaRaftServer:
                 inter_broker_listener=inter_broker.listener_name if inter_broker else "PLAINTEXT",
                 broker_epoch=lambda: self.lifecycle.broker_epoch)
             self.shared.loader.add_publisher(self.broker_server.publisher)
+            self.shared.loader.add_publisher(DynamicConfigPublisher(broker))
         self._shutdown = trio.Event()
 
     # -- what the command line reads ------------------------------------------------------------

@@ -159,6 +159,9 @@ class Broker:
             replica_lag_time_max_ms=lambda: config["replica.lag.time.max.ms"],
             peek_leader_epoch=self._peek_leader_epoch,
         )
+        if self._kraft_broker:  # the metadata log says what this broker leads or follows
+            self.replicas.single_node = False
+            self.replicas.log_unopened = self.logs.found_unopened
         # Lists the partition directories only: each log loads on first use or in the
         # background (open_logs_in_background), so start-up does not grow with the data.
         self.logs.load_all(self._log_config_for_partition, self._classify_partition_dir)

@@ -27,6 +27,8 @@ class DynamicConfigPublisher:
         return "DynamicConfigPublisher"
 
     def on_metadata_update(self, delta: Any, image: Any, manifest: Any) -> None:
+        if image.features.metadata_version is None:
+            return  # not bootstrapped yet: the configs the log will hold are not known
         config = self.broker.config
         for per_broker, resource in ((False, ""), (True, str(self.broker.node_id))):
             wanted = dict(image.configs.get((BROKER_RESOURCE, resource), {}))

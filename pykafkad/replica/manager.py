@@ -76,6 +76,9 @@ class ReplicaManager:
         #: leaderships / followerships the metadata gave whose logs could not be made yet (out
         #: of descriptors, disk full): made on the partition's next use
         self._pending: dict[TopicPartition, tuple[bytes, PartitionRegistration, bool]] = {}
+        #: whether a partition's log is one the start left unopened (logs open lazily): its
+        #: leadership is then made on first use too, so that a start stays quick
+        self.log_unopened: Callable[[str, int], bool] = lambda _topic, _index: False
         #: whether a broker may join an ISR (a KRaft broker's metadata cache replaces it)
         self.is_replica_isr_eligible: Callable[[int], bool] = lambda _replica_id: True
 
@@ -204,6 +207,12 @@ class ReplicaManager:
         for leader, wanted in ((True, changes.leaders), (False, changes.followers)):
             for (topic, index), (topic_id, registration) in wanted.items():
                 self._pending.pop((topic, index), None)
+                # a leader, or a replica with no leader to fetch from (a restarted single
+                # node's partitions until it is unfenced), whose log the start left unopened
+                if (leader or registration.leader < 0) and \
+                        (topic, index) not in self.partitions and self.log_unopened(topic, index):
+                    self._pending[(topic, index)] = (topic_id, registration, leader)
+                    continue
                 try:
                     partition = self._hosted_or_new(topic, index, topic_id)
                 except KafkaError as e:  # the others still change; this one on next use

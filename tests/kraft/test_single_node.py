@@ -6,11 +6,13 @@ topics, configs, records and committed offsets carried into the metadata log."""
 from __future__ import annotations
 
 import json
+import uuid
 
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource
 from kafka import KafkaAdminClient
 
+from compat.wire_client import WireClient, advertised_apis
 from pykafkad.cluster import TOPICS_FILE
 from pykafkad.metadata.properties import MetaProperties
 from pykafkad.testing import run_broker
@@ -19,9 +21,12 @@ from tests.integration.clients import (
     confluent_consume,
     confluent_produce,
     create_topic,
+    needs_java,
 )
 from tests.kraft.quorum_helpers import METADATA_DIR, read_records
 from tests.kraft.released_broker import run_released_broker
+from wire.errors import ErrorCode
+from wire.messages.create_topics_request import CreatableTopic, CreateTopicsRequest
 from wire.metadata import TopicRecord
 
 
@@ -100,3 +105,34 @@ def test_a_released_data_dir_starts_with_its_topics_records_and_offsets(tmp_path
     assert sorted(n for n in names if not n.startswith("__")) == ["single-mig-a", "single-mig-b"]
     assert names.count("single-mig-a") == 1
 
+
+
+def _create_answers(bootstrap: str, topic: str) -> list:
+    """CreateTopics (v7) answers for a replication factor above the one broker, and for the
+    broker defaults (-1), as (error code, message)."""
+    out = []
+    with WireClient(bootstrap) as c:
+        for rf in (3, 2):
+            r = c.request(19, 7, CreateTopicsRequest(topics=[CreatableTopic(
+                name=f"{topic}-rf{rf}", num_partitions=1, replication_factor=rf, assignments=[],
+                configs=[])], timeout_ms=WAIT_S * 1000, validate_only=False))
+            out.append([(t.error_code, t.error_message) for t in r.topics])
+    return out
+
+
+@needs_java
+def test_the_single_node_answers_as_a_one_broker_kafka(tmp_path, reference_kafka):
+    """A replication factor above one is refused with Kafka's INVALID_REPLICATION_FACTOR text,
+    and the broker listener advertises what a combined Kafka 4.4 node's does for the APIs
+    pykafkad serves (no API only a single node has)."""
+    with run_broker(tmp_path / "data") as kafka:
+        ours = _create_answers(kafka.bootstrap_servers, "single-rf")
+        our_apis = advertised_apis(kafka.bootstrap_servers)
+    theirs = _create_answers(reference_kafka.bootstrap_servers, f"single-rf-{uuid.uuid4().hex[:6]}")
+    assert ours == theirs
+    assert ours[0][0][0] == ErrorCode.INVALID_REPLICATION_FACTOR
+    kafka_apis = advertised_apis(reference_kafka.bootstrap_servers)
+    assert set(our_apis) - set(kafka_apis) == set()
+    # only KIP-890's transaction version 2 requests (EndTxn v5, TxnOffsetCommit v5-6) are
+    # not served, as on every pykafkad broker
+    assert {k for k, v in our_apis.items() if kafka_apis[k] != v} == {26, 28}

@@ -383,7 +383,10 @@ class LogManager:
             self._log_starts.pop(key, None)
         if keys or unopened:
             fsync_dir(self.data_dir)
-            self.checkpoint()
+            try:
+                self.checkpoint()
+            except OSError as e:  # (a full disk) the next checkpoint leaves the topics out
+                log.warning("cannot write the checkpoints after deleting %s: %s", names, e)
             self.cleaner.forget(keys + unopened)
         return len(keys) + len(unopened)
 

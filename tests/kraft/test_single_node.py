@@ -16,6 +16,7 @@ from compat.wire_client import WireClient, advertised_apis
 from pykafkad.cluster import TOPICS_FILE
 from pykafkad.metadata.properties import MetaProperties
 from pykafkad.testing import run_broker
+from tests.integration.broker_process import BrokerProcess
 from tests.integration.clients import (
     WAIT_S,
     confluent_consume,
@@ -136,3 +137,20 @@ def test_the_single_node_answers_as_a_one_broker_kafka(tmp_path, reference_kafka
     # only KIP-890's transaction version 2 requests (EndTxn v5, TxnOffsetCommit v5-6) are
     # not served, as on every pykafkad broker
     assert {k for k, v in our_apis.items() if kafka_apis[k] != v} == {26, 28}
+
+
+def test_the_command_starts_on_a_released_data_dir(tmp_path):
+    """``pykafkad --data-dir`` on a released data dir prints its usual ready line, serves the
+    old topics under their ids, and stops cleanly."""
+    data_dir = tmp_path / "data"
+    with run_released_broker(data_dir) as released:
+        create_topic(released, "single-cli-mig", 2)
+        confluent_produce(released, "single-cli-mig", [{"value": b"old", "partition": 1}])
+        ids_before = topic_ids(released)
+    proc = BrokerProcess(data_dir).start()
+    try:
+        assert topic_ids(proc.bootstrap_servers) == ids_before
+        got = confluent_consume(proc.bootstrap_servers, "single-cli-mig", 1, partitions=(1,))
+        assert [m.value() for m in got] == [b"old"]
+    finally:
+        assert proc.terminate() == 0

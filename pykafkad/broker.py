@@ -162,6 +162,9 @@ class Broker:
             hw_checkpoint=HighWatermarkCheckpoint(data_dir),
             has_log=self.logs.has,
         )
+        if self._kraft_broker:  # the metadata log says what this broker leads or follows
+            self.replicas.single_node = False
+            self.replicas.log_unopened = self.logs.found_unopened
         # Lists the partition directories only: each log loads on first use or in the
         # background (open_logs_in_background), so start-up does not grow with the data.
         self.logs.load_all(self._log_config_for_partition, self._classify_partition_dir)

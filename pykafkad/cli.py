@@ -148,7 +148,6 @@ def open_broker(config, data_path: Path, needed: int):
 
 def build(args: argparse.Namespace, needed: int):
     from pykafkad.config import BrokerConfig, ConfigError
-    from pykafkad.server import Server
 
     overrides: dict[str, str] = {}
     for item in args.set:
@@ -187,8 +186,54 @@ def build(args: argparse.Namespace, needed: int):
         data_dir = config["log.dir"]
     data_path = Path(data_dir or DEFAULT_DATA_DIR)
     check_data_dir(data_path)
+    return build_single_node(config, props, overrides, data_path, needed, host, port,
+                             (advertised_host, advertised_port)), data_path
+
+
+def build_single_node(config, props, overrides: dict[str, str], data_path: Path, needed: int,
+                      host: str, port: int, advertised: tuple[str | None, int | None]):
+    """The default: a combined broker+controller KRaft node whose quorum is itself
+    (pykafkad/kraft/single_node.py), its data dir formatted on first start."""
+    from pykafkad.config import BrokerConfig, ConfigError
+    from pykafkad.kraft.kraft_server import KafkaRaftServer
+    from pykafkad.kraft.shared_server import check_storage
+    from pykafkad.kraft.single_node import format_if_new, one_voter_settings
+    from pykafkad.metadata.properties import MetaPropertiesError
+    from pykafkad.server import Server, served_listeners
+
+    try:
+        config = BrokerConfig.from_sources(
+            props, {**overrides, **one_voter_settings(config, host, port, advertised)})
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+    try:
+        format_if_new(config, data_path)
+        meta = check_storage(config, data_path)
+    except MetaPropertiesError as e:
+        raise UsageError(str(e)) from None
+    except OSError as e:
+        raise UsageError(f"data directory {data_path}: {e.strerror or e}") from None
     broker = open_broker(config, data_path, needed)
-    return Server(broker, host, port, advertised_host, advertised_port), data_path
+    server = Server(broker, "", 0, listeners=served_listeners(config))
+    quiet_internal_quorum()
+    node = KafkaRaftServer(config, data_path, broker, server, meta=meta)
+    node.single_node = True
+    return node
+
+
+#: loggers of the KRaft machinery a single node runs for itself (its one-voter quorum, its
+#: controller, its registration): at INFO they would narrate a quorum the user never set up
+QUORUM_LOGGERS = ("pykafkad.raft", "pykafkad.controller", "pykafkad.kraft")
+
+
+def quiet_internal_quorum() -> None:
+    """At INFO a single node prints what it always printed; --log-level DEBUG shows it all.
+    The migration of a released data dir's topics is still told (pykafkad.kraft.migration)."""
+    if logging.getLogger().level != logging.INFO:
+        return
+    for name in QUORUM_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+    logging.getLogger("pykafkad.kraft.migration").setLevel(logging.INFO)
 
 
 def data_dir_of(args: argparse.Namespace, config) -> Path:
@@ -231,12 +276,21 @@ def build_node(args: argparse.Namespace, config, needed: int):
 
 def ready_line(server) -> str:
     """The one line a started process prints (the launcher and scripts wait for it)."""
-    if not server.broker.config.is_kraft:
+    if getattr(server, "single_node", False):
         return f"pykafkad listening on {server.host}:{server.port}"
     config = server.broker.config
     roles = ",".join(r for r in ("broker", "controller") if r in config.node_roles)
     bound = ",".join(f"{s.name}://{s.host or '0.0.0.0'}:{s.port}" for s in server.listeners)
     return f"pykafkad node {config.node_id} ({roles}) listening on {bound}"
+
+
+def visible_listeners(server) -> list:
+    """The listeners the user configured: a single node's own controller listener is not one."""
+    if not getattr(server, "single_node", False):
+        return server.listeners
+    from pykafkad.dispatch import BROKER
+
+    return [s for s in server.listeners if s.kind is BROKER]
 
 
 async def serve(server, needed: int) -> None:
@@ -256,7 +310,7 @@ async def serve(server, needed: int) -> None:
                 if out_of_descriptors(e):
                     raise UsageError(too_few_descriptors(needed)) from None
                 reason = "address already in use" if e.errno == errno.EADDRINUSE else (e.strerror or str(e))
-                where = ", ".join(f"{s.host}:{s.port}" for s in server.listeners)
+                where = ", ".join(f"{s.host}:{s.port}" for s in visible_listeners(server))
                 raise UsageError(f"cannot listen on {where}: {reason}") from None
             print(ready_line(server), flush=True)
 

@@ -18,6 +18,7 @@ from pykafkad.faults import control
 from pykafkad.faults.node import NodeFaults
 from pykafkad.faults.partition_table import peer_node_id
 from pykafkad.faults.responses import error_answer, set_topic_errors
+from pykafkad.handlers.config_forwarding import CONFIG_APIS, forward_configs
 from wire.errors import RemoteProtocolError
 from wire.framing import API_VERSIONS_KEY, encode_response, frame_size, read_request_header
 from wire.primitives import Reader
@@ -180,7 +181,11 @@ class Connection:
                         await self.send_chunks(encode_response(
                             header.correlation_id, header.api_key, version, response))
                     return
-            if forwarding is not None and forwarding.forwards(header.api_key):
+            if forwarding is not None and header.api_key in CONFIG_APIS:
+                # checked here first, as Kafka's ConfigAdminManager.preprocess
+                response = await forward_configs(ctx, frame, request, forwarding,
+                                                 handler.response_type)
+            elif forwarding is not None and forwarding.forwards(header.api_key):
                 # a KRaft broker: the active controller answers (Kafka's ForwardingManager)
                 response = await forwarding.forward(ctx, frame, request, handler.response_type)
             else:

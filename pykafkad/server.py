@@ -148,6 +148,9 @@ class Server:
         self.faults = NodeFaults(faults_enabled(config),
                                  config["node.id"] if config.is_set("node.id") else -1)
         self.faults.on_partition_change = self._close_refused_connections
+        #: a KRaft controller's listeners are its own SocketServer in Kafka, with their own
+        #: connection quotas: a node's broker side dialling its controller takes no client slot
+        self.controller_quotas = ConnectionQuotas(config)
         load_handlers()
 
     def _close_refused_connections(self) -> None:
@@ -170,14 +173,18 @@ class Server:
             await conn.serve()
         finally:
             self.connections.discard(conn)
-            self.quotas.release(ip)
+            self._quotas_of(spec).release(ip)
             if self.shutting_down and not self.connections:
                 self._drained.set()
 
+    def _quotas_of(self, spec: ServedListener) -> ConnectionQuotas:
+        return self.quotas if spec.kind is BROKER else self.controller_quotas
+
     async def _accept(self, listener: trio.SocketListener, nursery: trio.Nursery,
                       spec: ServedListener) -> None:
+        quotas = self._quotas_of(spec)
         while True:
-            await self.quotas.wait_for_slot()  # max.connections: the backlog holds the rest
+            await quotas.wait_for_slot()  # max.connections: the backlog holds the rest
             try:
                 stream = await listener.accept()
             except OSError as e:  # EMFILE and friends: keep serving who is connected
@@ -189,7 +196,7 @@ class Server:
             except OSError:  # already gone
                 await stream.aclose()
                 continue
-            if not self.quotas.admit(ip):  # max.connections.per.ip
+            if not quotas.admit(ip):  # max.connections.per.ip
                 await stream.aclose()
                 continue
             nursery.start_soon(self._serve_connection, stream, ip, spec)

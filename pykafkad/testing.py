@@ -64,18 +64,14 @@ def run_broker(
 
     ``clock`` (milliseconds) replaces the wall clock for retention and timeouts in tests.
     """
-    from pykafkad.broker import Broker
-    from pykafkad.config import BrokerConfig
-    from pykafkad.server import Server
-
     tmp = None
     if data_dir is None:
         tmp = tempfile.mkdtemp(prefix="pykafkad-")
         data_dir = tmp
     path = Path(data_dir)
     extra = {"clock": clock} if clock is not None else {}
-    broker = Broker(BrokerConfig.from_sources(None, dict(config or {})), path, **extra)
-    server = Server(broker, host, port)
+    node = open_single_node(dict(config or {}), path, host, port, **extra)
+    broker, server = node.broker, node.server
     server.faults.enabled = True  # the control channel is always on in tests
     started = threading.Event()
     state: dict = {}
@@ -83,7 +79,7 @@ def run_broker(
     async def main() -> None:
         state["token"] = trio.lowlevel.current_trio_token()
         async with trio.open_nursery() as nursery:
-            state["port"] = await nursery.start(server.run)
+            state["port"] = await nursery.start(node.run)
             started.set()
 
     def thread_main() -> None:
@@ -102,10 +98,28 @@ def run_broker(
         yield RunningBroker(host, state["port"], path, broker, server, state["token"])
     finally:
         with contextlib.suppress(trio.RunFinishedError):
-            trio.from_thread.run_sync(server.request_shutdown, trio_token=state["token"])
+            trio.from_thread.run_sync(node.request_shutdown, trio_token=state["token"])
         thread.join(STARTUP_TIMEOUT_S)
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def open_single_node(settings: dict[str, str], data_dir: Path, host: str, port: int, **extra):
+    """The one-voter KRaft node (pykafkad.kraft.single_node) on ``data_dir``, formatted on
+    first use, not yet started; a config with process.roles is taken as it is."""
+    from pykafkad.broker import Broker
+    from pykafkad.config import BrokerConfig
+    from pykafkad.kraft.kraft_server import KafkaRaftServer
+    from pykafkad.kraft.single_node import format_if_new, one_voter_settings
+    from pykafkad.server import Server, served_listeners
+
+    config = BrokerConfig.from_sources(None, settings)
+    if not config.is_kraft:
+        config = BrokerConfig.from_sources(None, {**settings, **one_voter_settings(config, host, port)})
+    format_if_new(config, data_dir)
+    broker = Broker(config, data_dir, **extra)
+    server = Server(broker, "", 0, listeners=served_listeners(config, host, port))
+    return KafkaRaftServer(config, data_dir, broker, server)
 
 
 class ClusterHandle:

@@ -3,8 +3,9 @@ validators; which of them AlterConfigs may change on a running broker; and the K
 configs that are accepted but ignored so a stock server.properties loads unchanged.
 
 One deliberate difference: Kafka requires ``process.roles`` and ``node.id``.  Without
-``process.roles`` pykafkad is the single-node broker it always was, and ``node.id`` (and its
-synonym ``broker.id``) defaults to 1; with it, ``node.id`` is required as in Kafka (kraft.py).
+``process.roles`` pykafkad is the single node (a one-voter combined KRaft node the start
+configures itself, pykafkad/kraft/single_node.py), and ``node.id`` (and its synonym
+``broker.id``) defaults to 1; with it, ``node.id`` is required as in Kafka (kraft.py).
 """
 
 from __future__ import annotations

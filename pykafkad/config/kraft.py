@@ -2,8 +2,9 @@
 settings) with Kafka 4.4's names, defaults, validators and the checks of KafkaConfig's
 validateValues, so a cluster's server.properties is refused here with the sentence Kafka uses.
 
-Without ``process.roles`` pykafkad stays the single-node broker it always was, and none of the
-KRaft-only checks run.  The messages were captured from Kafka 4.4.0's ``kafka.Kafka`` main class
+Without ``process.roles`` pykafkad is the single node: the command line adds the settings of a
+one-voter combined node (pykafkad/kraft/single_node.py), so the KRaft-only checks never refuse
+what the user did not write.  The messages were captured from Kafka 4.4.0's ``kafka.Kafka`` main class
 on the same bad properties (the "requirement failed: " prefix of Scala's require is left out).
 """
 

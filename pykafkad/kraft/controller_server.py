@@ -24,6 +24,7 @@ from pykafkad.controller import QuorumController
 from pykafkad.features import FEATURES
 from pykafkad.kraft.error_responses import error_response, not_controller_message
 from pykafkad.kraft.shared_server import setting
+from pykafkad.log.errors import KafkaStorageError
 from pykafkad.metadata.bootstrap import read_bootstrap
 from pykafkad.metadata.serde import decode_record, encode_record
 from pykafkad.metadata.snapshot import read_snapshot
@@ -167,8 +168,12 @@ class ControllerServer:
                 return self.not_controller(request)
             result = self.controller.handle(request, self.clock(), version=version,
                                             next_write_offset=self.raft.log.end_offset)
-            if result.records and not await self._append(result.records, result.atomic):
-                return self.not_controller(request)
+            try:
+                if result.records and not await self._append(result.records, result.atomic):
+                    return self.not_controller(request)
+            except KafkaStorageError as e:  # the metadata log's disk is full: nothing written
+                log.warning("Cannot append the records of %s: %s", type(request).__name__, e)
+                return error_response(request, ErrorCode.KAFKA_STORAGE_ERROR, str(e))
             self._wake.set()  # a registration or heartbeat moves the next fencing deadline
             return result.response
 

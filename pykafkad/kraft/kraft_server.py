@@ -24,6 +24,7 @@ from pykafkad.kraft.broker_server import BrokerServer
 from pykafkad.kraft.controller_channel import ControllerChannel
 from pykafkad.kraft.controller_registration import ControllerRegistrationManager
 from pykafkad.kraft.controller_server import ControllerServer
+from pykafkad.kraft.dynamic_config_publisher import DynamicConfigPublisher
 from pykafkad.kraft.migration import single_node_records
 from pykafkad.kraft.shared_server import SharedServer, check_storage
 from pykafkad.server import Server
@@ -37,6 +38,10 @@ CONTROLLED_SHUTDOWN_TIMEOUT_S = 10.0
 class KafkaRaftServer:
     """Quacks like ``pykafkad.server.Server`` for the command line: ``run``,
     ``request_shutdown``, ``broker``, ``listeners``, ``host``, ``port``."""
+
+    #: the default ``pykafkad`` (a one-voter node the user never configured as one): it keeps
+    #: the single-node ready line
+    single_node = False
 
     def __init__(self, config, data_dir: Path, broker, server: Server, *, meta=None):
         self.config = config
@@ -91,6 +96,7 @@ class KafkaRaftServer:
                 broker, self.channel,
                 inter_broker_listener=inter_broker.listener_name if inter_broker else "PLAINTEXT",
                 broker_epoch=lambda: self.lifecycle.broker_epoch)
+            self.shared.loader.add_publisher(DynamicConfigPublisher(broker))
         self._shutdown = trio.Event()
 
     # -- what the command line reads ------------------------------------------------------------

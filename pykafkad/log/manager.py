@@ -221,6 +221,11 @@ class LogManager:
         """How many partitions found at start have not been opened yet."""
         return len(self._unopened) - len(self._fresh)
 
+    def found_unopened(self, topic: str, partition: int) -> bool:
+        """Whether the partition's log was found at start and has not been opened yet."""
+        key = (topic, partition)
+        return key in self._unopened and key not in self._fresh
+
     def open_some(self, n: int) -> int:
         """Opens up to ``n`` not yet opened partitions (the broker does this in the background
         after start, so housekeeping soon covers every log); returns how many remain.
@@ -378,7 +383,10 @@ class LogManager:
             self._log_starts.pop(key, None)
         if keys or unopened:
             fsync_dir(self.data_dir)
-            self.checkpoint()
+            try:
+                self.checkpoint()
+            except OSError as e:  # (a full disk) the next checkpoint leaves the topics out
+                log.warning("cannot write the checkpoints after deleting %s: %s", names, e)
             self.cleaner.forget(keys + unopened)
         return len(keys) + len(unopened)
 

@@ -10,6 +10,7 @@ new one); the Partition is made on first use, so start-up stays free of per-part
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,8 @@ from pykafkad.replica.partition import (
     apply_locally,
 )
 from wire.errors import ErrorCode, KafkaError
+
+log = logging.getLogger("pykafkad.replica")
 
 TopicPartition = tuple[str, int]
 
@@ -79,6 +82,12 @@ class ReplicaManager:
         self.by_topic_id: dict[bytes, dict[int, Partition]] = {}
         self._hw_advanced = Wakeup()
         self._leo_advanced = Wakeup()
+        #: leaderships / followerships the metadata gave whose logs could not be made yet (out
+        #: of descriptors, disk full): made on the partition's next use
+        self._pending: dict[TopicPartition, tuple[bytes, PartitionRegistration, bool]] = {}
+        #: whether a partition's log is one the start left unopened (logs open lazily): its
+        #: leadership is then made on first use too, so that a start stays quick
+        self.log_unopened: Callable[[str, int], bool] = lambda _topic, _index: False
         #: whether a broker may join an ISR (a KRaft broker's metadata cache replaces it)
         self.is_replica_isr_eligible: Callable[[int], bool] = lambda _replica_id: True
 
@@ -87,6 +96,8 @@ class ReplicaManager:
         """The hosted partition, or None.  In single-node mode a partition of a known topic is
         made leader here on first use (its log opened: KafkaStorageError when it cannot be)."""
         partition = self.partitions.get((topic, index))
+        if partition is None and (topic, index) in self._pending:
+            return self._retry_pending(topic, index)
         if partition is not None or not self.single_node:
             return partition
         t = self._get_topic(topic)
@@ -187,6 +198,7 @@ class ReplicaManager:
     def forget(self, topic: str, index: int) -> None:
         """Drops the partition (its topic was deleted, or its log removed)."""
         self._epoch_hints.pop((topic, index), None)
+        self._pending.pop((topic, index), None)
         partition = self.partitions.pop((topic, index), None)
         if partition is not None:
             by_index = self.by_topic_id.get(partition.topic_id, {})
@@ -205,18 +217,41 @@ class ReplicaManager:
         """Makes this broker leader / follower of the partitions ``changes`` names and drops
         the removed ones (Kafka's applyDelta); returns the partitions changed."""
         changed = []
-        for (topic, index), (topic_id, registration) in changes.leaders.items():
-            partition = self._hosted_or_new(topic, index, topic_id)
-            if partition.make_leader(registration):
-                changed.append(partition)
-        for (topic, index), (topic_id, registration) in changes.followers.items():
-            partition = self._hosted_or_new(topic, index, topic_id)
-            if partition.make_follower(registration):
-                changed.append(partition)
+        for leader, wanted in ((True, changes.leaders), (False, changes.followers)):
+            for (topic, index), (topic_id, registration) in wanted.items():
+                self._pending.pop((topic, index), None)
+                # a leader, or a replica with no leader to fetch from (a restarted single
+                # node's partitions until it is unfenced), whose log the start left unopened
+                if (leader or registration.leader < 0) and \
+                        (topic, index) not in self.partitions and self.log_unopened(topic, index):
+                    self._pending[(topic, index)] = (topic_id, registration, leader)
+                    continue
+                try:
+                    partition = self._hosted_or_new(topic, index, topic_id)
+                except KafkaError as e:  # the others still change; this one on next use
+                    log.warning("Cannot make %s-%d %s now: %s", topic, index,
+                                "leader" if leader else "follower", e.message)
+                    self._pending[(topic, index)] = (topic_id, registration, leader)
+                    continue
+                if (partition.make_leader(registration) if leader
+                        else partition.make_follower(registration)):
+                    changed.append(partition)
         for topic, index in changes.deletes:
             self.forget(topic, index)
         self.wake_all()
         return changed
+
+    def _retry_pending(self, topic: str, index: int) -> Partition:
+        """Makes a pending partition now (KafkaStorageError again while its log still cannot
+        be made)."""
+        topic_id, registration, leader = self._pending[(topic, index)]
+        partition = self._hosted_or_new(topic, index, topic_id)
+        del self._pending[(topic, index)]
+        if leader:
+            partition.make_leader(registration)
+        else:
+            partition.make_follower(registration)
+        return partition
 
     def _hosted_or_new(self, topic: str, index: int, topic_id: bytes) -> Partition:
         partition = self.partitions.get((topic, index))

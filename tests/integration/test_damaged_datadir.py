@@ -27,6 +27,7 @@ from tests.integration.clients import (
     confluent_produce,
     create_topic,
 )
+from tests.kraft.released_broker import run_released_broker
 
 OFFSETS_PARTITIONS = 50
 
@@ -83,9 +84,8 @@ def _run_broker_expecting_exit(data: Path) -> subprocess.CompletedProcess:
 ])
 def test_a_damaged_topics_file_exits_2_with_one_line(tmp_path, topic_name, damage, problem):
     data = tmp_path / "data"
-    proc = BrokerProcess(data).start()
-    create_topic(proc.bootstrap_servers, topic_name, partitions=2)
-    _stop(proc)
+    with run_released_broker(data) as released:  # the file a released pykafkad wrote
+        create_topic(released, topic_name, partitions=2)
     path = data / TOPICS_FILE
     path.write_text(damage(path.read_text()))
 
@@ -250,10 +250,9 @@ def test_a_wrong_entry_in_the_active_segment_index_is_rebuilt(tmp_path, topic_na
 # -- stray partitions and interrupted deletions ----------------------------------------------
 def test_a_partition_dir_of_another_topic_id_is_never_adopted(tmp_path, topic_name):
     data = tmp_path / "data"
-    proc = BrokerProcess(data).start()
-    create_topic(proc.bootstrap_servers, topic_name)
-    confluent_produce(proc.bootstrap_servers, topic_name, _values(20, "old"))
-    _stop(proc)
+    with run_released_broker(data) as released:
+        create_topic(released, topic_name)
+        confluent_produce(released, topic_name, _values(20, "old"))
     (data / TOPICS_FILE).unlink()  # the topics are lost, their directories are not
 
     proc = BrokerProcess(data).start()
@@ -273,12 +272,12 @@ def test_a_partition_dir_of_another_topic_id_is_never_adopted(tmp_path, topic_na
 
 def test_a_deletion_interrupted_by_kill_9_finishes_at_start(tmp_path, topic_name):
     data = tmp_path / "data"
-    proc = BrokerProcess(data).start()
-    create_topic(proc.bootstrap_servers, topic_name, partitions=2)
-    confluent_produce(proc.bootstrap_servers, topic_name, _values(20, "old"))
-    _kill(proc)
-    # the state DeleteTopics leaves once the topic is gone from pykafkad-topics.json (its
-    # commit point) and before its directories are renamed: a kill -9 right there
+    with run_released_broker(data) as released:
+        create_topic(released, topic_name, partitions=2)
+        confluent_produce(released, topic_name, _values(20, "old"))
+    # the state the released pykafkad's DeleteTopics left once the topic was gone from
+    # pykafkad-topics.json (its commit point) and before its directories were renamed: a
+    # kill -9 right there
     path = data / TOPICS_FILE
     topics = json.loads(path.read_text())
     deleted = topics["topics"].pop(topic_name)

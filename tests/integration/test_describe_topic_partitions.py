@@ -10,6 +10,7 @@ import pytest
 
 from compat.wire_client import WireClient
 from pykafkad.testing import run_broker
+from tests.integration.clients import create_topic
 from wire.errors import ErrorCode
 from wire.messages.describe_topic_partitions_request import (
     Cursor,
@@ -24,7 +25,7 @@ TOPICS = {"aa": 3, "bb": 4, "cc": 2}
 def client(tmp_path_factory):
     with run_broker(tmp_path_factory.mktemp("dtp") / "data") as b:
         for name, n in TOPICS.items():
-            b.call(b.broker.create_topic, name, n, {})
+            create_topic(b.bootstrap_servers, name, n)
         with WireClient(b.bootstrap_servers) as c:
             yield c
 
@@ -105,6 +106,6 @@ def test_limit_is_at_least_one_and_capped_by_broker_config(client, tmp_path):
     assert describe(client, ["aa"], limit=0) == ([("aa", 0, [0])], ("aa", 1))
     assert describe(client, ["aa", "cc"], limit=-1) == ([("aa", 0, [0])], ("aa", 1))
     with run_broker(tmp_path / "capped", config={"max.request.partition.size.limit": "2"}) as b:
-        b.call(b.broker.create_topic, "aa", 3, {})
+        create_topic(b.bootstrap_servers, "aa", 3)
         with WireClient(b.bootstrap_servers) as c:
             assert describe(c, ["aa"], limit=100) == ([("aa", 0, [0, 1])], ("aa", 2))

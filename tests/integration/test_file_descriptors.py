@@ -2,9 +2,9 @@
 
 A broker process runs with a low RLIMIT_NOFILE.  Logs open lazily and only recently used
 segment files hold descriptors, so hundreds of partitions work under a limit far below their
-file count.  When the connections have taken every descriptor, a CreateTopics answers
-KAFKA_STORAGE_ERROR (Kafka's answer when a log cannot be created) and the topic is rolled back:
-not registered, no directories.  A start under a limit too low for the broker itself exits with
+file count.  When the connections have taken every descriptor, a CreateTopics is still taken
+by the controller, and the partitions' logs are made once descriptors are free again: nothing
+is lost or half made.  A start under a limit too low for the broker itself exits with
 one line that names ``ulimit -n`` and the number needed, whatever the data dir holds, and
 starting with that limit works.
 """
@@ -18,7 +18,6 @@ import subprocess
 import sys
 
 import pytest
-from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from compat.wire_client import WireClient
@@ -61,7 +60,10 @@ def every_descriptor_taken(kafka: BrokerProcess):
             client.close()
 
 
-def test_create_topics_out_of_descriptors_is_rolled_back(tmp_path, topic_name):
+def test_create_topics_out_of_descriptors_loses_nothing(tmp_path, topic_name):
+    """The controller takes the topic (its records need no new descriptor); the broker makes
+    the partitions' logs as descriptors allow, as a Kafka broker makes them once the metadata
+    reaches it, and none is lost or half made."""
     data = tmp_path / "data"
     kafka = BrokerProcess(data, *QUIET, preexec_fn=open_files_limit(LIMIT)).start()
     try:
@@ -69,15 +71,9 @@ def test_create_topics_out_of_descriptors_is_rolled_back(tmp_path, topic_name):
         # the admin client's connections (bootstrap, controller) are open before the rest go
         admin.create_topics([NewTopic(topic_name, 200, 1)], validate_only=True)[topic_name].result(WAIT_S)
         with every_descriptor_taken(kafka) as held:
-            with pytest.raises(KafkaException) as refused:
-                admin.create_topics([NewTopic(topic_name, 200, 1)])[topic_name].result(WAIT_S)
-            assert refused.value.args[0].name() == "KAFKA_STORAGE_ERROR"
-            assert "Too many open files" in refused.value.args[0].str()
-            assert topic_name not in admin.list_topics(timeout=WAIT_S).topics
-            assert not list(data.glob(f"{topic_name}-*"))
+            admin.create_topics([NewTopic(topic_name, 200, 1)])[topic_name].result(WAIT_S)
             assert len(held) > LIMIT // 2
-        # the connections gone, the broker serves: the topic is created, written and read
-        create_topic(kafka.bootstrap_servers, topic_name, partitions=200)
+        # the connections gone, the broker serves: the topic is written and read
         confluent_produce(kafka.bootstrap_servers, topic_name,
                           [{"value": b"still here", "partition": 199}])
         got = confluent_consume(kafka.bootstrap_servers, topic_name, 1, partitions=(199,))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from kafka import KafkaProducer
 
@@ -108,8 +110,12 @@ def test_clients_cannot_write_to_internal_topics(broker):
     from wire.records.batch import build_batch
 
     with WireClient(broker.bootstrap_servers) as c:
-        # a group lookup makes the broker create __consumer_offsets
-        assert c.send(FindCoordinatorRequest(key="g", key_type=0), 3).error_code == 0
+        # a group lookup makes the broker ask the controller for __consumer_offsets;
+        # COORDINATOR_NOT_AVAILABLE until it exists, as from Kafka
+        deadline = time.monotonic() + WAIT_S
+        while c.send(FindCoordinatorRequest(key="g", key_type=0), 3).error_code != 0:
+            assert time.monotonic() < deadline, "no group coordinator"
+            time.sleep(0.05)
         resp = c.send(ProduceRequest(acks=-1, timeout_ms=5000, topic_data=[TopicProduceData(
             name="__consumer_offsets", partition_data=[PartitionProduceData(
                 index=0, records=build_batch([(b"k", b"v")]))])]), 9)

@@ -9,7 +9,6 @@ import uuid
 
 from pykafkad.cluster import TOPICS_FILE
 from pykafkad.launcher import Cluster, free_ports, plan_cluster, wait_ready
-from pykafkad.testing import run_broker
 from tests.integration.clients import (
     WAIT_S,
     confluent_produce,
@@ -17,6 +16,7 @@ from tests.integration.clients import (
     kafka_python_consume,
 )
 from tests.kraft.quorum_helpers import metadata_log, read_image, read_records, wait_for
+from tests.kraft.released_broker import run_released_broker
 from wire.metadata import TopicRecord
 
 TOPIC_CONFIG = 2
@@ -25,11 +25,11 @@ TOPIC_CONFIG = 2
 def test_a_single_node_data_dir_becomes_a_kraft_node_with_the_same_topics(tmp_path):
     specs = plan_cluster(1, 0, 0, tmp_path, ports=free_ports(2))
     data_dir = specs[0].data_dir / "data"
-    with run_broker(data_dir) as single:
-        create_topic(single.bootstrap_servers, "h-kraft-mig-a", 3,
+    with run_released_broker(data_dir) as single:
+        create_topic(single, "h-kraft-mig-a", 3,
                      {"retention.ms": "123456789", "cleanup.policy": "compact,delete"})
-        create_topic(single.bootstrap_servers, "h-kraft-mig-b", 1)
-        confluent_produce(single.bootstrap_servers, "h-kraft-mig-b",
+        create_topic(single, "h-kraft-mig-b", 1)
+        confluent_produce(single, "h-kraft-mig-b",
                           [{"key": b"k%d" % i, "value": b"v%d" % i} for i in range(5)])
     before = json.loads((data_dir / TOPICS_FILE).read_text())["topics"]
     cluster = Cluster(specs)  # the existing meta.properties is kept: no new cluster id

@@ -1,0 +1,52 @@
+"""The single-node broker as the released pykafkad ran it (no process.roles, topics in
+pykafkad-topics.json, no metadata log): what writes the data dirs the one-voter node must still
+start on.  It runs the same Broker and Server the released version ran, on a free port."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import trio
+
+from pykafkad.broker import Broker
+from pykafkad.config import BrokerConfig
+from pykafkad.server import Server
+
+START_TIMEOUT_S = 30
+
+
+@contextlib.contextmanager
+def run_released_broker(data_dir: Path, host: str = "127.0.0.1") -> Iterator[str]:
+    """Yields the bootstrap servers of a released-style single-node broker on ``data_dir``."""
+    broker = Broker(BrokerConfig.from_sources(None, {}), Path(data_dir))
+    server = Server(broker, host, 0)
+    started = threading.Event()
+    state: dict = {}
+
+    async def main() -> None:
+        state["token"] = trio.lowlevel.current_trio_token()
+        async with trio.open_nursery() as nursery:
+            state["port"] = await nursery.start(server.run)
+            started.set()
+
+    def thread_main() -> None:
+        try:
+            trio.run(main)
+        except BaseException as e:  # surfaced below
+            state["error"] = e
+            started.set()
+
+    thread = threading.Thread(target=thread_main, name="released-pykafkad", daemon=True)
+    thread.start()
+    started.wait(START_TIMEOUT_S)
+    if "error" in state:
+        raise state["error"]
+    try:
+        yield f"{host}:{state['port']}"
+    finally:
+        with contextlib.suppress(trio.RunFinishedError):
+            trio.from_thread.run_sync(server.request_shutdown, trio_token=state["token"])
+        thread.join(START_TIMEOUT_S)

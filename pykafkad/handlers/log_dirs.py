@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from pykafkad.dispatch import RequestContext, handles
+from pykafkad.log.log_dirs import log_dirs_of
 from wire.errors import ErrorCode
 from wire.messages.alter_replica_log_dirs_response import (
     AlterReplicaLogDirPartitionResult,
@@ -42,7 +43,7 @@ def served_log_dir_names(data_dir: Path) -> set[str]:
     return {str(data_dir), log_dir_path(data_dir)}
 
 
-def is_cordoned(broker) -> bool:
+def is_cordoned(broker, data_dir: Path | None = None) -> bool:
     """KIP-1066's ``cordoned.log.dirs`` (a per-broker dynamic config, or static): ``*`` or a
     list naming the dir.  pykafkad applies nothing else of it; Kafka 4.4 reports it in
     DescribeLogDirs v5 (a dynamic change shows once the broker has applied it)."""
@@ -54,7 +55,8 @@ def is_cordoned(broker) -> bool:
         return False
     entries = value if isinstance(value, list) else str(value).split(",")
     names = {e.strip() for e in entries}
-    return "*" in names or bool(names & served_log_dir_names(broker.data_dir))
+    own = served_log_dir_names(broker.data_dir if data_dir is None else data_dir)
+    return "*" in names or bool(names & own)
 
 
 def _requested_partitions(ctx: RequestContext, topics) -> list[tuple[str, int]]:
@@ -69,29 +71,35 @@ def _requested_partitions(ctx: RequestContext, topics) -> list[tuple[str, int]]:
 
 @handles(DESCRIBE_LOG_DIRS, 1, 5)
 async def handle_describe_log_dirs(ctx: RequestContext, req) -> DescribeLogDirsResponse:
-    """Versions 1-5 (Kafka 4.4's range).  One result: the data dir, error NONE, each known
-    requested partition with its size (the sum of its segment files, as Kafka's
+    """Versions 1-5 (Kafka 4.4's range).  One result per log dir (``log.dirs`` order), error
+    NONE, each known requested partition in the dir that holds it, with its size (the sum of its segment files, as Kafka's
     ``UnifiedLog.size``), offset lag 0 (the leader's HW never trails its own end offset here)
     and no future log.  v4+ add the file system's total and usable bytes (statvfs, as Java's
     FileStore); v5's is_cordoned is whether ``cordoned.log.dirs`` names the dir (or is ``*``).
     Compared field by field with Apache Kafka 4.4.0."""
-    topics: dict[str, list[DescribeLogDirsPartition]] = {}
+    logs = ctx.broker.logs
+    by_dir: dict[Path, dict[str, list[DescribeLogDirsPartition]]] = {}
     for name, index in _requested_partitions(ctx, req.topics):
-        size = ctx.broker.logs.size_in_bytes(name, index)
-        topics.setdefault(name, []).append(DescribeLogDirsPartition(
-            partition_index=index, partition_size=size, offset_lag=0, is_future_key=False))
-    result = DescribeLogDirsResult(
-        error_code=ErrorCode.NONE,
-        log_dir=log_dir_path(ctx.broker.data_dir),
-        topics=[DescribeLogDirsTopic(name=n, partitions=ps) for n, ps in topics.items()],
-    )
-    if ctx.version >= 4:
-        fs = os.statvfs(ctx.broker.data_dir)
-        result.total_bytes = fs.f_blocks * fs.f_frsize
-        result.usable_bytes = fs.f_bavail * fs.f_frsize
-    result.is_cordoned = is_cordoned(ctx.broker)
+        size = logs.size_in_bytes(name, index)
+        by_dir.setdefault(logs.dir_of(name, index), {}).setdefault(name, []).append(
+            DescribeLogDirsPartition(partition_index=index, partition_size=size, offset_lag=0,
+                                     is_future_key=False))
+    results = []
+    for log_dir in log_dirs_of(ctx.broker):
+        topics = by_dir.get(Path(log_dir.path), {})
+        result = DescribeLogDirsResult(
+            error_code=ErrorCode.NONE,
+            log_dir=log_dir_path(log_dir.path),
+            topics=[DescribeLogDirsTopic(name=t, partitions=ps) for t, ps in topics.items()],
+        )
+        if ctx.version >= 4:
+            fs = os.statvfs(log_dir.path)
+            result.total_bytes = fs.f_blocks * fs.f_frsize
+            result.usable_bytes = fs.f_bavail * fs.f_frsize
+        result.is_cordoned = is_cordoned(ctx.broker, log_dir.path)
+        results.append(result)
     return DescribeLogDirsResponse(throttle_time_ms=0, error_code=ErrorCode.NONE,
-                                   results=[result])
+                                   results=results)
 
 
 @handles(ALTER_REPLICA_LOG_DIRS, 1, 2)

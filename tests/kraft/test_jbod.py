@@ -1,0 +1,165 @@
+"""Several log dirs per KRaft broker (JBOD, KIP-858) on a 3-node cluster with 2 log dirs each:
+every dir is formatted with its own directory.id, DescribeLogDirs (kafka-python's admin and
+Kafka's kafka-log-dirs) lists both dirs of each broker with the replicas each holds, new
+replicas are spread over the dirs (fewest partitions first), the broker tells the controller
+where each replica is (AssignReplicasToDirs: the metadata log's PartitionChangeRecords carry
+the dirs' ids, read with Kafka's kafka-dump-log), and a restart keeps each replica in its dir.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from kafka import KafkaAdminClient
+from kafka.admin import NewTopic
+
+from compat.client_suites import CLUSTER_CONFIG
+from pykafkad.metadata.properties import MetaProperties
+from pykafkad.testing import run_cluster
+from tests.integration.clients import WAIT_S, needs_java
+
+PARTITIONS = 6
+
+
+@pytest.fixture(scope="module")
+def jbod_cluster(tmp_path_factory):
+    with run_cluster(3, config=CLUSTER_CONFIG, data_dir=tmp_path_factory.mktemp("jbod"),
+                     log_dirs=2) as cluster:
+        yield cluster
+
+
+def _wait(condition, what: str):
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def _replicas(admin: KafkaAdminClient, topic: str) -> dict[int, set[int]]:
+    """Broker id -> the partitions of ``topic`` it holds a replica of."""
+    out: dict[int, set[int]] = {}
+    for p in admin.describe_topics([topic])[0]["partitions"]:
+        for r in p["replica_nodes"]:
+            out.setdefault(r, set()).add(p["partition_index"])
+    return out
+
+
+def _placement(admin: KafkaAdminClient, topic: str) -> dict[int, dict[str, set[int]]]:
+    """Broker id -> log dir -> the partitions of ``topic`` in it (DescribeLogDirs)."""
+    out: dict[int, dict[str, set[int]]] = {}
+    for r in admin.describe_log_dirs():
+        dirs = out.setdefault(r["broker"], {})
+        for d in r["log_dirs"]:
+            assert d["error_code"] == 0
+            dirs[d["log_dir"]] = {p["partition_index"] for t in d["topics"] if t["name"] == topic
+                                  for p in t["partitions"]}
+    return out
+
+
+def _new_topic(admin: KafkaAdminClient) -> str:
+    topic = f"jbod-{uuid.uuid4().hex[:8]}"
+    admin.create_topics([NewTopic(topic, PARTITIONS, 2)])
+
+    def placed():
+        replicas = _replicas(admin, topic)
+        placement = _placement(admin, topic)
+        held = {b: set().union(*dirs.values()) for b, dirs in placement.items()}
+        return placement if sum(map(len, replicas.values())) == 2 * PARTITIONS \
+            and all(held.get(b) == ps for b, ps in replicas.items()) else None
+
+    _wait(placed, "every replica's log")
+    return topic
+
+
+def test_every_log_dir_is_formatted_and_described(jbod_cluster):
+    dir_ids = set()
+    for node in jbod_cluster._cluster.specs:
+        assert len(node.log_dirs) == 2
+        for d in node.log_dirs:
+            meta = MetaProperties.read(d)
+            assert meta.node_id == node.node_id
+            dir_ids.add(meta.directory_id)
+    assert len(dir_ids) == 6  # one id per dir, all different
+    with KafkaAdminClient(bootstrap_servers=jbod_cluster.bootstrap_servers) as admin:
+        topic = _new_topic(admin)
+        placement = _placement(admin, topic)
+        replicas = _replicas(admin, topic)
+    specs = {s.node_id: s for s in jbod_cluster._cluster.specs}
+    for broker, dirs in placement.items():
+        assert sorted(dirs) == sorted(str(d.absolute()) for d in specs[broker].log_dirs)
+        a, b = dirs.values()
+        assert not a & b and a | b == replicas[broker]  # each replica in exactly one dir
+        assert abs(len(a) - len(b)) <= 1                # the dir with fewest partitions first
+        for log_dir, partitions in dirs.items():
+            for p in partitions:
+                assert (Path(log_dir) / f"{topic}-{p}").is_dir()
+
+
+def test_a_restart_keeps_each_replica_in_its_dir(jbod_cluster):
+    with KafkaAdminClient(bootstrap_servers=jbod_cluster.bootstrap_servers) as admin:
+        topic = _new_topic(admin)
+        before = _placement(admin, topic)
+    jbod_cluster.stop(2)
+    jbod_cluster.start(2)
+    with KafkaAdminClient(bootstrap_servers=jbod_cluster.bootstrap_servers) as admin:
+        assert _wait(lambda: _placement(admin, topic).get(2), "node 2's log dirs") == before[2]
+
+
+@needs_java
+def test_kafka_log_dirs_and_the_metadata_log_agree(jbod_cluster):
+    """kafka-log-dirs lists both dirs of each broker; the controller recorded each replica's
+    dir (its id in PartitionRecord/PartitionChangeRecord ``directories``), read back with
+    kafka-dump-log's metadata decoder from a node's metadata log."""
+    from compat.kafka_tools import run_tool
+
+    with KafkaAdminClient(bootstrap_servers=jbod_cluster.bootstrap_servers) as admin:
+        topic = _new_topic(admin)
+        placement = _placement(admin, topic)
+    proc = run_tool("kafka-log-dirs", ["--bootstrap-server", jbod_cluster.bootstrap_servers,
+                                       "--describe", "--topic-list", topic], check=True)
+    answer = json.loads(next(line for line in proc.stdout.splitlines()
+                             if line.startswith("{")))
+    tool = {b["broker"]: {d["logDir"]: {int(p["partition"].rsplit("-", 1)[1])
+                                        for p in d["partitions"]}
+                          for d in b["logDirs"]} for b in answer["brokers"]}
+    assert tool == placement
+    # where the metadata says each replica is ((broker, partition) -> directory id, in
+    # Kafka's base64 text, as kafka-dump-log prints it and meta.properties holds it)
+    specs = {s.node_id: s for s in jbod_cluster._cluster.specs}
+    id_of = {str(d.absolute()): MetaProperties.read(d).directory_id
+             for s in specs.values() for d in s.log_dirs}
+    expected = {(b, p): id_of[d] for b, dirs in placement.items()
+                for d, ps in dirs.items() for p in ps}
+
+    def recorded():
+        segments = sorted(glob.glob(str(specs[1].log_dirs[0] / "__cluster_metadata-0" / "*.log")))
+        out = run_tool("kafka-dump-log", ["--cluster-metadata-decoder", "--files", *segments],
+                       check=True).stdout
+        topic_id, replicas, dirs = None, {}, {}
+        for line in out.splitlines():
+            if "payload: " not in line:
+                continue
+            record = json.loads(line.split("payload: ", 1)[1])
+            data = record["data"]
+            if record["type"] == "TOPIC_RECORD" and data["name"] == topic:
+                topic_id = data["topicId"]
+            elif data.get("topicId") == topic_id and topic_id is not None:
+                if "replicas" in data:
+                    replicas[data["partitionId"]] = data["replicas"]
+                if "directories" in data:
+                    dirs[data["partitionId"]] = data["directories"]
+        got = {(b, p): d for p, rs in replicas.items()
+               for b, d in zip(rs, dirs.get(p, []), strict=False)}
+        return got if got == expected else None
+
+    _wait(recorded, "the replicas' directories in the metadata log")
+

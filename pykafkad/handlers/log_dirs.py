@@ -13,7 +13,9 @@ import os
 from pathlib import Path
 
 from pykafkad.dispatch import RequestContext, handles
+from pykafkad.log.dir_move import dir_size
 from pykafkad.log.log_dirs import log_dirs_of
+from pykafkad.replica.alter_log_dirs import ReplicaAlterLogDirsManager
 from wire.errors import ErrorCode
 from wire.messages.alter_replica_log_dirs_response import (
     AlterReplicaLogDirPartitionResult,
@@ -84,6 +86,14 @@ async def handle_describe_log_dirs(ctx: RequestContext, req) -> DescribeLogDirsR
         by_dir.setdefault(logs.dir_of(name, index), {}).setdefault(name, []).append(
             DescribeLogDirsPartition(partition_index=index, partition_size=size, offset_lag=0,
                                      is_future_key=False))
+    mover = getattr(ctx.broker, "log_dir_mover", None)
+    for (name, index), future in (dict(mover.futures) if mover is not None else {}).items():
+        if req.topics is not None and (name, index) not in {
+                (t.topic, p) for t in req.topics for p in t.partitions}:
+            continue
+        by_dir.setdefault(future.parent, {}).setdefault(name, []).append(
+            DescribeLogDirsPartition(partition_index=index, partition_size=dir_size(future),
+                                     offset_lag=0, is_future_key=True))
     results = []
     for log_dir in log_dirs_of(ctx.broker):
         topics = by_dir.get(Path(log_dir.path), {})
@@ -104,13 +114,14 @@ async def handle_describe_log_dirs(ctx: RequestContext, req) -> DescribeLogDirsR
 
 @handles(ALTER_REPLICA_LOG_DIRS, 1, 2)
 async def handle_alter_replica_log_dirs(ctx: RequestContext, req) -> AlterReplicaLogDirsResponse:
-    """Versions 1-2.  With one log dir the only possible move is to where a replica already is,
-    which Kafka answers NONE without doing anything.  As Kafka 4.4.0 answers: a path that is not
+    """Versions 1-2.  A replica named to another of the broker's log dirs is moved there
+    (pykafkad.replica.alter_log_dirs), answered NONE at once; to the dir it is in, NONE without
+    doing anything.  As Kafka 4.4.0 answers: a path that is not
     exactly the dir's absolute name (a trailing slash or ``./`` included) is LOG_DIR_NOT_FOUND,
     checked before the partition; an unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION,
     one of the cluster's that this broker holds no replica of REPLICA_NOT_AVAILABLE;
     a partition named twice is answered once, for the last dir that names it."""
-    own_dir = log_dir_path(ctx.broker.data_dir)
+    dirs = {log_dir_path(d.path): Path(d.path) for d in log_dirs_of(ctx.broker)}
     destinations: dict[tuple[str, int], str] = {}
     for d in req.dirs:
         for t in d.topics:
@@ -118,7 +129,7 @@ async def handle_alter_replica_log_dirs(ctx: RequestContext, req) -> AlterReplic
                 destinations[(t.name, p)] = d.path
     results: dict[str, list[AlterReplicaLogDirPartitionResult]] = {}
     for (name, index), path in destinations.items():
-        if path != own_dir:
+        if path not in dirs:
             code = ErrorCode.LOG_DIR_NOT_FOUND
         elif ctx.broker.logs.get(name, index) is None:
             # a partition of the cluster that this broker holds no replica of (Kafka's
@@ -129,6 +140,8 @@ async def handle_alter_replica_log_dirs(ctx: RequestContext, req) -> AlterReplic
                     else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         else:
             code = ErrorCode.NONE
+            if ctx.broker.logs.dir_of(name, index) != dirs[path]:
+                ReplicaAlterLogDirsManager.of(ctx.broker).start(name, index, dirs[path])
         results.setdefault(name, []).append(
             AlterReplicaLogDirPartitionResult(partition_index=index, error_code=code))
     return AlterReplicaLogDirsResponse(throttle_time_ms=0, results=[

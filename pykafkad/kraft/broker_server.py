@@ -45,6 +45,7 @@ class BrokerServer:
             spawn=self._spawn)
         self.assignments = AssignmentsManager(channel, node_id, broker_epoch)
         self.publisher.assignments = self.assignments
+        broker.assignments = self.assignments  # replica moves between log dirs report here
         self._nursery: trio.Nursery | None = None
         broker.auto_topic_creation = AutoTopicCreationManager(broker, channel, self._spawn)
         broker.coordinator_locator = CoordinatorLocator(broker, broker.auto_topic_creation)

@@ -472,6 +472,37 @@ class LogManager:
         return (self._existing_dir(topic, partition)
                 or self.data_dir / partition_dir_name(topic, partition))
 
+    def swap_in_future(self, topic: str, partition: int, future: Path) -> PartitionLog:
+        """Replaces the partition's log by its copy in ``future`` (another log dir's
+        ``-future`` directory, filled by pykafkad.log.dir_move.copy_files): the current log is
+        closed, the copy caught up, the current directory renamed ``-delete`` and removed, the
+        future one renamed to the partition's name and opened.  Runs on the broker's thread,
+        so no append happens in between."""
+        from pykafkad.log.dir_move import catch_up
+
+        key = (topic, partition)
+        with self._open_lock:
+            current = self.get(topic, partition)
+            if current is None:
+                raise KafkaStorageError(f"no log for {topic}-{partition} to move")
+            hw = current.high_watermark if current.high_watermark_managed else None
+            leo, start = current.log_end_offset, current.log_start_offset
+            current.close()
+            catch_up(current.dir, future)
+            final = future.parent / partition_dir_name(topic, partition)
+            self._logs.pop(key, None)
+            self._delete_dir(current.dir)
+            os.replace(future, final)
+            fsync_dir(final.parent)
+            plog = PartitionLog.open(final, current.config, self.clock,
+                                     recovery_point=leo, log_start_offset=start)
+            plog.update_high_watermark(hw)
+            self._register(key, plog)
+            if self.on_open is not None:
+                self.on_open(plog)
+        self.checkpoint()
+        return plog
+
     def mark_stray(self, keys) -> list[Path]:
         """Sets aside logs this broker no longer hosts (Kafka's stray replicas, found against
         the first metadata image after a restart): each is closed and its directory renamed

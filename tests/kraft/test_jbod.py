@@ -17,11 +17,12 @@ from pathlib import Path
 import pytest
 from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
+from kafka.structs import TopicPartitionReplica
 
 from compat.client_suites import CLUSTER_CONFIG
 from pykafkad.metadata.properties import MetaProperties
 from pykafkad.testing import run_cluster
-from tests.integration.clients import WAIT_S, needs_java
+from tests.integration.clients import WAIT_S, confluent_consume, confluent_produce, needs_java
 
 PARTITIONS = 6
 
@@ -112,6 +113,88 @@ def test_a_restart_keeps_each_replica_in_its_dir(jbod_cluster):
     jbod_cluster.start(2)
     with KafkaAdminClient(bootstrap_servers=jbod_cluster.bootstrap_servers) as admin:
         assert _wait(lambda: _placement(admin, topic).get(2), "node 2's log dirs") == before[2]
+
+
+def _other_dir(placement, broker: int, partition: int) -> tuple[str, str]:
+    """(the dir holding the broker's replica of ``partition``, the broker's other dir)."""
+    [current] = [d for d, ps in placement[broker].items() if partition in ps]
+    [other] = [d for d in placement[broker] if d != current]
+    return current, other
+
+
+def _records(bootstrap: str, topic: str, partition: int, first: int, n: int) -> None:
+    confluent_produce(bootstrap, topic, [{"value": f"r{i}".encode(), "partition": partition}
+                                         for i in range(first, first + n)], acks="all")
+
+
+def _values(bootstrap: str, topic: str, partition: int, n: int) -> list[bytes]:
+    return [m.value() for m in confluent_consume(bootstrap, topic, n, partitions=(partition,))]
+
+
+def test_kafka_python_moves_a_replica_to_its_other_dir(jbod_cluster):
+    """kafka-python's alter_replica_log_dirs (its test_alter_replica_log_dirs' call): the
+    leader's replica moves to the broker's other dir with every record, keeps taking writes,
+    and stays there across a restart."""
+    bootstrap = jbod_cluster.bootstrap_servers
+    with KafkaAdminClient(bootstrap_servers=bootstrap) as admin:
+        topic = _new_topic(admin)
+        leader = admin.describe_topics([topic])[0]["partitions"][0]["leader_id"]
+        _records(bootstrap, topic, 0, 0, 50)
+        current, other = _other_dir(_placement(admin, topic), leader, 0)
+        answer = admin.alter_replica_log_dirs({TopicPartitionReplica(topic, 0, leader): other})
+        assert [e.__name__ for e in answer.values()] == ["NoError"]
+        _wait(lambda: 0 in _placement(admin, topic)[leader][other]
+              and 0 not in _placement(admin, topic)[leader][current], "the move")
+        assert not (Path(current) / f"{topic}-0").exists()
+        assert not list(Path(other).glob("*-future"))
+        _records(bootstrap, topic, 0, 50, 10)
+        assert _values(bootstrap, topic, 0, 60) == [f"r{i}".encode() for i in range(60)]
+        # to the dir it is in now: nothing to do
+        answer = admin.alter_replica_log_dirs({TopicPartitionReplica(topic, 0, leader): other})
+        assert [e.__name__ for e in answer.values()] == ["NoError"]
+    jbod_cluster.stop(leader)
+    jbod_cluster.start(leader)
+    with KafkaAdminClient(bootstrap_servers=bootstrap) as admin:
+        _wait(lambda: 0 in _placement(admin, topic).get(leader, {}).get(other, ()),
+              "the moved replica after a restart")
+    assert _values(bootstrap, topic, 0, 60) == [f"r{i}".encode() for i in range(60)]
+
+
+@needs_java
+def test_kafka_reassign_partitions_with_log_dirs(jbod_cluster, tmp_path):
+    """kafka-reassign-partitions --execute with ``log_dirs`` in the JSON moves a follower's
+    replica to the named dir; --verify then reports the move complete."""
+    from compat.kafka_tools import run_tool
+
+    bootstrap = jbod_cluster.bootstrap_servers
+    with KafkaAdminClient(bootstrap_servers=bootstrap) as admin:
+        topic = _new_topic(admin)
+        _records(bootstrap, topic, 1, 0, 20)
+        replicas = admin.describe_topics([topic])[0]["partitions"]
+        [p1] = [p for p in replicas if p["partition_index"] == 1]
+        broker = p1["replica_nodes"][1]
+        current, other = _other_dir(_placement(admin, topic), broker, 1)
+        plan = {"version": 1, "partitions": [{
+            "topic": topic, "partition": 1, "replicas": p1["replica_nodes"],
+            "log_dirs": ["any" if r != broker else other for r in p1["replica_nodes"]]}]}
+        path = tmp_path / "plan.json"
+        path.write_text(json.dumps(plan))
+        proc = run_tool("kafka-reassign-partitions", ["--bootstrap-server", bootstrap,
+                                                      "--reassignment-json-file", str(path),
+                                                      "--execute"])
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        _wait(lambda: 1 in _placement(admin, topic)[broker][other], "the move")
+
+        def verified():
+            out = run_tool("kafka-reassign-partitions", [
+                "--bootstrap-server", bootstrap, "--reassignment-json-file", str(path),
+                "--verify"]).stdout
+            return out if "is complete" in out and "still in progress" not in out else None
+
+        out = _wait(verified, "--verify")
+        assert f"Reassignment of replica {topic}-1-{broker} completed successfully" in out \
+            or "is complete" in out
+    assert _values(bootstrap, topic, 1, 20) == [f"r{i}".encode() for i in range(20)]
 
 
 @needs_java

@@ -156,6 +156,10 @@ class LogManager:
                 shutil.rmtree(entry.path, ignore_errors=True)
                 log.info("deleted %s, left over from a topic deletion", entry.name)
                 continue
+            if entry.name.endswith("-future"):  # a move cut short: its replica stays put
+                shutil.rmtree(entry.path, ignore_errors=True)
+                log.info("removed %s, a log dir move the last shutdown interrupted", entry.path)
+                continue
             if entry.name.endswith("-stray"):
                 log.warning("Loaded stray log: %s", entry.path)
                 continue

@@ -93,7 +93,8 @@ async def handle_describe_log_dirs(ctx: RequestContext, req) -> DescribeLogDirsR
             continue
         by_dir.setdefault(future.parent, {}).setdefault(name, []).append(
             DescribeLogDirsPartition(partition_index=index, partition_size=dir_size(future),
-                                     offset_lag=0, is_future_key=True))
+                                     offset_lag=mover.offset_lag(name, index),
+                                     is_future_key=True))
     results = []
     for log_dir in log_dirs_of(ctx.broker):
         topics = by_dir.get(Path(log_dir.path), {})

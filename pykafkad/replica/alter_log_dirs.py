@@ -23,6 +23,8 @@ class ReplicaAlterLogDirsManager:
         self.broker = broker
         #: (topic, partition) -> its future directory while a move is under way
         self.futures: dict[tuple[str, int], Path] = {}
+        #: the offset each future log holds records up to (its log end offset)
+        self.future_ends: dict[tuple[str, int], int] = {}
         #: moves finished (tests)
         self.moves_done = 0
 
@@ -49,7 +51,11 @@ class ReplicaAlterLogDirsManager:
             current = logs.get(topic, partition)
             if current is None:
                 raise FileNotFoundError(f"no log for {topic}-{partition}")
+            key = (topic, partition)
+            self.future_ends[key] = current.log_start_offset  # empty yet
+            copied_to = current.log_end_offset
             await trio.to_thread.run_sync(copy_files, current.dir, future)
+            self.future_ends[key] = copied_to
             plog = logs.swap_in_future(topic, partition, future)
             hosted = self.broker.replicas.hosted(topic, partition)
             if hosted is not None:
@@ -64,6 +70,14 @@ class ReplicaAlterLogDirsManager:
             shutil.rmtree(future, ignore_errors=True)
         finally:
             self.futures.pop((topic, partition), None)
+            self.future_ends.pop((topic, partition), None)
+
+    def offset_lag(self, topic: str, partition: int) -> int:
+        """How far the future log trails the current one (Kafka's offsetLag of a future
+        replica: the current log end offset minus the future's)."""
+        current = self.broker.logs.get(topic, partition)
+        end = self.future_ends.get((topic, partition), 0)
+        return max(0, current.log_end_offset - end) if current is not None else 0
 
     def _report(self, topic: str, partition: int, new_dir: Path) -> None:
         assignments = getattr(self.broker, "assignments", None)

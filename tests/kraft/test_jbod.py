@@ -246,3 +246,53 @@ def test_kafka_log_dirs_and_the_metadata_log_agree(jbod_cluster):
 
     _wait(recorded, "the replicas' directories in the metadata log")
 
+
+
+def _two_dir_scenario(bootstrap: str, dirs: list[str]) -> dict:
+    """What a one-broker cluster with two log dirs answers, with the dirs' names replaced by
+    their position in ``log.dirs``."""
+    name = {d: i for i, d in enumerate(dirs)}
+    with KafkaAdminClient(bootstrap_servers=bootstrap) as admin:
+        topic = f"jbod-cmp-{uuid.uuid4().hex[:8]}"
+        admin.create_topics([NewTopic(topic, 4, 1)])
+
+        def placement():
+            got = {name[d]: ps for d, ps in _placement(admin, topic)[1].items()}
+            return got if sum(map(len, got.values())) == 4 else None
+
+        before = _wait(placement, "the new topic's logs")
+        _records(bootstrap, topic, 0, 0, 30)
+        [current] = [d for d, ps in before.items() if 0 in ps]
+        target = dirs[1 - current]
+
+        def alter(topic_name: str, partition: int, path: str) -> str:
+            [code] = admin.alter_replica_log_dirs(
+                {TopicPartitionReplica(topic_name, partition, 1): path}).values()
+            return code.__name__
+
+        answers = {"move": alter(topic, 0, target),
+                   "trailing slash": alter(topic, 0, target + "/"),
+                   "to where it is": alter(topic, 1, dirs[next(d for d, ps in before.items()
+                                                              if 1 in ps)]),
+                   "unknown partition": alter(topic, 9, target),
+                   "unknown topic": alter(f"{topic}-none", 0, target)}
+        after = _wait(lambda: (p := placement()) and 0 in p[1 - current] and p, "the move")
+    return {"dirs listed": sorted(before), "sizes": sorted(map(len, before.values())),
+            "answers": answers, "moved": 0 in after[1 - current] and 0 not in after[current],
+            "records": _values(bootstrap, topic, 0, 30) == [f"r{i}".encode() for i in range(30)]}
+
+
+@needs_java
+def test_two_log_dirs_answer_like_kafka(tmp_path):
+    """The same scenario on Apache Kafka 4.4.0 with two log dirs and on pykafkad: both dirs
+    listed, the 4 partitions spread 2/2, the same AlterReplicaLogDirs answers, the replica
+    moved with its records."""
+    from compat.kafka_broker import run_kafka
+
+    kafka_dirs = [str(tmp_path / "kafka" / "logs"), str(tmp_path / "kafka" / "logs2")]
+    with run_kafka(config={"log.dirs": ",".join(kafka_dirs)}, data_dir=tmp_path / "kafka") as k:
+        expected = _two_dir_scenario(f"127.0.0.1:{k.port}", kafka_dirs)
+    with run_cluster(1, data_dir=tmp_path / "pykafkad", log_dirs=2) as cluster:
+        dirs = [str(d) for d in cluster._cluster.specs[0].log_dirs]
+        assert _two_dir_scenario(cluster.bootstrap_servers, dirs) == expected
+    assert expected["answers"]["move"] == "NoError" and expected["moved"]

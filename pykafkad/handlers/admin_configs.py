@@ -196,8 +196,8 @@ def _apply_broker(
             per_broker=name != "",
             replace=replace,
             validate_only=validate_only,
-            served_log_dirs=set().union(*(served_log_dir_names(d.path)
-                                                 for d in log_dirs_of(broker))),
+            served_log_dirs=set().union(
+                *(served_log_dir_names(d.path) for d in log_dirs_of(broker))),
         )
     except ClusterConfigError as e:
         raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None

@@ -1,10 +1,11 @@
-"""DescribeLogDirs (key 35) and AlterReplicaLogDirs (key 34): the broker's one log directory.
+"""DescribeLogDirs (key 35) and AlterReplicaLogDirs (key 34): the broker's log directories.
 
-pykafkad keeps every partition in one data dir, so it answers as an Apache Kafka broker with a
-single entry in ``log.dirs``: ``kafka-log-dirs --describe``, the Java Admin's describeLogDirs and
-kafka-python's describe_log_dirs see that dir with each partition's size.  kafka-python also
-infers the broker's release from DescribeLogDirs' highest version, so serving v5 makes it infer
-the same release from pykafkad as from Kafka 4.4.  No authorizer means no CLUSTER checks.
+Every entry of ``log.dirs`` is listed with the partitions it holds (JBOD, KIP-858), so
+``kafka-log-dirs --describe``, the Java Admin's describeLogDirs and kafka-python's
+describe_log_dirs see each dir with each partition's size, and a replica can be moved between
+them (pykafkad.replica.alter_log_dirs).  kafka-python also infers the broker's release from
+DescribeLogDirs' highest version, so serving v5 makes it infer the same release from pykafkad
+as from Kafka 4.4.  No authorizer means no CLUSTER checks.
 """
 
 from __future__ import annotations

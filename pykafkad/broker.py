@@ -39,7 +39,8 @@ from pykafkad.kraft.metadata_cache import SingleNodeMetadataCache
 from pykafkad.log.checkpoint import fsync_dir
 from pykafkad.log.config import LogConfig
 from pykafkad.log.epoch import LeaderEpochCache
-from pykafkad.log.manager import ADOPT, DELETE, STRAY, LogManager, partition_dir_name
+from pykafkad.log.log_dirs import configured_log_dirs
+from pykafkad.log.manager import ADOPT, DELETE, STRAY, LogManager
 from pykafkad.log.partition import PartitionLog
 from pykafkad.log.segment import (
     INDEX_SUFFIX,
@@ -148,7 +149,7 @@ class Broker:
         self.topics = TopicRegistry(data_dir)
         self.group_configs = GroupConfigStore(data_dir)
         self.client_metrics = ClientMetricsStore(data_dir)
-        self.logs = LogManager(data_dir, clock)
+        self.logs = LogManager(data_dir, clock, configured_log_dirs(config, data_dir)[1:])
         self._kraft_broker = config.is_kraft and "broker" in config.node_roles
         #: the one way handlers reach a partition: leadership, ISR, HW, the leader's checks
         self.replicas = ReplicaManager(
@@ -306,7 +307,7 @@ class Broker:
         """The latest epoch in a partition's leader-epoch-checkpoint, its log left unopened."""
         if not self.logs.has(topic, index):
             return None
-        path = self.data_dir / partition_dir_name(topic, index)
+        path = self.logs.partition_dir(topic, index)
         return LeaderEpochCache(path).latest_epoch if path.is_dir() else None
 
     @staticmethod
@@ -398,16 +399,17 @@ class Broker:
         try:
             self._create_partition(topic, index)
         except OSError:
-            remove_new_partition_dir(self.data_dir / partition_dir_name(topic.name, index))
+            remove_new_partition_dir(self.logs.partition_dir(topic.name, index))
             raise
 
     def _remove_partitions(self, name: str, partitions) -> None:
         """Undoes partition creation (rollback): closes and deletes their logs and dirs."""
         for p in partitions:
             self.replicas.forget(name, p)
+        dirs = [self.logs.partition_dir(name, p) for p in partitions]
         self.logs.remove_partitions(name, partitions)
-        for p in partitions:
-            remove_new_partition_dir(self.data_dir / partition_dir_name(name, p))
+        for d in dirs:
+            remove_new_partition_dir(d)
 
     def _storage_error(self, what: str, e: OSError) -> KafkaError:
         log.warning("%s failed, rolled back: %s", what, e)

@@ -47,17 +47,26 @@ class NodeSpec:
     port: int | None  # the PLAINTEXT (broker) port; None on a dedicated controller
     controller_port: int
     data_dir: Path
+    #: how many entries ``log.dirs`` has (JBOD): ``data``, then ``data-2``, ``data-3`` ...
+    log_dir_count: int = 1
 
     @property
     def properties_path(self) -> Path:
         return self.data_dir / "server.properties"
 
+    @property
+    def log_dirs(self) -> list[Path]:
+        return [self.data_dir / ("data" if i == 0 else f"data-{i + 1}")
+                for i in range(self.log_dir_count)]
+
 
 def plan_cluster(nodes: int, controllers: int, base_port: int, data_dir: Path,
-                 host: str = "127.0.0.1", ports: list[int] | None = None) -> list[NodeSpec]:
+                 host: str = "127.0.0.1", ports: list[int] | None = None,
+                 log_dirs: int = 1) -> list[NodeSpec]:
     """``nodes`` brokers (combined broker+controller when ``controllers`` is 0), then
     ``controllers`` dedicated controllers; ids from 1.  ``ports`` (free ones, for tests)
-    replaces the consecutive numbering from ``base_port``."""
+    replaces the consecutive numbering from ``base_port``; each broker has ``log_dirs`` log
+    dirs."""
     if nodes < 1 and controllers < 1:
         raise ValueError("a cluster needs at least one node")
     count = nodes + (controllers or nodes)
@@ -66,7 +75,7 @@ def plan_cluster(nodes: int, controllers: int, base_port: int, data_dir: Path,
     for i in range(nodes):
         roles = ("broker",) if controllers else ("broker", "controller")
         specs.append(NodeSpec(i + 1, roles, host, ports[i], ports[nodes + i] if not controllers
-                              else 0, data_dir / f"node-{i + 1}"))
+                              else 0, data_dir / f"node-{i + 1}", log_dirs))
     for j in range(controllers):
         node_id = nodes + j + 1
         specs.append(NodeSpec(node_id, ("controller",), host, None, ports[nodes + j],
@@ -101,7 +110,7 @@ def server_properties(spec: NodeSpec, specs: list[NodeSpec],
         "advertised.listeners": ",".join(advertised),
         "controller.listener.names": "CONTROLLER",
         "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
-        "log.dirs": str(spec.data_dir / "data"),
+        "log.dirs": ",".join(str(d) for d in spec.log_dirs),
         # Kafka's defaults need 3 brokers; fewer get what they can hold
         "offsets.topic.replication.factor": str(min(3, brokers)),
         "transaction.state.log.replication.factor": str(min(3, brokers)),

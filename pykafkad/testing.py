@@ -182,10 +182,12 @@ def run_cluster(
     config: dict[str, str] | None = None,
     data_dir: str | Path | None = None,
     host: str = "127.0.0.1",
+    log_dirs: int = 1,
 ) -> Iterator[ClusterHandle]:
     """Starts ``nodes`` KRaft node processes (combined broker+controller, or brokers plus
     ``controllers`` dedicated controllers) on free ports, each with its own data dir under
-    ``data_dir`` (a temporary one by default), and stops them all on exit."""
+    ``data_dir`` (a temporary one by default; ``log_dirs`` log dirs in it for a broker), and
+    stops them all on exit."""
     from pykafkad.launcher import Cluster, free_ports, plan_cluster
 
     tmp = None
@@ -194,7 +196,8 @@ def run_cluster(
         data_dir = tmp
     path = Path(data_dir)
     ports = free_ports(nodes + (controllers or nodes))
-    cluster = Cluster(plan_cluster(nodes, controllers, 0, path, host, ports), config)
+    cluster = Cluster(plan_cluster(nodes, controllers, 0, path, host, ports, log_dirs),
+                      config)
     try:
         cluster.start_all(STARTUP_TIMEOUT_S)
         yield ClusterHandle(cluster, path)

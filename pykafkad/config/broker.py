@@ -8,6 +8,7 @@ merged result, so a dynamic ``log.retention.ms`` beats a static ``log.retention.
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -164,8 +165,10 @@ class BrokerConfig(Mapping[str, Any]):
 
     def record_data_dir(self, path: str) -> None:
         """The directory pykafkad serves (``--data-dir``, a test's directory or the default)
-        is what Kafka would describe as the static ``log.dirs``, unless that says so already."""
-        if _log_dirs(self._values) == [path]:
+        is what Kafka would describe as the static ``log.dirs``, unless that names it already
+        (the first of several, JBOD)."""
+        listed = _log_dirs(self._values)
+        if listed == [path] or (listed and os.path.realpath(listed[0]) == os.path.realpath(path)):
             return
         self._static["log.dirs"] = path
         self._values = _resolve(self._static, self._dynamic_default, self._dynamic_broker)

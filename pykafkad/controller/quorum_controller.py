@@ -27,7 +27,7 @@ from collections.abc import Callable
 
 from pykafkad.config.broker import BrokerConfig
 from pykafkad.config.describe import describe_topic_configs
-from pykafkad.controller import leadership, reassignment
+from pykafkad.controller import dir_assignment, leadership, reassignment
 from pykafkad.controller.cluster_control import ClusterControlManager
 from pykafkad.controller.config_control import BROKER as BROKER_RESOURCE
 from pykafkad.controller.config_control import TOPIC as TOPIC_RESOURCE
@@ -53,6 +53,7 @@ from wire.messages.allocate_producer_ids_response import AllocateProducerIdsResp
 from wire.messages.alter_configs_response import AlterConfigsResourceResponse as LegacyResult
 from wire.messages.alter_configs_response import AlterConfigsResponse
 from wire.messages.alter_partition_response import AlterPartitionResponse
+from wire.messages.assign_replicas_to_dirs_response import AssignReplicasToDirsResponse
 from wire.messages.broker_heartbeat_response import BrokerHeartbeatResponse
 from wire.messages.broker_registration_response import BrokerRegistrationResponse
 from wire.messages.controller_registration_response import ControllerRegistrationResponse
@@ -149,6 +150,7 @@ class QuorumController:
             "AlterConfigsRequest": self._alter_configs,
             "AlterPartitionRequest": self._alter_partition,
             "AllocateProducerIdsRequest": self._allocate_producer_ids,
+            "AssignReplicasToDirsRequest": self._assign_replicas_to_dirs,
             "ElectLeadersRequest": self._elect_leaders,
             "AlterPartitionReassignmentsRequest":
                 lambda r, v, o: reassignment.alter_partition_reassignments(
@@ -331,6 +333,13 @@ class QuorumController:
                                               records)
         return ControllerResult(records, UnregisterBrokerResponse(error_code=ErrorCode.NONE,
                                                                   error_message=None))
+
+    def _assign_replicas_to_dirs(self, request, version, offset) -> ControllerResult:
+        try:
+            return dir_assignment.assign_replicas_to_dirs(self.replication, request)
+        except ApiError as e:
+            return ControllerResult([], AssignReplicasToDirsResponse(
+                throttle_time_ms=0, error_code=e.code, directories=[]))
 
     def _allocate_producer_ids(self, request, version, offset) -> ControllerResult:
         try:

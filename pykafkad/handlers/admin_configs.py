@@ -34,6 +34,7 @@ from pykafkad.config.incremental import DELETE, OP_NAMES, SET, apply_operations
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers.cluster import INVALID_REQUEST_MESSAGE
 from pykafkad.handlers.log_dirs import served_log_dir_names
+from pykafkad.log.log_dirs import log_dirs_of
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.alter_configs_response import (
     AlterConfigsResourceResponse,
@@ -195,7 +196,8 @@ def _apply_broker(
             per_broker=name != "",
             replace=replace,
             validate_only=validate_only,
-            served_log_dirs=served_log_dir_names(broker.data_dir),
+            served_log_dirs=set().union(
+                *(served_log_dir_names(d.path) for d in log_dirs_of(broker))),
         )
     except ClusterConfigError as e:
         raise KafkaError(ErrorCode.INVALID_CONFIG, str(e)) from None

@@ -150,3 +150,9 @@ async def handle_envelope(ctx: RequestContext, req: Any) -> EnvelopeResponse:
                              response)
     data = b"".join(bytes(c) for c in chunks)[4:]
     return EnvelopeResponse(response_data=data, error_code=ErrorCode.NONE)
+
+
+@handles(73, 0, 0, listeners=CONTROLLER)
+async def handle_assign_replicas_to_dirs(ctx: RequestContext, req: Any) -> Any:
+    """Version 0 (KIP-858): the log dir of each of a broker's replicas."""
+    return await _submit(ctx, req)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import trio
@@ -81,6 +82,8 @@ class BrokerMetadataPublisher:
         broker.txn_coordinator.owned_partitions = set()
         broker.leader_endpoint = self.leader_endpoint
         self.image: Any = None
+        #: the AssignmentsManager (AssignReplicasToDirs), set by the BrokerServer
+        self.assignments: Any = None
         #: starts a task in the broker server's nursery (None: coordinators load in line)
         self._spawn = spawn
         #: the __consumer_offsets loads under way, by partition (a newer one supersedes)
@@ -193,11 +196,17 @@ class BrokerMetadataPublisher:
         if not (changes.leaders or changes.followers or changes.deletes):
             return
         wanted = {**changes.leaders, **changes.followers}
+        dir_ids = {Path(d.path): d.directory_id for d in getattr(broker, "log_dirs", ())}
+        by_id = {ident: path for path, ident in dir_ids.items()}
         for (topic, index), info in wanted.items():
             t = broker.topics.by_id.get(info.topic_id)
             if t is not None:
+                assigned = (info.partition.directory(self.node_id)
+                            if info.partition.directories else None)
                 broker.logs.prepare(topic, [index],
-                                    lambda d, tid=info.topic_id: write_partition_metadata(d, tid))
+                                    lambda d, tid=info.topic_id: write_partition_metadata(d, tid),
+                                    preferred_dir=by_id.get(assigned))
+                self._report_dir(info, index, assigned, dir_ids.get(broker.logs.dir_of(topic, index)))
         local = LocalChanges(
             leaders={tp: (i.topic_id, i.partition)
                      for tp, i in changes.leaders.items()},
@@ -217,6 +226,14 @@ class BrokerMetadataPublisher:
         log.info("Broker %d: leads %d, follows %d, removed %d partitions at offset %s",
                  self.node_id, len(changes.leaders), len(changes.followers),
                  len(changes.deletes), image.offset)
+
+    def _report_dir(self, info: Any, index: int, assigned: bytes | None,
+                    actual: bytes | None) -> None:
+        """Tells the controller the dir a replica is in when the metadata says otherwise
+        (UNASSIGNED on a broker with several log dirs), as Kafka's AssignmentsManager."""
+        if self.assignments is None or assigned is None or actual is None or actual == assigned:
+            return
+        self.assignments.assign(info.topic_id, index, actual)
 
     def _move_coordinators(self, changes: Any) -> None:
         """Kafka's onElection / onResignation for the group coordinator: a newly led

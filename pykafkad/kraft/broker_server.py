@@ -15,6 +15,7 @@ from typing import Any
 import trio
 
 from pykafkad.kraft.alter_partition_manager import AlterPartitionManager
+from pykafkad.kraft.assignments_manager import AssignmentsManager
 from pykafkad.kraft.broker_metadata_publisher import BrokerMetadataPublisher
 from pykafkad.kraft.coordinator_locator import AutoTopicCreationManager, CoordinatorLocator
 from pykafkad.kraft.forwarding import ForwardingManager
@@ -42,6 +43,9 @@ class BrokerServer:
         self.publisher = BrokerMetadataPublisher(
             broker, self.fetchers, inter_broker_listener=inter_broker_listener,
             spawn=self._spawn)
+        self.assignments = AssignmentsManager(channel, node_id, broker_epoch)
+        self.publisher.assignments = self.assignments
+        broker.assignments = self.assignments  # replica moves between log dirs report here
         self._nursery: trio.Nursery | None = None
         broker.auto_topic_creation = AutoTopicCreationManager(broker, channel, self._spawn)
         broker.coordinator_locator = CoordinatorLocator(broker, broker.auto_topic_creation)
@@ -57,4 +61,5 @@ class BrokerServer:
             await nursery.start(self.fetchers.run)
             await nursery.start(self.alter_partition.run)
             await nursery.start(self.producer_ids.run)
+            await nursery.start(self.assignments.run)
             task_status.started()

@@ -27,6 +27,7 @@ from pykafkad.kraft.controller_server import ControllerServer
 from pykafkad.kraft.dynamic_config_publisher import DynamicConfigPublisher
 from pykafkad.kraft.migration import single_node_records
 from pykafkad.kraft.shared_server import SharedServer, check_storage
+from pykafkad.log.log_dirs import configured_log_dirs, load_log_dirs, online_log_dir_ids
 from pykafkad.server import Server
 
 log = logging.getLogger("pykafkad.kraft")
@@ -50,6 +51,8 @@ class KafkaRaftServer:
         self.server = server
         self.roles = config.node_roles
         meta = meta or check_storage(config, self.data_dir)
+        # every log dir of log.dirs, the data dir first (registration, DescribeLogDirs)
+        broker.log_dirs = load_log_dirs(configured_log_dirs(config, self.data_dir))
         self.shared = SharedServer(config, self.data_dir, meta, clock=broker.clock)
         broker.shared_server = self.shared
         broker.raft = self.shared.raft
@@ -86,7 +89,8 @@ class KafkaRaftServer:
                 listeners=self._advertised_listeners,
                 metadata_offset=lambda: self.shared.loader.last_offset,
                 features=supported_features(),
-                log_dir_ids=[self.shared.directory_id], rack=config["broker.rack"],
+                log_dir_ids=online_log_dir_ids(broker.log_dirs, self.shared.directory_id),
+                rack=config["broker.rack"],
                 heartbeat_interval_ms=config["broker.heartbeat.interval.ms"],
                 previous_broker_epoch=broker.logs.previous_broker_epoch,
                 session_timeout_ms=config["broker.session.timeout.ms"])

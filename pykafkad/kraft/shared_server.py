@@ -14,6 +14,7 @@ from pathlib import Path
 import trio
 
 from pykafkad.kraft.loader import MetadataLoader, MetadataPublisher
+from pykafkad.log.log_dirs import configured_log_dirs
 from pykafkad.metadata.properties import MetaProperties, check_formatted, uuid_from_string
 from pykafkad.metadata.snapshot import read_snapshot
 from pykafkad.raft.client import RaftClient
@@ -81,7 +82,8 @@ def metadata_log_dir(config, data_dir: Path | None = None) -> Path:
 
 def check_storage(config, data_dir: Path) -> MetaProperties:
     """Kafka's start-up check of the log dirs (MetaPropertiesError with Kafka's message)."""
-    dirs = [str(data_dir)] if data_dir is not None else list(config.log_dirs)
+    dirs = ([str(d) for d in configured_log_dirs(config, data_dir)] if data_dir is not None
+            else list(config.log_dirs))
     meta_dir = metadata_log_dir(config, data_dir)
     if str(meta_dir) not in dirs:
         dirs.append(str(meta_dir))

@@ -1,4 +1,8 @@
-"""All partition logs of one data dir (Kafka's log.dirs with a single directory).
+"""All partition logs of a broker's log dirs (Kafka's ``log.dirs``; JBOD with several).
+
+The first dir (the data dir) holds the checkpoints and the clean-shutdown marker; every dir
+holds partition directories, a new partition going to the dir with the fewest partitions, as
+Kafka's LogManager.nextLogDirs places it (or to the dir the controller assigned it to).
 
 Layout, as Kafka's LogManager keeps it::
 
@@ -86,10 +90,13 @@ def _recorded_broker_epoch(marker: Path) -> int:
 
 
 class LogManager:
-    def __init__(self, data_dir: Path, clock: Callable[[], int]):
+    def __init__(self, data_dir: Path, clock: Callable[[], int], extra_dirs=()):
         self.data_dir = Path(data_dir)
+        #: every log dir, the data dir first
+        self.dirs: list[Path] = [self.data_dir, *(Path(d) for d in extra_dirs)]
         self.clock = clock
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        for d in self.dirs:
+            d.mkdir(parents=True, exist_ok=True)
         marker = self.data_dir / CLEAN_SHUTDOWN_FILE
         #: whether the previous run shut down cleanly (decides recovery when a log is opened)
         self.had_clean_shutdown = marker.exists()
@@ -141,12 +148,17 @@ class LogManager:
         partition the broker does not know) is left alone. ``-delete`` directories are removed.
         """
         self._configs_for = configs_for
-        for entry in sorted(os.scandir(self.data_dir), key=lambda e: e.name):
+        entries = [e for d in self.dirs for e in sorted(os.scandir(d), key=lambda e: e.name)]
+        for entry in entries:
             if not entry.is_dir():
                 continue
             if entry.name.endswith("-delete"):
                 shutil.rmtree(entry.path, ignore_errors=True)
                 log.info("deleted %s, left over from a topic deletion", entry.name)
+                continue
+            if entry.name.endswith("-future"):  # a move cut short: its replica stays put
+                shutil.rmtree(entry.path, ignore_errors=True)
+                log.info("removed %s, a log dir move the last shutdown interrupted", entry.path)
                 continue
             if entry.name.endswith("-stray"):
                 log.warning("Loaded stray log: %s", entry.path)
@@ -172,8 +184,38 @@ class LogManager:
                 log.warning("not loading %s: unknown topic partition", entry.name)
                 continue
             self._unopened[parsed] = path
-        fsync_dir(self.data_dir)
+        self._fsync_dirs()
         self.checkpoint()
+
+    def _fsync_dirs(self) -> None:
+        for d in self.dirs:
+            fsync_dir(d)
+
+    def dir_of(self, topic: str, partition: int) -> Path:
+        """The log dir (one of ``dirs``) the partition's log is in, or will be in."""
+        return self.partition_dir(topic, partition).parent
+
+    def _existing_dir(self, topic: str, partition: int) -> Path | None:
+        name = partition_dir_name(topic, partition)
+        for d in self.dirs:
+            if os.path.isdir(os.path.join(d, name)):
+                return d / name
+        return None
+
+    def next_dir(self, preferred: Path | None = None) -> Path:
+        """Where a new partition goes: ``preferred`` (the dir the controller assigned) when it
+        is one of ours, else the dir with the fewest partitions (ties: ``log.dirs`` order)."""
+        if preferred is not None and Path(preferred) in self.dirs:
+            return Path(preferred)
+        if len(self.dirs) == 1:
+            return self.data_dir
+        counts = dict.fromkeys(self.dirs, 0)
+        for plog in self._logs.values():
+            counts[Path(plog.dir).parent] = counts.get(Path(plog.dir).parent, 0) + 1
+        for path in self._unopened.values():
+            parent = Path(path).parent
+            counts[parent] = counts.get(parent, 0) + 1
+        return min(self.dirs, key=lambda d: counts[d])
 
     def _open(self, key: tuple[str, int], dir: Path, config: LogConfig, existed: bool) -> PartitionLog:
         plog = PartitionLog.open(
@@ -237,7 +279,8 @@ class LogManager:
             self._open_unopened(key)
         return len(self._unopened) - len(self._fresh)
 
-    def prepare(self, topic: str, partitions, write_metadata: Callable[[Path], None]) -> None:
+    def prepare(self, topic: str, partitions, write_metadata: Callable[[Path], None],
+                preferred_dir: Path | None = None) -> None:
         """Registers a new topic's partitions without touching the disk: each one's directory,
         with what ``write_metadata`` writes (partition.metadata), is made by ``make_dirs`` (the
         broker runs it in a worker thread soon after) or by the log's first open, which creates
@@ -248,9 +291,10 @@ class LogManager:
             key = (topic, p)
             if key in self._logs or key in self._unopened:
                 continue
-            dir = os.path.join(self.data_dir, partition_dir_name(topic, p))
+            existing = self._existing_dir(topic, p)
+            dir = str(existing or self.next_dir(preferred_dir) / partition_dir_name(topic, p))
             self._unopened[key] = dir
-            if not os.path.isdir(dir):
+            if existing is None:
                 self._fresh.add(key)
                 self._dirless[key] = write_metadata
 
@@ -276,7 +320,7 @@ class LogManager:
         except OSError as e:
             log.warning("cannot make partition directories in %s yet: %s", self.data_dir, e)
         if made:
-            fsync_dir(self.data_dir)
+            self._fsync_dirs()
         return made
 
     def _make_dir(self, key: tuple[str, int], dir: Path) -> None:
@@ -302,7 +346,8 @@ class LogManager:
         existing = self.get(topic, partition)
         if existing is not None:
             return existing
-        dir = self.data_dir / partition_dir_name(topic, partition)
+        dir = (self._existing_dir(topic, partition)
+               or self.next_dir() / partition_dir_name(topic, partition))
         return self._open(key, dir, config, dir.is_dir())
 
     def get(self, topic: str, partition: int, *, storage_errors: bool = False) -> PartitionLog | None:
@@ -382,7 +427,7 @@ class LogManager:
             self._recovery_points.pop(key, None)
             self._log_starts.pop(key, None)
         if keys or unopened:
-            fsync_dir(self.data_dir)
+            self._fsync_dirs()
             try:
                 self.checkpoint()
             except OSError as e:  # (a full disk) the next checkpoint leaves the topics out
@@ -411,7 +456,7 @@ class LogManager:
             self._recovery_points.pop(key, None)
             self._log_starts.pop(key, None)
         if gone:
-            fsync_dir(self.data_dir)
+            self._fsync_dirs()
             self.checkpoint()
             self.cleaner.forget(gone)
         return len(gone)
@@ -434,7 +479,41 @@ class LogManager:
             if plog is not None:
                 return plog.dir
             path = self._unopened.get((topic, partition))
-        return Path(path) if path is not None else self.data_dir / partition_dir_name(topic, partition)
+        if path is not None:
+            return Path(path)
+        return (self._existing_dir(topic, partition)
+                or self.data_dir / partition_dir_name(topic, partition))
+
+    def swap_in_future(self, topic: str, partition: int, future: Path) -> PartitionLog:
+        """Replaces the partition's log by its copy in ``future`` (another log dir's
+        ``-future`` directory, filled by pykafkad.log.dir_move.copy_files): the current log is
+        closed, the copy caught up, the current directory renamed ``-delete`` and removed, the
+        future one renamed to the partition's name and opened.  Runs on the broker's thread,
+        so no append happens in between."""
+        from pykafkad.log.dir_move import catch_up
+
+        key = (topic, partition)
+        with self._open_lock:
+            current = self.get(topic, partition)
+            if current is None:
+                raise KafkaStorageError(f"no log for {topic}-{partition} to move")
+            hw = current.high_watermark if current.high_watermark_managed else None
+            leo, start = current.log_end_offset, current.log_start_offset
+            current.close()
+            catch_up(current.dir, future)
+            final = future.parent / partition_dir_name(topic, partition)
+            self._logs.pop(key, None)
+            self._delete_dir(current.dir)
+            os.replace(future, final)
+            fsync_dir(final.parent)
+            plog = PartitionLog.open(final, current.config, self.clock,
+                                     recovery_point=leo, log_start_offset=start)
+            plog.update_high_watermark(hw)
+            self._register(key, plog)
+            if self.on_open is not None:
+                self.on_open(plog)
+        self.checkpoint()
+        return plog
 
     def mark_stray(self, keys) -> list[Path]:
         """Sets aside logs this broker no longer hosts (Kafka's stray replicas, found against
@@ -464,7 +543,7 @@ class LogManager:
                 log.warning("Log in %s marked stray and renamed to %s", path, stray)
                 moved.append(stray)
         if moved:
-            fsync_dir(self.data_dir)
+            self._fsync_dirs()
             self.checkpoint()
             self.cleaner.forget(keys)
         return moved

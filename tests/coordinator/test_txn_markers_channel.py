@@ -12,7 +12,7 @@ import time
 import pytest
 
 from pykafkad.coordinator.transaction_log import TxnState
-from pykafkad.testing import run_broker
+from tests.kraft.released_broker import run_released
 from wire.errors import ErrorCode
 from wire.records.batch import build_batch, iter_batch_headers
 
@@ -39,9 +39,9 @@ def closed_port() -> int:
 def brokers(tmp_path):
     """(coordinator, partition leader, bystander): three single-node brokers, node ids 1-3;
     the leader hosts TOPIC."""
-    with run_broker(tmp_path / "a", config={"node.id": "1"}) as a, \
-            run_broker(tmp_path / "b", config={"node.id": "2"}) as b, \
-            run_broker(tmp_path / "c", config={"node.id": "3"}) as c:
+    with run_released(tmp_path / "a", config={"node.id": "1"}) as a, \
+            run_released(tmp_path / "b", config={"node.id": "2"}) as b, \
+            run_released(tmp_path / "c", config={"node.id": "3"}) as c:
         b.call(b.broker.create_topic, TOPIC, 2, {})
         yield a, b, c
 

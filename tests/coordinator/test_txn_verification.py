@@ -14,7 +14,7 @@ import pytest
 
 from compat.wire_client import WireClient
 from pykafkad.coordinator.transaction_log import TRANSACTION_STATE_TOPIC
-from pykafkad.testing import run_broker
+from tests.kraft.released_broker import run_released
 from wire.errors import ErrorCode
 from wire.messages.produce_request import PartitionProduceData, ProduceRequest, TopicProduceData
 from wire.records.batch import build_batch
@@ -25,8 +25,8 @@ TOPIC = "verified"
 @pytest.fixture
 def pair(tmp_path):
     """(coordinator broker, partition leader broker)."""
-    with run_broker(tmp_path / "a", config={"node.id": "1"}) as a, \
-            run_broker(tmp_path / "b", config={"node.id": "2"}) as b:
+    with run_released(tmp_path / "a", config={"node.id": "1"}) as a, \
+            run_released(tmp_path / "b", config={"node.id": "2"}) as b:
         b.call(b.broker.create_topic, TOPIC, 1, {})
         a.call(a.broker.create_topic, TOPIC, 1, {})  # a cluster's brokers all know the topic
         a.call(a.broker.txn_coordinator.ensure_state_topic)

@@ -30,6 +30,21 @@ def create_topic(bootstrap: str, name: str, partitions: int = 1, config: dict | 
     futures[name].result(WAIT_S)
 
 
+def create_led_topic(bootstrap: str, name: str, partitions: int = 1) -> None:
+    """``create_topic``, then waits until the broker's Metadata gives every partition a leader
+    (a KRaft broker applies the controller's records just after CreateTopics answers)."""
+    create_topic(bootstrap, name, partitions)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        topic = admin.list_topics(name, timeout=WAIT_S).topics.get(name)
+        if topic is not None and topic.error is None and len(topic.partitions) == partitions \
+                and all(p.leader >= 0 for p in topic.partitions.values()):
+            return
+        assert time.monotonic() < deadline, f"{name} has no leader on {bootstrap}"
+        time.sleep(0.02)
+
+
 def confluent_produce(bootstrap: str, topic: str, messages, **conf) -> list:
     """messages: iterable of dicts with value/key/headers/timestamp/partition."""
     delivered = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from compat.clients.java import run_java
 from pykafkad.testing import run_broker
-from tests.integration.clients import needs_java
+from tests.integration.clients import create_led_topic, needs_java
 
 
 @needs_java
@@ -28,7 +28,7 @@ def test_fetch_of_no_partitions_is_answered_without_long_poll(tmp_path):
     from wire.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
 
     with run_broker(tmp_path / "data") as b:
-        b.call(b.broker.create_topic, "t", 1, {})
+        create_led_topic(b.bootstrap_servers, "t")
         with WireClient(b.bootstrap_servers, timeout=30) as c:
             opened = c.request(1, 12, FetchRequest(
                 max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, session_id=0, session_epoch=0,

@@ -14,6 +14,7 @@ import trio
 from pykafkad.broker import Broker
 from pykafkad.config import BrokerConfig
 from pykafkad.server import Server
+from pykafkad.testing import RunningBroker
 
 START_TIMEOUT_S = 30
 
@@ -21,7 +22,17 @@ START_TIMEOUT_S = 30
 @contextlib.contextmanager
 def run_released_broker(data_dir: Path, host: str = "127.0.0.1") -> Iterator[str]:
     """Yields the bootstrap servers of a released-style single-node broker on ``data_dir``."""
-    broker = Broker(BrokerConfig.from_sources(None, {}), Path(data_dir))
+    with run_released(data_dir, host=host) as running:
+        yield running.bootstrap_servers
+
+
+@contextlib.contextmanager
+def run_released(data_dir: Path, *, config: dict[str, str] | None = None,
+                 host: str = "127.0.0.1") -> Iterator[RunningBroker]:
+    """The released-style broker as a RunningBroker: for the component tests that wire
+    several standalone brokers together by hand (the coordinators' marker and verification
+    channels) and reach into them between requests."""
+    broker = Broker(BrokerConfig.from_sources(None, dict(config or {})), Path(data_dir))
     server = Server(broker, host, 0)
     started = threading.Event()
     state: dict = {}
@@ -45,7 +56,7 @@ def run_released_broker(data_dir: Path, host: str = "127.0.0.1") -> Iterator[str
     if "error" in state:
         raise state["error"]
     try:
-        yield f"{host}:{state['port']}"
+        yield RunningBroker(host, state["port"], Path(data_dir), broker, server, state["token"])
     finally:
         with contextlib.suppress(trio.RunFinishedError):
             trio.from_thread.run_sync(server.request_shutdown, trio_token=state["token"])

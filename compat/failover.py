@@ -33,7 +33,10 @@ from wire.messages.metadata_request import MetadataRequest, MetadataRequestTopic
 #: both clusters run with these: a dead broker is fenced after 3 s (Kafka's default is 9 s)
 #: and a test group does not wait for more members
 CLUSTER_CONFIG = {"broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms": "500",
-                  "group.initial.rebalance.delay.ms": "0"}
+                  "group.initial.rebalance.delay.ms": "0",
+                  # auto leader rebalance checks every second (Kafka: every 300 s), so a
+                  # restarted node takes its preferred leaderships back within the round
+                  "leader.imbalance.check.interval.seconds": "1"}
 #: upper bound for any one wait of the scenario; a working cluster is far quicker
 WAIT_S = 90.0
 POLL_S = 0.02
@@ -117,6 +120,9 @@ class Round:
     controller_s: float | None = None
     #: records acknowledged per second from the kill until the victim is back in every ISR
     records_per_s: float = 0.0
+    #: back in every ISR to every partition led by its preferred replica again (auto leader
+    #: rebalance); None: not within WAIT_S
+    preferred_back_s: float | None = None
     #: the longest time without any acknowledgement while the victim was down
     stall_s: float = 0.0
     #: CreateTopics through a survivor succeeded after the controller was killed
@@ -181,7 +187,8 @@ class FailoverResult:
         for r in self.rounds:
             lines.append(f"  kill {r.role} {r.victim}: election {_s(r.election_s)}, controller "
                          f"{_s(r.controller_s)}, {r.records_per_s:.0f} rec/s, stall "
-                         f"{r.stall_s:.2f} s {r.partition_stall_s}" + ("" if r.create_topics_ok is None else
+                         f"{r.stall_s:.2f} s {r.partition_stall_s}, preferred leaders back "
+                         f"{_s(r.preferred_back_s)}" + ("" if r.create_topics_ok is None else
                                                  f", CreateTopics ok: {r.create_topics_ok} "
                                                  f"after {_s(r.create_topics_s)}"))
         lines += [f"  producer error: {e}" for e in self.producer_errors[:5]]
@@ -207,6 +214,17 @@ def partition_states(bootstrap: str, topic: str) -> dict[int, tuple[int, int, li
         return {}
     return {p.partition_index: (p.leader_id if not p.error_code else -1, p.leader_epoch,
                                 sorted(p.isr_nodes)) for p in t.partitions}
+
+
+def preferred_leaders(bootstrap: str, topic: str) -> bool:
+    """Whether every partition of ``topic`` is led by its preferred (first) replica."""
+    with WireClient(bootstrap, timeout=5) as client:
+        resp = client.request(3, 12, MetadataRequest(
+            topics=[MetadataRequestTopic(name=topic)], allow_auto_topic_creation=False))
+    t = resp.topics[0]
+    return not t.error_code and bool(t.partitions) and all(
+        not p.error_code and p.replica_nodes and p.leader_id == p.replica_nodes[0]
+        for p in t.partitions)
 
 
 def active_controller(target: FailoverTarget) -> tuple[int, int]:
@@ -514,8 +532,15 @@ def _one_round(target: FailoverTarget, topic: str, partitions: int, load: Load, 
     for p in range(partitions):
         pt = [t0, *(t for t, q, *_ in acked_window if q == p), t1]
         rnd.partition_stall_s[p] = round(max(b - a for a, b in zip(pt, pt[1:], strict=False)), 2)
+    try:
+        _wait(lambda: all(preferred_leaders(target.bootstrap(n), topic)
+                          for n in target.node_ids), "every partition led by its preferred "
+              f"replica after {victim} came back")
+        rnd.preferred_back_s = time.monotonic() - t1
+    except TimeoutError as e:
+        log(str(e))
     log(f"  elected in {_s(rnd.election_s)}, {rnd.records_per_s:.0f} rec/s while down, "
-        f"stall {rnd.stall_s:.2f} s")
+        f"stall {rnd.stall_s:.2f} s, preferred leaders back after {_s(rnd.preferred_back_s)}")
     return rnd
 
 

@@ -22,7 +22,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from compat import maven
@@ -64,7 +64,11 @@ def formatted_cluster_id(data_dir: Path) -> str | None:
     return None
 
 
-def server_properties(data_dir: Path, port: int, controller_port: int, extra: dict[str, str]) -> str:
+def server_properties(data_dir: Path, port: int, controller_port: int, extra: dict[str, str],
+                      roles: str = "broker,controller") -> str:
+    """A node's server.properties: combined broker+controller by default; ``roles`` "broker"
+    (PLAINTEXT only, ``controller_port`` unused) or "controller" (CONTROLLER only, ``port``
+    unused) for a cluster with dedicated controllers."""
     props = {
         "process.roles": "broker,controller",
         "node.id": "1",
@@ -85,6 +89,14 @@ def server_properties(data_dir: Path, port: int, controller_port: int, extra: di
         "group.initial.rebalance.delay.ms": "0",
         **extra,
     }
+    if roles == "broker":
+        props["process.roles"] = roles
+        props["listeners"] = f"PLAINTEXT://127.0.0.1:{port}"
+    elif roles == "controller":
+        props["process.roles"] = roles
+        props["listeners"] = f"CONTROLLER://127.0.0.1:{controller_port}"
+        for key in ("advertised.listeners", "inter.broker.listener.name"):
+            props.pop(key, None)
     return "".join(f"{k}={v}\n" for k, v in props.items())
 
 
@@ -217,6 +229,8 @@ class KafkaCluster:
     cluster_id: str
     #: seconds the per-node ``kafka-storage format`` runs took (run in parallel)
     format_s: float = 0.0
+    #: dedicated controller nodes (``controllers`` > 0); ``nodes`` are then the brokers
+    controllers: list[KafkaBroker] = field(default_factory=list)
 
     @property
     def bootstrap_servers(self) -> str:
@@ -257,19 +271,25 @@ def run_kafka_cluster(
     *,
     config: dict[str, str] | None = None,
     data_dir: Path | None = None,
+    controllers: int = 0,
 ) -> Iterator[KafkaCluster]:
     """Runs an Apache Kafka KRaft cluster of ``nodes`` combined broker+controller nodes on
     free ports, one JVM per node, with a static quorum (controller.quorum.voters); every node
     dir is formatted with the same cluster id first, as ``kafka-storage format`` is run on each
-    machine of a real cluster."""
+    machine of a real cluster.  ``controllers`` > 0: ``nodes`` brokers (ids 1..nodes) and that
+    many dedicated controllers (the next ids, in ``cluster.controllers``), as pykafkad's
+    ``run_cluster(nodes, controllers)``, so brokers can die while the quorum lives."""
     java = java_binary()
     cp = kafka_classpath(version)
     tmp = None
     if data_dir is None:
         tmp = tempfile.mkdtemp(prefix="apache-kafka-cluster-")
         data_dir = Path(tmp)
-    ports = [(free_port(), free_port()) for _ in range(nodes)]
-    voters = ",".join(f"{i + 1}@127.0.0.1:{c}" for i, (_, c) in enumerate(ports))
+    ports = [(free_port(), free_port()) for _ in range(nodes + controllers)]
+    roles = (["broker"] * nodes + ["controller"] * controllers if controllers
+             else ["broker,controller"] * nodes)
+    voters = ",".join(f"{i + 1}@127.0.0.1:{c}" for i, (_, c) in enumerate(ports)
+                      if "controller" in roles[i])
     cluster_id = uuid.uuid4().hex[:22]
     env = {**os.environ, "CLASSPATH": cp}
     started: list[KafkaBroker] = []
@@ -288,7 +308,7 @@ def run_kafka_cluster(
                      "share.coordinator.state.topic.min.isr": str(min(2, nodes)),
                      **(config or {})}
             props = node_dir / "server.properties"
-            props.write_text(server_properties(node_dir, port, controller_port, extra))
+            props.write_text(server_properties(node_dir, port, controller_port, extra, roles[i]))
             props_paths.append(props)
         t0 = time.monotonic()
         formats = [subprocess.Popen(
@@ -306,15 +326,17 @@ def run_kafka_cluster(
                 proc = subprocess.Popen(
                     [java, *JAVA_OPTS, "kafka.Kafka", str(props)], env=env, stdout=log,
                     stderr=subprocess.STDOUT, start_new_session=True)
-            started.append(KafkaBroker(version, ports[i][0], props.parent, proc, log_path,
-                                       ports[i][1]))
+            node = KafkaBroker(version, ports[i][0], props.parent, proc, log_path, ports[i][1])
+            (started if roles[i] != "controller" else cluster.controllers).append(node)
         _cluster_ready(cluster, time.monotonic() + STARTUP_TIMEOUT_S)
         yield cluster
     finally:
-        for node in started:
-            if node.proc.poll() is None:
-                node.proc.send_signal(signal.SIGTERM)
-        for node in started:
-            node.stop()
+        # brokers first: a broker's controlled shutdown waits for the controller's answer
+        for group in (started, cluster.controllers):
+            for node in group:
+                if node.proc.poll() is None:
+                    node.proc.send_signal(signal.SIGTERM)
+            for node in group:
+                node.stop()
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -350,14 +350,11 @@ IGNORED_BROKER_CONFIGS: frozenset[str] = frozenset(
     replica.selector.class
     replica.alter.log.dirs.io.max.bytes.per.second fetch.purgatory.purge.interval.requests
     producer.purgatory.purge.interval.requests delete.records.purgatory.purge.interval.requests
-    share.fetch.purgatory.purge.interval.requests unclean.leader.election.interval.ms
+    share.fetch.purgatory.purge.interval.requests
     leader.replication.throttled.rate follower.replication.throttled.rate
     create.topic.policy.class.name controller.quota.window.num
     controller.quota.window.size.seconds alter.config.policy.class.name
-    log.dir.failure.timeout.ms log.initial.task.delay.ms metadata.log.dir
-    metadata.log.segment.bytes metadata.log.segment.ms
-    metadata.log.max.record.bytes.between.snapshots metadata.log.max.snapshot.interval.ms
-    metadata.max.idle.interval.ms metadata.max.retention.bytes metadata.max.retention.ms
+    log.dir.failure.timeout.ms log.initial.task.delay.ms
     metric.reporters metrics.num.samples metrics.recording.level metrics.sample.window.ms
     kafka.metrics.polling.interval.secs kafka.metrics.reporters telemetry.max.bytes
     client.quota.callback.class quota.window.num quota.window.size.seconds
@@ -463,5 +460,9 @@ APPLIED_WITH_NOTE: dict[str, str] = {
         "broker.session.timeout.ms", "broker.heartbeat.interval.ms", "replica.fetch.wait.max.ms",
         "replica.fetch.min.bytes", "replica.fetch.backoff.ms", "replica.fetch.response.max.bytes",
         "replica.socket.timeout.ms", "auto.leader.rebalance.enable",
-        "leader.imbalance.check.interval.seconds")},
+        "leader.imbalance.check.interval.seconds", "unclean.leader.election.interval.ms",
+        "metadata.max.idle.interval.ms", "metadata.log.dir", "metadata.log.segment.bytes",
+        "metadata.log.segment.ms", "metadata.max.retention.bytes", "metadata.max.retention.ms",
+        "metadata.log.max.record.bytes.between.snapshots",
+        "metadata.log.max.snapshot.interval.ms")},
 }

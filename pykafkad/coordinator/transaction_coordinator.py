@@ -89,8 +89,7 @@ class TransactionCoordinator:
             self, node_id=broker.node_id,
             # looked up on each call: the cluster's metadata publisher replaces it
             leader_endpoint=lambda topic, index: broker.leader_endpoint(topic, index),
-            send_local=lambda request, appended: write_txn_markers(
-                broker, request, on_appended=appended),
+            send_local=lambda request: write_txn_markers(broker, request),
             retry_backoff_ms=MARKER_RETRY_BACKOFF_MS,
             request_timeout_ms=config["request.timeout.ms"],
             client_id=f"broker-{broker.node_id}-txn-marker-sender")

@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import trio
@@ -70,8 +70,6 @@ class PendingCompleteTxn:
     #: the __transaction_state partition of the transactional id
     txn_topic_partition: int
     txn: Any  # TransactionMetadata
-    #: set once the markers for this broker's own partitions were tried (or there are none)
-    local_attempted: trio.Event = field(default_factory=trio.Event)
 
     @property
     def committed(self) -> bool:
@@ -104,7 +102,7 @@ class TransactionMarkerChannelManager:
         *,
         node_id: int,
         leader_endpoint: LeaderEndpoint,
-        send_local: Callable[[WriteTxnMarkersRequest, Callable[[], None]], Awaitable[Any]],
+        send_local: Callable[[WriteTxnMarkersRequest], Awaitable[Any]],
         retry_backoff_ms: int = 100,
         request_timeout_ms: int = 30000,
         client_id: str = "txn-marker-sender",
@@ -140,22 +138,9 @@ class TransactionMarkerChannelManager:
             log.info("replacing the pending markers of %s", pending.transactional_id)
         self.pending[pending.transactional_id] = pending
         self._enqueue(pending, set(pending.txn.partitions))
-        if not self._queues.get(self.node_id):
-            pending.local_attempted.set()
         self.maybe_write_txn_completion(pending.transactional_id)
         if self._nursery is not None:
             self._send_queued(self._nursery)  # at once, not at the sender's next turn
-
-    async def wait_local_attempt(self, transactional_id: str, timeout_s: float) -> None:
-        """Until the markers of the transaction for this broker's own partitions were appended
-        (or failed) once, not their replication (EndTxn answers after that: a client's next
-        request then finds the transaction complete on a single node rather than
-        CONCURRENT_TRANSACTIONS; a marker that failed is not waited for again)."""
-        pending = self.pending.get(transactional_id)
-        if pending is None or self._nursery is None:
-            return
-        with trio.move_on_after(timeout_s):
-            await pending.local_attempted.wait()
 
     @property
     def running(self) -> bool:
@@ -212,7 +197,6 @@ class TransactionMarkerChannelManager:
     def maybe_write_txn_completion(self, transactional_id: str) -> None:
         pending = self.pending.get(transactional_id)
         if pending is not None and not pending.txn.partitions:
-            pending.local_attempted.set()
             del self.pending[transactional_id]
             self._write_completion(pending)
 
@@ -232,7 +216,6 @@ class TransactionMarkerChannelManager:
         self._notify()
 
     def _remove(self, pending: PendingCompleteTxn) -> None:
-        pending.local_attempted.set()
         if self.pending.get(pending.transactional_id) is pending:
             del self.pending[pending.transactional_id]
             self._notify()
@@ -326,11 +309,7 @@ class TransactionMarkerChannelManager:
             self.requests_sent[where] = self.requests_sent.get(where, 0) + 1
             try:
                 if node_id == self.node_id:
-                    def appended() -> None:
-                        for q in queued:
-                            q.pending.local_attempted.set()
-
-                    response = await self.send_local(request, appended)
+                    response = await self.send_local(request)
                 else:
                     response = await self._client(node_id).request(
                         request, timeout_s=self.request_timeout_ms / 1000)
@@ -346,9 +325,6 @@ class TransactionMarkerChannelManager:
             self._on_response(queued, response)
         finally:
             self._in_flight.discard(node_id)
-            if node_id == self.node_id:
-                for q in queued:
-                    q.pending.local_attempted.set()
             self._wake.set()
 
     # -- the completion handler ------------------------------------------------------------------

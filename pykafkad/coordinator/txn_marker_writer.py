@@ -18,7 +18,6 @@ this broker leads) both call ``write_txn_markers``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 import trio
 
@@ -66,12 +65,10 @@ def _append(broker, topic: str, index: int, marker, now: int):
     return ErrorCode.NONE, partition, info.last_offset + 1
 
 
-async def write_txn_markers(broker, request, timeout_ms: int | None = None,
-                            on_appended: Callable[[], None] | None = None
+async def write_txn_markers(broker, request, timeout_ms: int | None = None
                             ) -> WriteTxnMarkersResponse:
     """Writes every marker of ``request`` (a WriteTxnMarkersRequest); the response once each
-    append is replicated (or failed, or timed out after request.timeout.ms).
-    ``on_appended`` is called once the appends were made, before the wait for replication."""
+    append is replicated (or failed, or timed out after request.timeout.ms)."""
     if timeout_ms is None:
         timeout_ms = broker.config["request.timeout.ms"]
     now = broker.clock()
@@ -90,8 +87,6 @@ async def write_txn_markers(broker, request, timeout_ms: int | None = None,
                     waits.append((i, t.name, index, partition, offset))
     if appended:
         broker.notify_append()
-    if on_appended is not None:
-        on_appended()
     deadline = trio.current_time() + max(timeout_ms, 0) / 1000
     offsets_done: dict[int, list[int]] = {}
     for i, topic, index, partition, offset in waits:

@@ -144,17 +144,14 @@ async def handle_end_txn(ctx: RequestContext, req) -> EndTxnResponse:
     """Versions 0-4.  Commits or aborts: PrepareCommit/PrepareAbort is logged (and
     replicated); the marker channel then writes the markers to every partition of the
     transaction (the LSO moves, pending transactional offsets become visible or are dropped),
-    then CompleteCommit/CompleteAbort, as Kafka.  The answer comes once the markers for this
-    broker's own partitions were tried once (Kafka answers right after the prepare; waiting
-    for the local appends, which take microseconds, spares a single node's clients a
-    CONCURRENT_TRANSACTIONS round on their next transaction, and is never a wait for retries).  v5 (KIP-890 part 2: an epoch bump per
-    transaction) is not served, as transaction.version 2 is not."""
+    then CompleteCommit/CompleteAbort, as Kafka.  The answer comes right after the prepare,
+    as Kafka's: until the completion is written, the transactional id's next InitProducerId,
+    AddPartitionsToTxn, AddOffsetsToTxn or EndTxn answers CONCURRENT_TRANSACTIONS (clients
+    retry).  v5 (KIP-890 part 2: an epoch bump per transaction) is not served, as
+    transaction.version 2 is not."""
     coordinator = ctx.broker.txn_coordinator
     err = await _logged(coordinator, req.transactional_id, coordinator.end_txn,
                         req.transactional_id, req.producer_id, req.producer_epoch, req.committed)
-    if not err:
-        await coordinator.channel.wait_local_attempt(
-            req.transactional_id, ctx.broker.config["request.timeout.ms"] / 1000)
     return EndTxnResponse(throttle_time_ms=0, error_code=_fenced(err, ctx.version))
 
 

@@ -30,8 +30,8 @@ _QUORUM_KEYS = ("controller.quorum.election.timeout.ms",
 
 
 def setting(config, key: str, default):
-    """A node setting the config module accepts without applying it yet (metadata.log.*):
-    the given value, else Kafka's default."""
+    """A node setting read straight from the config (internal.* overrides are only in
+    ``config.ignored``): the given value, else Kafka's default."""
     try:
         value = config[key]
     except KeyError:

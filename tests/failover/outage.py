@@ -83,11 +83,50 @@ def consume_all(bootstrap: str, topic: str) -> list[bytes]:
         c.close()
 
 
+#: how each KIP-320 consumer of offline_then_unclean resets: librdkafka's auto.offset.reset
+TRUNCATION_RESETS = ("error", "earliest")
+
+
+def _truncation_consumer(bootstrap: str, topic: str, reset: str) -> Consumer:
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{topic}-{reset}",
+                  "enable.auto.commit": False, "auto.offset.reset": reset,
+                  "topic.metadata.refresh.interval.ms": 500})
+    c.assign([TopicPartition(topic, 0, 0)])
+    return c
+
+
+def _poll_values(c: Consumer, n: int) -> list[tuple[int, bytes]]:
+    out: list[tuple[int, bytes]] = []
+    deadline = time.monotonic() + WAIT_S
+    while len(out) < n and time.monotonic() < deadline:
+        m = c.poll(0.2)
+        if m is not None and not m.error():
+            out.append((m.offset(), m.value()))
+    return out
+
+
+def _poll_outcome(c: Consumer, n: int) -> list:
+    """The consumer's first error (its code, and whether it tells of a truncation) or its
+    next ``n`` records (offset, value)."""
+    out: list = []
+    deadline = time.monotonic() + WAIT_S
+    while len(out) < n and time.monotonic() < deadline:
+        m = c.poll(0.2)
+        if m is None:
+            continue
+        if m.error():
+            return [(m.error().code(), "Partition log truncation detected" in m.error().str())]
+        out.append((m.offset(), m.value()))
+    return out
+
+
 def offline_then_unclean(target: FailoverTarget) -> dict:
     """A partition on brokers 1 (leader) and 2, min.insync.replicas=1: broker 2 dies and
     leaves the ISR, records go on to 1 alone, then 1 dies too; broker 2 comes back, out of
     sync; then the topic allows unclean elections; then broker 1 comes back.  Two brokers are
-    down at once, so the controllers must be other nodes (a quorum of its own)."""
+    down at once, so the controllers must be other nodes (a quorum of its own).  Consumers
+    that read everything of broker 1 before it died (one per TRUNCATION_RESETS) then meet the
+    truncated log (KIP-320: OffsetForLeaderEpoch when the leader changes)."""
     seen: dict = {}
     bootstrap = target.bootstrap(3)  # broker 3 holds no replica and stays up throughout
     topic = f"failover-unclean-{uuid.uuid4().hex[:6]}"
@@ -99,6 +138,8 @@ def offline_then_unclean(target: FailoverTarget) -> dict:
     target.kill_node(2)
     wait_for(lambda: metadata(bootstrap, topic)[3] == [1], "2 out of the ISR")
     seen["alone"] = produce(bootstrap, topic, [b"b%d" % i for i in range(5)])
+    consumers = {r: _truncation_consumer(bootstrap, topic, r) for r in TRUNCATION_RESETS}
+    seen["read_before"] = {r: [v for _, v in _poll_values(c, 10)] for r, c in consumers.items()}
     epoch_before = metadata(bootstrap, topic)[2]
     target.kill_node(1)
     seen["offline"] = wait_for(lambda: (lambda m: m if m[1] == -1 else None)(
@@ -117,6 +158,9 @@ def offline_then_unclean(target: FailoverTarget) -> dict:
     seen["unclean_epoch_bumped"] = seen["unclean"][2] > epoch_before
     seen["values_on_2"] = consume_all(bootstrap, topic)
     seen["later"] = produce(bootstrap, topic, [b"d%d" % i for i in range(3)])
+    seen["read_after_truncation"] = {r: _poll_outcome(c, 3) for r, c in consumers.items()}
+    for c in consumers.values():
+        c.close()
     target.start_node(1)
     wait_for(lambda: metadata(bootstrap, topic)[3] == [1, 2], "1 back in the ISR")
     seen["values_at_end"] = consume_all(bootstrap, topic)

@@ -20,6 +20,8 @@ def test_kill_loop_loses_and_duplicates_nothing(tmp_path):
     assert all(r.election_s is not None for r in result.rounds)
     assert all(r.controller_s is not None for r in result.rounds if r.role == "controller")
     assert all(r.create_topics_ok for r in result.rounds if r.role == "controller")
+    # auto leader rebalance: the restarted node takes its preferred leaderships back
+    assert all(r.preferred_back_s is not None for r in result.rounds)
     assert result.acked > 0
     assert (result.lost, result.duplicated, result.misplaced, result.out_of_order) == (0, 0, 0, 0)
     assert result.not_consumed == 0

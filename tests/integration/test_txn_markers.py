@@ -133,10 +133,11 @@ def test_write_txn_markers_end_a_producers_transaction(broker, topic_name):
     assert len(plog.aborted_transactions(0, 10)) == 1
 
 
-def test_single_node_commit_is_complete_when_end_txn_answers(broker, topic_name):
-    """EndTxn answers once the markers for the broker's own partitions are appended, so on a
-    single node the transaction is complete (LSO moved, CompleteCommit) when the client's
-    commit returns, and the next transaction never meets CONCURRENT_TRANSACTIONS."""
+def test_single_node_transactions_complete_after_end_txn_answers(broker, topic_name):
+    """EndTxn answers once PrepareCommit is logged, as Kafka's; the markers follow from the
+    channel (one local WriteTxnMarkers per transaction), so a producer's next transaction may
+    meet CONCURRENT_TRANSACTIONS, which the client retries; every commit completes (LSO at the
+    end of each partition, CompleteCommit)."""
     bs = broker.bootstrap_servers
     create_topic(bs, topic_name, partitions=3)
     p = txn_producer(bs, "prompt")
@@ -146,11 +147,14 @@ def test_single_node_commit_is_complete_when_end_txn_answers(broker, topic_name)
         for i in range(3):
             p.produce(topic_name, b"%d-%d" % (round_, i), partition=i)
         p.commit_transaction(WAIT_S)
-        assert coordinator.describe("prompt").state.kafka_name == "CompleteCommit"
+        wait_for(lambda: coordinator.describe("prompt").state.kafka_name == "CompleteCommit",
+                 "CompleteCommit")
         for i in range(3):
             plog = broker.broker.logs.get(topic_name, i)
             assert plog.last_stable_offset == plog.high_watermark == 2 * (round_ + 1)
     assert coordinator.channel.requests_sent == {"local": 5}
+    assert read_all(bs, topic_name, (0, 1, 2), "read_committed") == sorted(
+        b"%d-%d" % (r, i) for i in range(3) for r in range(5))
 
 
 # -- the marker channel on a full disk --------------------------------------------------------

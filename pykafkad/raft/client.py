@@ -96,9 +96,13 @@ class RaftClient:
         quorum_state_version: int = 0,
         log_config: LogConfig | None = None,
         retention: MetadataLogRetention | None = None,
+        bootstrap: dict[int, tuple[str, int]] | None = None,
+        voter_directory_ids: dict[int, bytes] | None = None,
     ):
         self.node_id = node_id
-        self.voters = dict(voters)
+        #: the voters' endpoints (and, on an observer of a dynamic quorum, the leader's once
+        #: learned): the caller's dict itself, kept up to date
+        self.voters = voters
         self.clock = clock or _wall_clock_ms
         self.config = config or QuorumConfig()
         self._network = network or (
@@ -107,7 +111,8 @@ class RaftClient:
         store = FileQuorumStateStore(Path(log_dir) / DIR_NAME / FILE_NAME)
         self.machine = RaftMachine(
             node_id, directory_id, self.voters, metadata_log, store, cluster_id, self.config,
-            rng or random.Random(), self.clock, quorum_state_version=quorum_state_version)
+            rng or random.Random(), self.clock, quorum_state_version=quorum_state_version,
+            bootstrap=bootstrap, voter_directory_ids=voter_directory_ids)
         self.log = metadata_log
         self.cluster_id = cluster_id
         self._clients: dict[int, Any] = {}
@@ -236,7 +241,7 @@ class RaftClient:
             return
         client = self._clients.get(destination)
         if client is None:
-            host, port = self.voters[destination]
+            host, port = self.machine.endpoint(destination)
             client = self._clients[destination] = self._network(host, port)
         try:
             response = await client.request(

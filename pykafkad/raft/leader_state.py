@@ -38,10 +38,12 @@ class ReplicaState:
 
 
 class LeaderState:
-    def __init__(self, local_id: int, voters: list[int], epoch_start_offset: int):
+    def __init__(self, local_id: int, voters: list[int], epoch_start_offset: int,
+                 directory_ids: dict[int, bytes] | None = None):
         self.local_id = local_id
         self.epoch_start_offset = epoch_start_offset
-        self.voters = {v: ReplicaState(v) for v in voters}
+        ids = directory_ids or {}
+        self.voters = {v: ReplicaState(v, ids.get(v, bytes(16))) for v in voters}
         self.observers: dict[int, ReplicaState] = {}
         self.high_watermark: int | None = None
 
@@ -56,8 +58,8 @@ class LeaderState:
                        leader_end: int, now: int) -> bool:
         """A Fetch at ``fetch_offset`` (that replica's end offset); True when the HW moved."""
         if replica_id in self.voters:
-            # static voters (kraft.version 0) have no directory id in the voter set: Kafka
-            # describes them with the zero uuid whatever their fetches say
+            # a voter is described with the directory id of the voter set (the zero uuid for
+            # static voters, kraft.version 0), whatever its fetches say
             state = self.voters[replica_id]
         else:
             state = self.observers.setdefault(replica_id, ReplicaState(replica_id))

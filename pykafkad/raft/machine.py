@@ -33,7 +33,7 @@ from pykafkad.raft.quorum import (
     Unattached,
     majority,
 )
-from pykafkad.raft.quorum_state import FileQuorumStateStore
+from pykafkad.raft.quorum_state import NO_LEADER, FileQuorumStateStore
 from wire.errors import ErrorCode
 from wire.messages import begin_quorum_epoch_request as bqe_req
 from wire.messages import begin_quorum_epoch_response as bqe_resp
@@ -80,16 +80,25 @@ class RaftMachine(InboundRequests):
         clock: Callable[[], int],
         *,
         quorum_state_version: int = 0,
+        bootstrap: dict[int, tuple[str, int]] | None = None,
+        voter_directory_ids: dict[int, bytes] | None = None,
     ):
         self.node_id = node_id
         self.directory_id = directory_id
-        self.voter_endpoints = dict(voters)
+        #: the voters' endpoints, and (an observer of a dynamic quorum) the leader's once a
+        #: Fetch answer names it; shared with whoever passed the dict in (the node's channel
+        #: to the active controller follows it)
+        self.voter_endpoints = voters
+        #: controller.quorum.bootstrap.servers under Kafka's negative ids
+        self.bootstrap_endpoints = dict(bootstrap or {})
+        self.voter_directory_ids = dict(voter_directory_ids or {})
         self.log = log
         self.cluster_id = cluster_id
         self.config = config
         self.rng = rng
         self.clock = clock
         self.quorum = QuorumState(node_id, list(voters), store, config, rng,
+                                  voter_directory_ids=self.voter_directory_ids,
                                   directory_id=directory_id,
                                   quorum_state_version=quorum_state_version)
         self._destinations: dict[int, _Destination] = {}
@@ -139,6 +148,12 @@ class RaftMachine(InboundRequests):
         self.version += 1
 
     # -- helpers -------------------------------------------------------------------------------
+    def endpoint(self, node: int) -> tuple[str, int]:
+        """Where requests to ``node`` go: a voter, a learned leader or a bootstrap server."""
+        if node in self.voter_endpoints:
+            return self.voter_endpoints[node]
+        return self.bootstrap_endpoints[node]
+
     def _dest(self, node: int) -> _Destination:
         return self._destinations.setdefault(node, _Destination())
 
@@ -292,8 +307,10 @@ class RaftMachine(InboundRequests):
                     self._to_prospective(now)
                     return self.poll(now)
             else:
-                # an observer asks the voters until one names the leader
-                targets = [v for v in self.voters if self._can_send(v, now)]
+                # an observer asks the voters (else the bootstrap servers) until one names
+                # the leader
+                pool = self.voters or sorted(self.bootstrap_endpoints)
+                targets = [v for v in pool if self._can_send(v, now)]
                 if targets and not any(d.in_flight for d in self._destinations.values()):
                     out += self._fetch_requests(self.rng.choice(targets), now)
         for o in out:
@@ -354,7 +371,7 @@ class RaftMachine(InboundRequests):
             leader_endpoints=[eqe_req.LeaderEndpoint(name=LISTENER_NAME, host=host, port=port)])
 
     def _fetch_requests(self, target: int, now: int) -> list[Outbound]:
-        if target < 0 or not self._can_send(target, now):
+        if target == NO_LEADER or not self._can_send(target, now):
             return []
         if self.fetching_snapshot is not None:
             snap = self.fetching_snapshot
@@ -488,6 +505,10 @@ class RaftMachine(InboundRequests):
         return p, self._common_response(p.error_code, leader.leader_id, leader.leader_epoch, now)
 
     def _on_fetch_response(self, source: int, response: Any, now: int) -> bool:
+        for ep in response.node_endpoints:
+            # the leader's endpoint: how an observer of a dynamic quorum reaches it
+            if ep.node_id not in self.voters:
+                self.voter_endpoints[ep.node_id] = (ep.host, ep.port)
         p, handled = self._leader_answer(response.error_code, response.responses, now)
         if handled is not None:
             return handled

@@ -133,6 +133,8 @@ class SharedServer:
             quorum_state_version=1 if self.kraft_version else 0,
             bootstrap=bootstrap_ids(config.quorum_bootstrap_servers),
             voter_directory_ids=self.voter_set.directory_ids if self.voter_set else None,
+            kraft_version=self.kraft_version,
+            voters_record=self.voter_set.record if self.voter_set else None,
             log_config=metadata_log_config(
                 metadata_segment_bytes(config), setting(config, "metadata.log.segment.ms",
                                                         604800000)),
@@ -157,7 +159,7 @@ class SharedServer:
 
     @property
     def is_voter(self) -> bool:
-        return self.node_id in self.voter_ids
+        return self.node_id in self.raft.machine.voters
 
     # -- the broker side's interface ------------------------------------------------------
     def add_publisher(self, publisher: MetadataPublisher) -> None:

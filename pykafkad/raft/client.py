@@ -98,8 +98,12 @@ class RaftClient:
         retention: MetadataLogRetention | None = None,
         bootstrap: dict[int, tuple[str, int]] | None = None,
         voter_directory_ids: dict[int, bytes] | None = None,
+        kraft_version: int = 0,
+        voters_record: Any = None,
     ):
         self.node_id = node_id
+        #: an AddRaftVoter / RemoveRaftVoter is under way (Kafka: one at a time)
+        self.voter_change_pending = False
         #: the voters' endpoints (and, on an observer of a dynamic quorum, the leader's once
         #: learned): the caller's dict itself, kept up to date
         self.voters = voters
@@ -112,7 +116,8 @@ class RaftClient:
         self.machine = RaftMachine(
             node_id, directory_id, self.voters, metadata_log, store, cluster_id, self.config,
             rng or random.Random(), self.clock, quorum_state_version=quorum_state_version,
-            bootstrap=bootstrap, voter_directory_ids=voter_directory_ids)
+            bootstrap=bootstrap, voter_directory_ids=voter_directory_ids,
+            kraft_version=kraft_version, voters_record=voters_record)
         self.log = metadata_log
         self.cluster_id = cluster_id
         self._clients: dict[int, Any] = {}
@@ -218,6 +223,16 @@ class RaftClient:
 
     def handle_describe_quorum(self, request: Any, version: int) -> Any:
         return self._inbound(self.machine.handle_describe_quorum, request, version)
+
+    async def handle_add_raft_voter(self, request: Any, version: int) -> Any:
+        from pykafkad.raft.reconfig import add_voter
+
+        return await add_voter(self, request, version)
+
+    async def handle_remove_raft_voter(self, request: Any, version: int) -> Any:
+        from pykafkad.raft.reconfig import remove_voter
+
+        return await remove_voter(self, request, version)
 
     async def handle_fetch(self, request: Any, version: int) -> Any:
         """A follower's or observer's Fetch; with nothing new it waits up to max_wait_ms for an

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pykafkad.raft import records as raft_records
-from pykafkad.raft import snapshots
+from pykafkad.raft import snapshots, voter_records, voter_set
 from pykafkad.raft.config import QuorumConfig
 from pykafkad.raft.inbound import LISTENER_NAME, ZERO_UUID, InboundRequests
 from pykafkad.raft.log import TOPIC, TOPIC_ID, MetadataLog, OffsetAndEpoch
@@ -45,6 +45,7 @@ from wire.messages import fetch_snapshot_request as fs_req
 from wire.messages import fetch_snapshot_response as fs_resp
 from wire.messages import vote_request as v_req
 from wire.messages import vote_response as v_resp
+from wire.records.batch import iter_batch_headers
 
 log = logging.getLogger("pykafkad.raft")
 
@@ -82,6 +83,8 @@ class RaftMachine(InboundRequests):
         quorum_state_version: int = 0,
         bootstrap: dict[int, tuple[str, int]] | None = None,
         voter_directory_ids: dict[int, bytes] | None = None,
+        kraft_version: int = 0,
+        voters_record: Any = None,
     ):
         self.node_id = node_id
         self.directory_id = directory_id
@@ -92,6 +95,11 @@ class RaftMachine(InboundRequests):
         #: controller.quorum.bootstrap.servers under Kafka's negative ids
         self.bootstrap_endpoints = dict(bootstrap or {})
         self.voter_directory_ids = dict(voter_directory_ids or {})
+        #: kraft.version (1: a dynamic quorum) and its newest voter set: the VotersRecord and
+        #: its offset (-1: the snapshot's), taken as soon as it is in the log (KIP-853)
+        self.kraft_version = kraft_version
+        self.voters_record = voters_record
+        self.voters_offset = -1
         self.log = log
         self.cluster_id = cluster_id
         self.config = config
@@ -136,6 +144,8 @@ class RaftMachine(InboundRequests):
         return None
 
     def start(self, now: int) -> None:
+        if self.kraft_version > 0:
+            self._read_voters_from_log(now)
         self.quorum.initialize(self.log.last_fetched_epoch(), now)
         if isinstance(self.quorum.state, Candidate) and self.quorum.is_only_voter:
             self._become_leader(now)
@@ -146,6 +156,58 @@ class RaftMachine(InboundRequests):
 
     def _changed(self) -> None:
         self.version += 1
+
+    # -- the voter set of a dynamic quorum (KIP-853) ------------------------------------------
+    def _read_voters_from_log(self, now: int) -> None:
+        """The newest VotersRecord of the log (after the snapshot the node started from)."""
+        offset = self.log.start_offset
+        while offset < self.log.end_offset:
+            data = self.log.read(offset, 8 * 1024 * 1024)
+            if not data:
+                break
+            last = offset
+            for pos, header in iter_batch_headers(data):
+                if pos + header.size <= len(data):
+                    last = header.last_offset
+            self._take_voters_records(data, now)
+            offset = last + 1
+
+    def _take_voters_records(self, data: bytes, now: int) -> None:
+        for offset, record in voter_records.find_voters_records(data):
+            self.apply_voters(record, offset, now)
+
+    def apply_voters(self, record: Any, offset: int, now: int) -> None:
+        """Takes ``record`` (at ``offset``) as the voter set: the quorum's voters, their
+        endpoints and directory ids, and a leader's replica states."""
+        vs = voter_set.from_record(record, LISTENER_NAME)
+        self.voters_record = record
+        self.voters_offset = offset
+        self.voter_endpoints.update(vs.endpoints)
+        self.voter_directory_ids.clear()
+        self.voter_directory_ids.update(vs.directory_ids)
+        self.quorum.voters = sorted(vs.directory_ids)
+        s = self.quorum.state
+        if isinstance(s, Leader):
+            s.replicas.set_voters(self.quorum.voters, vs.directory_ids)
+            s.acknowledged &= set(self.quorum.voters) | {self.node_id}
+            # a lone voter never ran its check-quorum timer: it starts with the new set
+            s.fetched_since_check.clear()
+            s.check_quorum_deadline = now + self.config.check_quorum_timeout_ms
+        log.info("node %d: voters %s from the VotersRecord at offset %d", self.node_id,
+                 self.quorum.voters, offset)
+        self._changed()
+
+    def append_voters(self, record: Any, now: int) -> int:
+        """A leader's VotersRecord append (AddRaftVoter / RemoveRaftVoter): its offset; the
+        new set counts at once."""
+        s = self.quorum.state
+        if not isinstance(s, Leader) or self.shutting_down:
+            raise NotLeaderError("Append failed because the replica is not the current leader")
+        info = self.log.append_as_leader(voter_records.voters_batch(record, s.epoch, now),
+                                         s.epoch)
+        self._unflushed = True
+        self.apply_voters(record, info.last_offset, now)
+        return info.last_offset
 
     # -- helpers -------------------------------------------------------------------------------
     def endpoint(self, node: int) -> tuple[str, int]:
@@ -257,6 +319,13 @@ class RaftMachine(InboundRequests):
         out: list[Outbound] = []
         if isinstance(s, Leader):
             self._maybe_flush_leader(s, now)
+            hw = s.replicas.high_watermark
+            if not q.is_voter and hw is not None and hw > self.voters_offset:
+                log.info("leader %d is not in the committed voter set %s: resigning from "
+                         "epoch %d", self.node_id, self.voters, s.epoch)
+                q.to_resigned([], now)
+                self._changed()
+                return self.poll(now)
             if not q.is_only_voter and now >= s.check_quorum_deadline:
                 log.info("leader %d of epoch %d has not heard from a majority for %d ms: resigning",
                          self.node_id, s.epoch, self.config.check_quorum_timeout_ms)
@@ -535,6 +604,8 @@ class RaftMachine(InboundRequests):
             records = p.records
             if records is not None and len(records) > 0:
                 self.log.append_as_follower(bytes(records))
+                if self.kraft_version > 0:
+                    self._take_voters_records(bytes(records), now)
                 if self.quorum.is_voter:
                     self.log.flush()
             if p.high_watermark >= 0:

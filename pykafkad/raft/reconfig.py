@@ -36,10 +36,21 @@ class VoterChangeRefused(Exception):
         self.message = message
 
 
-def _common_checks(raft: Any, cluster_id: str | None, what: str) -> Leader:
+def _check_request(raft: Any, cluster_id: str | None, voter_id: int, directory_id: bytes,
+                   what: str) -> None:
+    """What Kafka checks before the leader's state: the cluster id, then the voter key."""
+    if cluster_id is not None and cluster_id != raft.machine.cluster_id:
+        raise VoterChangeRefused(
+            ErrorCode.INCONSISTENT_CLUSTER_ID,
+            f'The given id "{cluster_id}" doesn\'t match the cluster id '
+            f'"{raft.machine.cluster_id}"')
+    if voter_id < 0 or directory_id == ZERO_UUID:
+        raise VoterChangeRefused(ErrorCode.INVALID_REQUEST,
+                                 f"{what} voter request didn't include a valid voter")
+
+
+def _common_checks(raft: Any, what: str) -> Leader:
     m = raft.machine
-    if cluster_id is not None and cluster_id != m.cluster_id:
-        raise VoterChangeRefused(ErrorCode.INCONSISTENT_CLUSTER_ID, None)
     s = m.quorum.state
     if not isinstance(s, Leader) or m.shutting_down:
         raise VoterChangeRefused(ErrorCode.NOT_LEADER_OR_FOLLOWER, None)
@@ -113,17 +124,16 @@ async def add_voter(raft: Any, req: Any, version: int) -> AddRaftVoterResponse:
 async def _add_voter(raft: Any, req: Any, version: int) -> None:
     m = raft.machine
     key = replica_key(req.voter_id, req.voter_directory_id)
-    if req.voter_directory_id == ZERO_UUID:
-        raise VoterChangeRefused(ErrorCode.INVALID_REQUEST,
-                                 "Add voter request didn't include a valid directory id")
+    _check_request(raft, req.cluster_id, req.voter_id, req.voter_directory_id, "Add")
     listener = next((lst for lst in req.listeners if lst.name == LISTENER_NAME), None)
     if listener is None:
+        endpoints = ", ".join(f"ListenerName({lst.name})={lst.host}/<unresolved>:{lst.port}"
+                              for lst in req.listeners)
         raise VoterChangeRefused(
             ErrorCode.INVALID_REQUEST,
-            "Add voter request didn't include the endpoint ("
-            + ", ".join(f"{lst.name}://{lst.host}:{lst.port}" for lst in req.listeners)
-            + f") for the default listener {LISTENER_NAME}")
-    s = _common_checks(raft, req.cluster_id, "adding")
+            f"Add voter request didn't include the endpoint (Endpoints(endpoints={{{endpoints}}}"
+            f")) for the default listener ListenerName({LISTENER_NAME})")
+    s = _common_checks(raft, "adding")
     if req.voter_id in m.voters:
         raise VoterChangeRefused(
             ErrorCode.DUPLICATE_VOTER,
@@ -166,7 +176,8 @@ async def _add_voter(raft: Any, req: Any, version: int) -> None:
 async def remove_voter(raft: Any, req: Any, version: int) -> RemoveRaftVoterResponse:
     m = raft.machine
     try:
-        _common_checks(raft, req.cluster_id, "removing")
+        _check_request(raft, req.cluster_id, req.voter_id, req.voter_directory_id, "Remove")
+        _common_checks(raft, "removing")
         record = m.voters_record
         kept = [v for v in record.voters if not (
             v.voter_id == req.voter_id and v.voter_directory_id == req.voter_directory_id)]

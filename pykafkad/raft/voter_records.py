@@ -38,13 +38,13 @@ def find_voters_records(data: bytes) -> Iterator[tuple[int, VotersRecord]]:
 
 
 def replica_key(voter_id: int, directory_id: bytes) -> str:
-    """Kafka's ReplicaKey.toString."""
-    d = "Optional.empty" if directory_id == ZERO_UUID else \
-        f"Optional[{uuid_to_str(directory_id)}]"
+    """Kafka 4.4's ReplicaKey.toString."""
+    d = "<undefined>" if directory_id == ZERO_UUID else uuid_to_str(directory_id)
     return f"ReplicaKey(id={voter_id}, directoryId={d})"
 
 
 def voter_keys(record: VotersRecord) -> str:
-    """A voter set's keys as Kafka prints its Set<ReplicaKey>."""
+    """A voter set's keys as Kafka prints its Set<ReplicaKey> (a HashSet there: its order
+    is the hash's, here the record's)."""
     return "[" + ", ".join(replica_key(v.voter_id, v.voter_directory_id)
                            for v in record.voters) + "]"

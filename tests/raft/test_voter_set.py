@@ -23,6 +23,7 @@ def at_offset(batch: bytes, offset: int) -> bytes:
     assigns it."""
     return offset.to_bytes(8, "big") + batch[8:]
 
+
 DIRS = ("AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg")
 
 

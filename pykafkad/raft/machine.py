@@ -100,6 +100,8 @@ class RaftMachine(InboundRequests):
         self.kraft_version = kraft_version
         self.voters_record = voters_record
         self.voters_offset = -1
+        #: the voter set the node started from (its snapshot's), for a truncation to go back to
+        self._start_voters = voters_record
         self.log = log
         self.cluster_id = cluster_id
         self.config = config
@@ -171,6 +173,17 @@ class RaftMachine(InboundRequests):
                     last = header.last_offset
             self._take_voters_records(data, now)
             offset = last + 1
+
+    def _revert_voters(self, now: int) -> None:
+        """A truncation removed the newest VotersRecord: the set is the newest one left (Kafka's
+        KRaftControlRecordStateMachine truncates its history alike)."""
+        if self._start_voters is not None:
+            self.apply_voters(self._start_voters, -1, now)
+        else:  # formatted without voters: an observer again until a VotersRecord names it
+            self.voters_record, self.voters_offset = None, -1
+            self.voter_directory_ids.clear()
+            self.quorum.voters = []
+        self._read_voters_from_log(now)
 
     def _take_voters_records(self, data: bytes, now: int) -> None:
         for offset, record in voter_records.find_voters_records(data):
@@ -593,6 +606,8 @@ class RaftMachine(InboundRequests):
             offset = self.log.truncate_to_end_offset(end)
             log.info("node %d truncated to offset %d from Fetch response from leader %d",
                      self.node_id, offset, s.leader_id)
+            if self.kraft_version > 0 and self.voters_offset >= offset:
+                self._revert_voters(now)
             self._changed()
         elif p.snapshot_id.epoch >= 0 or p.snapshot_id.end_offset >= 0:
             if p.snapshot_id.epoch < 0 or p.snapshot_id.end_offset < 0:

@@ -89,11 +89,18 @@ def plan_cluster(nodes: int, controllers: int, base_port: int, data_dir: Path,
 
 
 def server_properties(spec: NodeSpec, specs: list[NodeSpec],
-                      overrides: Mapping[str, str] | None = None) -> dict[str, str]:
+                      overrides: Mapping[str, str] | None = None,
+                      dynamic_quorum: bool = False) -> dict[str, str]:
     """The node's server.properties, with the keys and layout of Kafka's
-    config/server.properties for a KRaft node."""
+    config/server.properties for a KRaft node (``dynamic_quorum``: KIP-853's
+    controller.quorum.bootstrap.servers instead of controller.quorum.voters)."""
     voters = ",".join(f"{s.node_id}@{s.host}:{s.controller_port}"
                       for s in specs if "controller" in s.roles)
+    quorum_key = "controller.quorum.voters"
+    if dynamic_quorum:
+        quorum_key = "controller.quorum.bootstrap.servers"
+        voters = ",".join(f"{s.host}:{s.controller_port}"
+                          for s in specs if "controller" in s.roles)
     brokers = sum(1 for s in specs if "broker" in s.roles)
     listeners, advertised = [], []
     if "broker" in spec.roles:
@@ -105,7 +112,7 @@ def server_properties(spec: NodeSpec, specs: list[NodeSpec],
     props = {
         "process.roles": ",".join(spec.roles),
         "node.id": str(spec.node_id),
-        "controller.quorum.voters": voters,
+        quorum_key: voters,
         "listeners": ",".join(listeners),
         "advertised.listeners": ",".join(advertised),
         "controller.listener.names": "CONTROLLER",
@@ -151,7 +158,16 @@ def random_cluster_id() -> str:
     return random_uuid()
 
 
-def format_node(spec: NodeSpec, cluster_id: str) -> None:
+def initial_controllers(specs: list[NodeSpec]) -> str:
+    """``--initial-controllers`` for a dynamic quorum of the plan's controllers, each with a
+    new directory id (its format takes its own from the list)."""
+    from pykafkad.metadata.properties import random_uuid
+
+    return ",".join(f"{s.node_id}@{s.host}:{s.controller_port}:{random_uuid()}"
+                    for s in specs if "controller" in s.roles)
+
+
+def format_node(spec: NodeSpec, cluster_id: str, initial: str | None = None) -> None:
     """Formats a node's storage unless it is formatted already (a restart keeps its cluster
     id), as ``pykafkad format --cluster-id ID --config server.properties`` (Kafka's
     ``kafka-storage format``) would; run in this process, its report kept out of the
@@ -165,6 +181,9 @@ def format_node(spec: NodeSpec, cluster_id: str) -> None:
     args = ["format", "--cluster-id", cluster_id, "--config", str(spec.properties_path)]
     for flag in format_feature_flags():  # the feature levels pykafkad's brokers support
         args += ["--feature", flag]
+    if initial is not None:  # a dynamic quorum
+        args += (["--initial-controllers", initial] if "controller" in spec.roles
+                 else ["--no-initial-controllers"])
     report = io.StringIO()
     with contextlib.redirect_stdout(report), contextlib.redirect_stderr(report):
         status = storage_main(args)
@@ -483,7 +502,8 @@ class Cluster:
 
     def __init__(self, specs: list[NodeSpec], overrides: Mapping[str, str] | None = None,
                  cluster_id: str | None = None,
-                 ready: Callable[[list[NodeProcess]], bool] = nodes_ready):
+                 ready: Callable[[list[NodeProcess]], bool] = nodes_ready,
+                 dynamic_quorum: bool = False):
         self.specs = specs
         #: the readiness check start_all waits for (see nodes_ready)
         self.ready = ready
@@ -492,9 +512,11 @@ class Cluster:
         #: node id -> "nodes" or "clients": who it is cut off from (isolate / heal)
         self.isolated: dict[int, str] = {}
         start_fork_server()
+        initial = initial_controllers(specs) if dynamic_quorum else None
         for s in specs:
-            write_properties(s.properties_path, server_properties(s, specs, overrides))
-            format_node(s, self.cluster_id)
+            write_properties(s.properties_path,
+                             server_properties(s, specs, overrides, dynamic_quorum))
+            format_node(s, self.cluster_id, initial)
 
     @property
     def bootstrap_servers(self) -> str:
@@ -601,6 +623,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help="holds node-<id>/ per node")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a broker property for every node (repeatable)")
+    p.add_argument("--dynamic-quorum", action="store_true",
+                   help="a dynamic controller quorum (KIP-853): controller.quorum."
+                        "bootstrap.servers, formatted with --initial-controllers")
     return p.parse_args(argv)
 
 
@@ -631,7 +656,7 @@ def main(argv: list[str]) -> int:
     ports = free_ports(count) if args.port == 0 else None  # 0: any free ports
     specs = plan_cluster(args.nodes, args.controllers, args.port, Path(args.data_dir), args.host,
                          ports)
-    cluster = Cluster(specs, overrides)
+    cluster = Cluster(specs, overrides, dynamic_quorum=args.dynamic_quorum)
     stop = {"signal": None}
 
     def on_signal(signum, _frame) -> None:

@@ -450,7 +450,8 @@ APPLIED_WITH_NOTE: dict[str, str] = {
     "controller.listener.names": "its listeners serve the controller APIs, not clients' APIs",
     "process.roles": "unset: pykafkad's single-node broker; set: a KRaft node",
     "controller.quorum.voters": "the static quorum of KRaft nodes",
-    "controller.quorum.bootstrap.servers": "parsed; a dynamic quorum (KIP-853) is refused",
+    "controller.quorum.bootstrap.servers": (
+        "a dynamic quorum (KIP-853): voters from the log, the leader found through these"),
     **{name: _KRAFT for name in (
         "num.replica.fetchers", "min.insync.replicas", "unclean.leader.election.enable",
         "replica.fetch.max.bytes", "replica.lag.time.max.ms", "offsets.topic.replication.factor",

@@ -1,6 +1,6 @@
 """APIs a KRaft broker serves only by forwarding them to the active controller (Kafka's
 KafkaApis ``forwardToController``): DescribeQuorum, ElectLeaders, AlterPartitionReassignments,
-ListPartitionReassignments and UpdateFeatures.  A single-node broker has no controller to ask: it neither
+ListPartitionReassignments, UpdateFeatures, AddRaftVoter and RemoveRaftVoter.  A single-node broker has no controller to ask: it neither
 advertises nor answers them (the connection is closed, as for any API not enabled).
 
 The request goes in an Envelope with the client's header and body (ForwardingManager), so the
@@ -53,4 +53,16 @@ async def handle_update_features(ctx: RequestContext, req: Any) -> Any:
 async def handle_describe_quorum(ctx: RequestContext, req: Any) -> Any:
     """Versions 0-2: ``kafka-metadata-quorum --bootstrap-server`` describes the quorum from any
     broker."""
+    return await _forward(ctx, req)
+
+
+@handles(80, 0, 1, available=is_kraft_broker)
+async def handle_add_raft_voter(ctx: RequestContext, req: Any) -> Any:
+    """Versions 0-1: ``kafka-metadata-quorum --bootstrap-server add-controller``."""
+    return await _forward(ctx, req)
+
+
+@handles(81, 0, 0, available=is_kraft_broker)
+async def handle_remove_raft_voter(ctx: RequestContext, req: Any) -> Any:
+    """Version 0: ``kafka-metadata-quorum --bootstrap-server remove-controller``."""
     return await _forward(ctx, req)

@@ -45,6 +45,18 @@ async def handle_describe_quorum(ctx: RequestContext, req: Any) -> Any:
     return ctx.broker.raft.handle_describe_quorum(req, ctx.version)
 
 
+@handles(80, 0, 1, listeners=CONTROLLER)
+async def handle_add_raft_voter(ctx: RequestContext, req: Any) -> Any:
+    """Versions 0-1 (v1: ack_when_committed): the leader of a dynamic quorum adds a voter."""
+    return await ctx.broker.raft.handle_add_raft_voter(req, ctx.version)
+
+
+@handles(81, 0, 0, listeners=CONTROLLER)
+async def handle_remove_raft_voter(ctx: RequestContext, req: Any) -> Any:
+    """Version 0: the leader of a dynamic quorum removes a voter."""
+    return await ctx.broker.raft.handle_remove_raft_voter(req, ctx.version)
+
+
 @handles(59, 0, 1, listeners=CONTROLLER)
 async def handle_fetch_snapshot(ctx: RequestContext, req: Any) -> Any:
     """Versions 0-1 (v1: the replica's directory id)."""

@@ -35,7 +35,9 @@ class ControllerChannel:
                  network: Callable[[str, int], Any] | None = None):
         """``voters``: id -> (host, port) of the controller listeners; ``leader``: the raft
         leader id as this node knows it (-1: none), e.g. ``lambda: raft.leader_and_epoch[0]``."""
-        self.voters = dict(voters)
+        #: kept by reference: an observer of a dynamic quorum learns the leader's endpoint
+        #: from its raft client, which adds it to this same dict
+        self.voters = voters
         self.leader = leader or (lambda: -1)
         self.client_id = client_id
         self.request_timeout_s = request_timeout_s
@@ -46,7 +48,8 @@ class ControllerChannel:
         #: the controller that answered last (where the next request goes first)
         self.active_controller: int | None = None
 
-    def _target(self, attempt: int) -> int:
+    def _target(self, attempt: int) -> int | None:
+        """The controller to try next; None while no controller endpoint is known yet."""
         leader = self.leader()
         if leader in self.voters and attempt == 0:
             return leader
@@ -55,6 +58,8 @@ class ControllerChannel:
         if leader in self.voters and attempt % 2 == 0:
             return leader
         ids = sorted(self.voters)
+        if not ids:
+            return None
         self._guess = (self._guess + 1) % len(ids)
         return ids[self._guess]
 
@@ -77,6 +82,9 @@ class ControllerChannel:
             remaining = deadline - trio.current_time()
             if remaining <= 0:
                 raise trio.TooSlowError(f"no active controller answered {type(request).__name__}")
+            if node is None:  # no controller known yet (the raft client is looking)
+                await self._backoff(min(RETRY_BACKOFF_S, remaining), -1)
+                continue
             try:
                 response = await self._client(node).request(
                     request, version=version, timeout_s=min(remaining, self.request_timeout_s))

@@ -98,8 +98,8 @@ class ControllerServer:
             default_num_partitions=c["num.partitions"],
             default_replication_factor=c["default.replication.factor"],
             broker_defaults=defaults, delete_topic_enable=c["delete.topic.enable"],
-            kraft_version=0,  # a static quorum (controller.quorum.voters)
-            quorum_node_ids=sorted(self.shared.voters),
+            kraft_version=self.shared.kraft_version,
+            quorum_node_ids=list(self.shared.voter_ids),
             describe_configs=lambda overrides: describe_topic_configs(
                 c, overrides, None, False, False))
 

@@ -56,6 +56,8 @@ class MetadataLoader:
         #: runs a snapshot write off the event loop (a worker thread); None: inline
         self.spawn = spawn
         self._bytes_since_snapshot = 0
+        #: a dynamic quorum's KRaftVersionRecord / VotersRecord fields for snapshot headers
+        self.snapshot_control: dict = {}
         self._last_snapshot_ms = self.clock()
         self._snapshot_in_progress = False
 
@@ -146,7 +148,8 @@ class MetadataLoader:
         def write() -> None:
             try:
                 path = write_snapshot(self.snapshot_dir, end_offset, image.epoch,
-                                      image.records(), last_contained_log_timestamp=timestamp)
+                                      image.records(), last_contained_log_timestamp=timestamp,
+                                      **self.snapshot_control)
                 log.info("Creating new KRaft snapshot file %s because of %s", path.name, reason)
             except Exception:
                 log.exception("writing the metadata snapshot at %d failed", end_offset)

@@ -1,6 +1,6 @@
 """Kafka's SharedServer: what every KRaft node runs whatever its roles: the checked,
 formatted log dirs, the RaftClient over ``__cluster_metadata-0`` (a voter when this node is in
-controller.quorum.voters, an observer otherwise) and the MetadataLoader publishing images.
+controller.quorum.voters or in the dynamic quorum's voter set, an observer otherwise) and the MetadataLoader publishing images.
 
 The broker side registers its publishers with ``metadata_listener(publisher)`` (or
 ``add_publisher``); ``raft`` is the RaftClient.
@@ -20,6 +20,7 @@ from pykafkad.metadata.snapshot import read_snapshot
 from pykafkad.raft.client import RaftClient
 from pykafkad.raft.config import QuorumConfig
 from pykafkad.raft.log import DIR_NAME, MetadataLogRetention, metadata_log_config
+from pykafkad.raft.voter_set import VoterSet, bootstrap_ids, read_voter_set
 
 log = logging.getLogger("pykafkad.kraft")
 
@@ -109,14 +110,33 @@ class SharedServer:
         self.metadata_log_dir = metadata_log_dir(config, data_dir)
         self.directory_id = uuid_from_string(meta.directory_id)
         voters = {node: (host, port) for node, host, port in config.quorum_voters}
+        #: kraft.version 0 (static controller.quorum.voters) or 1 (KIP-853's dynamic quorum,
+        #: whose voters the bootstrap checkpoint or a snapshot holds)
+        self.kraft_version = 0
+        self.voter_set: VoterSet | None = None
         if not voters:
-            raise ValueError("controller.quorum.voters must list the quorum's voters "
-                             "(a dynamic quorum, controller.quorum.bootstrap.servers only, "
-                             "is not supported yet)")
+            names = config.controller_listener_names
+            self.voter_set = read_voter_set(self.metadata_log_dir / DIR_NAME,
+                                            names[0] if names else "CONTROLLER")
+            if self.voter_set is not None:
+                self.kraft_version = self.voter_set.kraft_version
+                voters = dict(self.voter_set.endpoints)
+        if not voters and not config.quorum_bootstrap_servers:
+            raise ValueError("controller.quorum.voters or controller.quorum.bootstrap.servers "
+                             "must name the quorum's controllers")
+        #: the voters' controller endpoints (an observer of a dynamic quorum adds the leader's
+        #: once it learns it)
         self.voters = voters
+        #: the voter ids this node started with
+        self.voter_ids = sorted(voters)
         self.raft = RaftClient(
             self.node_id, self.directory_id, voters, self.metadata_log_dir, self.cluster_id,
             clock=clock, config=quorum_config(config),
+            quorum_state_version=1 if self.kraft_version else 0,
+            bootstrap=bootstrap_ids(config.quorum_bootstrap_servers),
+            voter_directory_ids=self.voter_set.directory_ids if self.voter_set else None,
+            kraft_version=self.kraft_version,
+            voters_record=self.voter_set.record if self.voter_set else None,
             log_config=metadata_log_config(
                 metadata_segment_bytes(config), setting(config, "metadata.log.segment.ms",
                                                         604800000)),
@@ -134,11 +154,14 @@ class SharedServer:
             max_snapshot_interval_ms=setting(
                 config, "metadata.log.max.snapshot.interval.ms", 3_600_000),
             spawn=self._in_thread)
+        if self.voter_set is not None:  # later snapshots carry the quorum's records forward
+            self.loader.snapshot_control = {"kraft_version": self.voter_set.kraft_version,
+                                            "voters": self.voter_set.record}
         self.raft.register_listener(self.loader)
 
     @property
     def is_voter(self) -> bool:
-        return self.node_id in self.voters
+        return self.node_id in self.raft.machine.voters
 
     # -- the broker side's interface ------------------------------------------------------
     def add_publisher(self, publisher: MetadataPublisher) -> None:

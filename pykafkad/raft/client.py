@@ -96,9 +96,17 @@ class RaftClient:
         quorum_state_version: int = 0,
         log_config: LogConfig | None = None,
         retention: MetadataLogRetention | None = None,
+        bootstrap: dict[int, tuple[str, int]] | None = None,
+        voter_directory_ids: dict[int, bytes] | None = None,
+        kraft_version: int = 0,
+        voters_record: Any = None,
     ):
         self.node_id = node_id
-        self.voters = dict(voters)
+        #: an AddRaftVoter / RemoveRaftVoter is under way (Kafka: one at a time)
+        self.voter_change_pending = False
+        #: the voters' endpoints (and, on an observer of a dynamic quorum, the leader's once
+        #: learned): the caller's dict itself, kept up to date
+        self.voters = voters
         self.clock = clock or _wall_clock_ms
         self.config = config or QuorumConfig()
         self._network = network or (
@@ -107,7 +115,9 @@ class RaftClient:
         store = FileQuorumStateStore(Path(log_dir) / DIR_NAME / FILE_NAME)
         self.machine = RaftMachine(
             node_id, directory_id, self.voters, metadata_log, store, cluster_id, self.config,
-            rng or random.Random(), self.clock, quorum_state_version=quorum_state_version)
+            rng or random.Random(), self.clock, quorum_state_version=quorum_state_version,
+            bootstrap=bootstrap, voter_directory_ids=voter_directory_ids,
+            kraft_version=kraft_version, voters_record=voters_record)
         self.log = metadata_log
         self.cluster_id = cluster_id
         self._clients: dict[int, Any] = {}
@@ -214,6 +224,16 @@ class RaftClient:
     def handle_describe_quorum(self, request: Any, version: int) -> Any:
         return self._inbound(self.machine.handle_describe_quorum, request, version)
 
+    async def handle_add_raft_voter(self, request: Any, version: int) -> Any:
+        from pykafkad.raft.reconfig import add_voter
+
+        return await add_voter(self, request, version)
+
+    async def handle_remove_raft_voter(self, request: Any, version: int) -> Any:
+        from pykafkad.raft.reconfig import remove_voter
+
+        return await remove_voter(self, request, version)
+
     async def handle_fetch(self, request: Any, version: int) -> Any:
         """A follower's or observer's Fetch; with nothing new it waits up to max_wait_ms for an
         append or a high-watermark move (Kafka's fetch purgatory), then answers again."""
@@ -236,7 +256,7 @@ class RaftClient:
             return
         client = self._clients.get(destination)
         if client is None:
-            host, port = self.voters[destination]
+            host, port = self.machine.endpoint(destination)
             client = self._clients[destination] = self._network(host, port)
         try:
             response = await client.request(

@@ -294,7 +294,7 @@ class InboundRequests:
                 current_voters=voters, observers=observers)])],
             nodes=[dq_resp.Node(node_id=v, listeners=[dq_resp.Listener(
                 name=LISTENER_NAME, host=h, port=p)])
-                for v, (h, p) in sorted(self.voter_endpoints.items())])
+                for v, (h, p) in sorted(self.voter_endpoints.items()) if v in self.voters])
 
 
 def _single_partition(topics: list[Any], name_attr: str) -> bool:

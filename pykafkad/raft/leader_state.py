@@ -38,16 +38,33 @@ class ReplicaState:
 
 
 class LeaderState:
-    def __init__(self, local_id: int, voters: list[int], epoch_start_offset: int):
+    def __init__(self, local_id: int, voters: list[int], epoch_start_offset: int,
+                 directory_ids: dict[int, bytes] | None = None):
         self.local_id = local_id
         self.epoch_start_offset = epoch_start_offset
-        self.voters = {v: ReplicaState(v) for v in voters}
+        ids = directory_ids or {}
+        self.voters = {v: ReplicaState(v, ids.get(v, bytes(16))) for v in voters}
         self.observers: dict[int, ReplicaState] = {}
         self.high_watermark: int | None = None
 
+    def set_voters(self, voters: list[int], directory_ids: dict[int, bytes]) -> None:
+        """A new voter set (KIP-853): a joining observer's state moves to the voters, a
+        removed voter's to the observers; the high watermark counts the new set."""
+        for rid in [r for r in self.voters if r not in voters]:
+            self.observers[rid] = self.voters.pop(rid)
+        for rid in voters:
+            if rid not in self.voters:
+                self.voters[rid] = self.observers.pop(rid, None) or ReplicaState(rid)
+            self.voters[rid].directory_id = directory_ids.get(rid, bytes(16))
+        self._update_high_watermark()
+
+    def replica(self, replica_id: int) -> ReplicaState | None:
+        return self.voters.get(replica_id) or self.observers.get(replica_id)
+
     def update_local(self, end_offset: int, now: int) -> bool:
         """The leader's own (flushed) end offset; True when the high watermark moved."""
-        local = self.voters[self.local_id]
+        local = self.voters.get(self.local_id) or self.observers.setdefault(
+            self.local_id, ReplicaState(self.local_id))
         local.end_offset = end_offset
         local.last_fetch_ms = local.last_caught_up_ms = now
         return self._update_high_watermark()
@@ -56,8 +73,8 @@ class LeaderState:
                        leader_end: int, now: int) -> bool:
         """A Fetch at ``fetch_offset`` (that replica's end offset); True when the HW moved."""
         if replica_id in self.voters:
-            # static voters (kraft.version 0) have no directory id in the voter set: Kafka
-            # describes them with the zero uuid whatever their fetches say
+            # a voter is described with the directory id of the voter set (the zero uuid for
+            # static voters, kraft.version 0), whatever its fetches say
             state = self.voters[replica_id]
         else:
             state = self.observers.setdefault(replica_id, ReplicaState(replica_id))

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pykafkad.raft import records as raft_records
-from pykafkad.raft import snapshots
+from pykafkad.raft import snapshots, voter_records, voter_set
 from pykafkad.raft.config import QuorumConfig
 from pykafkad.raft.inbound import LISTENER_NAME, ZERO_UUID, InboundRequests
 from pykafkad.raft.log import TOPIC, TOPIC_ID, MetadataLog, OffsetAndEpoch
@@ -33,7 +33,7 @@ from pykafkad.raft.quorum import (
     Unattached,
     majority,
 )
-from pykafkad.raft.quorum_state import FileQuorumStateStore
+from pykafkad.raft.quorum_state import NO_LEADER, FileQuorumStateStore
 from wire.errors import ErrorCode
 from wire.messages import begin_quorum_epoch_request as bqe_req
 from wire.messages import begin_quorum_epoch_response as bqe_resp
@@ -45,6 +45,7 @@ from wire.messages import fetch_snapshot_request as fs_req
 from wire.messages import fetch_snapshot_response as fs_resp
 from wire.messages import vote_request as v_req
 from wire.messages import vote_response as v_resp
+from wire.records.batch import iter_batch_headers
 
 log = logging.getLogger("pykafkad.raft")
 
@@ -80,16 +81,34 @@ class RaftMachine(InboundRequests):
         clock: Callable[[], int],
         *,
         quorum_state_version: int = 0,
+        bootstrap: dict[int, tuple[str, int]] | None = None,
+        voter_directory_ids: dict[int, bytes] | None = None,
+        kraft_version: int = 0,
+        voters_record: Any = None,
     ):
         self.node_id = node_id
         self.directory_id = directory_id
-        self.voter_endpoints = dict(voters)
+        #: the voters' endpoints, and (an observer of a dynamic quorum) the leader's once a
+        #: Fetch answer names it; shared with whoever passed the dict in (the node's channel
+        #: to the active controller follows it)
+        self.voter_endpoints = voters
+        #: controller.quorum.bootstrap.servers under Kafka's negative ids
+        self.bootstrap_endpoints = dict(bootstrap or {})
+        self.voter_directory_ids = dict(voter_directory_ids or {})
+        #: kraft.version (1: a dynamic quorum) and its newest voter set: the VotersRecord and
+        #: its offset (-1: the snapshot's), taken as soon as it is in the log (KIP-853)
+        self.kraft_version = kraft_version
+        self.voters_record = voters_record
+        self.voters_offset = -1
+        #: the voter set the node started from (its snapshot's), for a truncation to go back to
+        self._start_voters = voters_record
         self.log = log
         self.cluster_id = cluster_id
         self.config = config
         self.rng = rng
         self.clock = clock
         self.quorum = QuorumState(node_id, list(voters), store, config, rng,
+                                  voter_directory_ids=self.voter_directory_ids,
                                   directory_id=directory_id,
                                   quorum_state_version=quorum_state_version)
         self._destinations: dict[int, _Destination] = {}
@@ -127,6 +146,8 @@ class RaftMachine(InboundRequests):
         return None
 
     def start(self, now: int) -> None:
+        if self.kraft_version > 0:
+            self._read_voters_from_log(now)
         self.quorum.initialize(self.log.last_fetched_epoch(), now)
         if isinstance(self.quorum.state, Candidate) and self.quorum.is_only_voter:
             self._become_leader(now)
@@ -138,7 +159,76 @@ class RaftMachine(InboundRequests):
     def _changed(self) -> None:
         self.version += 1
 
+    # -- the voter set of a dynamic quorum (KIP-853) ------------------------------------------
+    def _read_voters_from_log(self, now: int) -> None:
+        """The newest VotersRecord of the log (after the snapshot the node started from)."""
+        offset = self.log.start_offset
+        while offset < self.log.end_offset:
+            data = self.log.read(offset, 8 * 1024 * 1024)
+            if not data:
+                break
+            last = offset
+            for pos, header in iter_batch_headers(data):
+                if pos + header.size <= len(data):
+                    last = header.last_offset
+            self._take_voters_records(data, now)
+            offset = last + 1
+
+    def _revert_voters(self, now: int) -> None:
+        """A truncation removed the newest VotersRecord: the set is the newest one left (Kafka's
+        KRaftControlRecordStateMachine truncates its history alike)."""
+        if self._start_voters is not None:
+            self.apply_voters(self._start_voters, -1, now)
+        else:  # formatted without voters: an observer again until a VotersRecord names it
+            self.voters_record, self.voters_offset = None, -1
+            self.voter_directory_ids.clear()
+            self.quorum.voters = []
+        self._read_voters_from_log(now)
+
+    def _take_voters_records(self, data: bytes, now: int) -> None:
+        for offset, record in voter_records.find_voters_records(data):
+            self.apply_voters(record, offset, now)
+
+    def apply_voters(self, record: Any, offset: int, now: int) -> None:
+        """Takes ``record`` (at ``offset``) as the voter set: the quorum's voters, their
+        endpoints and directory ids, and a leader's replica states."""
+        vs = voter_set.from_record(record, LISTENER_NAME)
+        self.voters_record = record
+        self.voters_offset = offset
+        self.voter_endpoints.update(vs.endpoints)
+        self.voter_directory_ids.clear()
+        self.voter_directory_ids.update(vs.directory_ids)
+        self.quorum.voters = sorted(vs.directory_ids)
+        s = self.quorum.state
+        if isinstance(s, Leader):
+            s.replicas.set_voters(self.quorum.voters, vs.directory_ids)
+            s.acknowledged &= set(self.quorum.voters) | {self.node_id}
+            # a lone voter never ran its check-quorum timer: it starts with the new set
+            s.fetched_since_check.clear()
+            s.check_quorum_deadline = now + self.config.check_quorum_timeout_ms
+        log.info("node %d: voters %s from the VotersRecord at offset %d", self.node_id,
+                 self.quorum.voters, offset)
+        self._changed()
+
+    def append_voters(self, record: Any, now: int) -> int:
+        """A leader's VotersRecord append (AddRaftVoter / RemoveRaftVoter): its offset; the
+        new set counts at once."""
+        s = self.quorum.state
+        if not isinstance(s, Leader) or self.shutting_down:
+            raise NotLeaderError("Append failed because the replica is not the current leader")
+        info = self.log.append_as_leader(voter_records.voters_batch(record, s.epoch, now),
+                                         s.epoch)
+        self._unflushed = True
+        self.apply_voters(record, info.last_offset, now)
+        return info.last_offset
+
     # -- helpers -------------------------------------------------------------------------------
+    def endpoint(self, node: int) -> tuple[str, int]:
+        """Where requests to ``node`` go: a voter, a learned leader or a bootstrap server."""
+        if node in self.voter_endpoints:
+            return self.voter_endpoints[node]
+        return self.bootstrap_endpoints[node]
+
     def _dest(self, node: int) -> _Destination:
         return self._destinations.setdefault(node, _Destination())
 
@@ -242,6 +332,13 @@ class RaftMachine(InboundRequests):
         out: list[Outbound] = []
         if isinstance(s, Leader):
             self._maybe_flush_leader(s, now)
+            hw = s.replicas.high_watermark
+            if not q.is_voter and hw is not None and hw > self.voters_offset:
+                log.info("leader %d is not in the committed voter set %s: resigning from "
+                         "epoch %d", self.node_id, self.voters, s.epoch)
+                q.to_resigned([], now)
+                self._changed()
+                return self.poll(now)
             if not q.is_only_voter and now >= s.check_quorum_deadline:
                 log.info("leader %d of epoch %d has not heard from a majority for %d ms: resigning",
                          self.node_id, s.epoch, self.config.check_quorum_timeout_ms)
@@ -292,8 +389,10 @@ class RaftMachine(InboundRequests):
                     self._to_prospective(now)
                     return self.poll(now)
             else:
-                # an observer asks the voters until one names the leader
-                targets = [v for v in self.voters if self._can_send(v, now)]
+                # an observer asks the voters (else the bootstrap servers) until one names
+                # the leader
+                pool = self.voters or sorted(self.bootstrap_endpoints)
+                targets = [v for v in pool if self._can_send(v, now)]
                 if targets and not any(d.in_flight for d in self._destinations.values()):
                     out += self._fetch_requests(self.rng.choice(targets), now)
         for o in out:
@@ -354,7 +453,7 @@ class RaftMachine(InboundRequests):
             leader_endpoints=[eqe_req.LeaderEndpoint(name=LISTENER_NAME, host=host, port=port)])
 
     def _fetch_requests(self, target: int, now: int) -> list[Outbound]:
-        if target < 0 or not self._can_send(target, now):
+        if target == NO_LEADER or not self._can_send(target, now):
             return []
         if self.fetching_snapshot is not None:
             snap = self.fetching_snapshot
@@ -488,6 +587,10 @@ class RaftMachine(InboundRequests):
         return p, self._common_response(p.error_code, leader.leader_id, leader.leader_epoch, now)
 
     def _on_fetch_response(self, source: int, response: Any, now: int) -> bool:
+        for ep in response.node_endpoints:
+            # the leader's endpoint: how an observer of a dynamic quorum reaches it
+            if ep.node_id not in self.voters:
+                self.voter_endpoints[ep.node_id] = (ep.host, ep.port)
         p, handled = self._leader_answer(response.error_code, response.responses, now)
         if handled is not None:
             return handled
@@ -503,6 +606,8 @@ class RaftMachine(InboundRequests):
             offset = self.log.truncate_to_end_offset(end)
             log.info("node %d truncated to offset %d from Fetch response from leader %d",
                      self.node_id, offset, s.leader_id)
+            if self.kraft_version > 0 and self.voters_offset >= offset:
+                self._revert_voters(now)
             self._changed()
         elif p.snapshot_id.epoch >= 0 or p.snapshot_id.end_offset >= 0:
             if p.snapshot_id.epoch < 0 or p.snapshot_id.end_offset < 0:
@@ -514,6 +619,8 @@ class RaftMachine(InboundRequests):
             records = p.records
             if records is not None and len(records) > 0:
                 self.log.append_as_follower(bytes(records))
+                if self.kraft_version > 0:
+                    self._take_voters_records(bytes(records), now)
                 if self.quorum.is_voter:
                     self.log.flush()
             if p.high_watermark >= 0:

@@ -128,8 +128,11 @@ class QuorumState:
         *,
         directory_id: bytes = bytes(16),
         quorum_state_version: int = 0,
+        voter_directory_ids: dict[int, bytes] | None = None,
     ):
         self.local_id = local_id
+        #: the voters' directory ids (a dynamic quorum's VotersRecord; none for a static one)
+        self.voter_directory_ids = voter_directory_ids or {}
         self.directory_id = directory_id
         self.voters = sorted(voters)
         self.store = store
@@ -257,7 +260,8 @@ class QuorumState:
         assert isinstance(s, Candidate)
         leader = Leader(
             s.epoch, epoch_start_offset, tuple(sorted(s.granted)),
-            LeaderState(self.local_id, self.voters, epoch_start_offset),
+            LeaderState(self.local_id, self.voters, epoch_start_offset,
+                        self.voter_directory_ids),
             acknowledged={self.local_id},
             check_quorum_deadline=now + self.config.check_quorum_timeout_ms)
         self._set(leader)

@@ -34,6 +34,9 @@ PRELOAD = ["trio", "pykafkad.cli", "pykafkad.broker", "pykafkad.server", "pykafk
 READY_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 30
 READY_MARK = "listening on "
+#: what a node logs once its broker part has stopped after SIGUSR1 (stop_all waits for it);
+#: here, not in kraft_server, so that a launcher need not import the node's code to stop it
+CLUSTER_STOP_MARK = "ready for the cluster to stop"
 #: how long stop_all waits for the brokers' controlled shutdowns before stopping the nodes
 CLUSTER_STOP_BROKERS_S = 3.0
 TAIL_LINES = 20
@@ -573,8 +576,6 @@ class Cluster:
 
             with contextlib.suppress(FaultControlError):
                 self.heal()
-        from pykafkad.kraft.kraft_server import CLUSTER_STOP_MARK
-
         running = [n for n in self.nodes.values() if n.running]
         # only a node that printed its ready line handles SIGUSR1 (before, it would end it)
         ready = [n for n in running if n.printed_ready()]

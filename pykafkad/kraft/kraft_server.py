@@ -26,6 +26,7 @@ from pykafkad.kraft.controller_registration import ControllerRegistrationManager
 from pykafkad.kraft.controller_server import ControllerServer
 from pykafkad.kraft.migration import single_node_records
 from pykafkad.kraft.shared_server import SharedServer, check_storage
+from pykafkad.launcher import CLUSTER_STOP_MARK
 from pykafkad.server import Server
 
 log = logging.getLogger("pykafkad.kraft")
@@ -34,8 +35,7 @@ log = logging.getLogger("pykafkad.kraft")
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 10.0
 #: how long a resigning raft leader waits for the other voters' EndQuorumEpoch answers
 RESIGN_TIMEOUT_S = 5.0
-#: logged once the broker part has stopped after request_cluster_stop (the launcher waits for it)
-CLUSTER_STOP_MARK = "ready for the cluster to stop"
+
 
 
 class KafkaRaftServer:

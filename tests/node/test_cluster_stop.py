@@ -8,7 +8,7 @@ import re
 import pytest
 from confluent_kafka import Producer
 
-from pykafkad.kraft.kraft_server import CLUSTER_STOP_MARK
+from pykafkad.launcher import CLUSTER_STOP_MARK
 from pykafkad.testing import run_cluster
 from tests.integration.clients import WAIT_S
 from tests.node.test_launcher import wait_until

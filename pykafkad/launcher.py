@@ -381,6 +381,13 @@ class NodeProcess:
             return
         self.proc.send_signal(signal.SIGTERM)
         self.resume()  # a paused node handles its SIGTERM once it runs again
+        self.wait_stopped(timeout)
+
+    def wait_stopped(self, timeout: float = STOP_TIMEOUT_S) -> None:
+        """Waits for the signalled process to exit, SIGKILL if it is not done in time (no
+        second SIGTERM: one arriving while the node exits would end it by the signal)."""
+        if self.proc is None:
+            return
         try:
             self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -590,7 +597,7 @@ class Cluster:
         for n in running:
             n.proc.send_signal(signal.SIGTERM)
         for n in running:
-            n.stop()
+            n.wait_stopped()
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

@@ -296,10 +296,14 @@ def visible_listeners(server) -> list:
 async def serve(server, needed: int) -> None:
     import trio
 
-    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGUSR1) as signals:
         async with trio.open_nursery() as nursery:
             async def stop_on_signal() -> None:  # also while a KRaft node is still starting
-                async for _ in signals:
+                async for signum in signals:
+                    if signum == signal.SIGUSR1:  # the launcher stops the whole cluster
+                        if hasattr(server, "request_cluster_stop"):
+                            server.request_cluster_stop()
+                        continue
                     server.request_shutdown()
                     return
 

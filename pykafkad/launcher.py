@@ -34,6 +34,11 @@ PRELOAD = ["trio", "pykafkad.cli", "pykafkad.broker", "pykafkad.server", "pykafk
 READY_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 30
 READY_MARK = "listening on "
+#: what a node logs once its broker part has stopped after SIGUSR1 (stop_all waits for it);
+#: here, not in kraft_server, so that a launcher need not import the node's code to stop it
+CLUSTER_STOP_MARK = "ready for the cluster to stop"
+#: how long stop_all waits for the brokers' controlled shutdowns before stopping the nodes
+CLUSTER_STOP_BROKERS_S = 3.0
 TAIL_LINES = 20
 
 
@@ -378,10 +383,14 @@ class NodeProcess:
 
     def printed_ready(self) -> bool:
         """This start's process printed its ready line."""
+        return self.logged(READY_MARK)
+
+    def logged(self, mark: str) -> bool:
+        """This start's process wrote ``mark`` to its log."""
         try:
             with open(self.log_path, "rb") as f:
                 f.seek(self.log_offset)
-                return READY_MARK.encode() in f.read()
+                return mark.encode() in f.read()
         except OSError:
             return False
 
@@ -400,6 +409,13 @@ class NodeProcess:
             return
         self.proc.send_signal(signal.SIGTERM)
         self.resume()  # a paused node handles its SIGTERM once it runs again
+        self.wait_stopped(timeout)
+
+    def wait_stopped(self, timeout: float = STOP_TIMEOUT_S) -> None:
+        """Waits for the signalled process to exit, SIGKILL if it is not done in time (no
+        second SIGTERM: one arriving while the node exits would end it by the signal)."""
+        if self.proc is None:
+            return
         try:
             self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -587,22 +603,32 @@ class Cluster:
                 node.faults.set_partition(**table)
 
     def stop_all(self) -> None:
-        """Nodes with the broker role first, all at once (their controlled shutdowns need
-        the controllers), then the dedicated controllers, as Kafka's clusters are stopped."""
+        """Stops the whole cluster as Kafka's test harness does: every broker's controlled
+        shutdown at once while all controllers still run, then the raft parts, all at once,
+        none waiting for peers that stop too. A paused node is resumed and isolations healed
+        first; a node not done in time is killed."""
+        for n in self.nodes.values():
+            n.resume()
         if self.isolated:  # a cut-off broker's controlled shutdown would wait for nothing
             from pykafkad.faults.control import FaultControlError
 
             with contextlib.suppress(FaultControlError):
                 self.heal()
-        brokers = [n for n in self.nodes.values() if "broker" in n.spec.roles]
-        controllers = [n for n in self.nodes.values() if "broker" not in n.spec.roles]
-        for group in (brokers, controllers):
-            for n in group:
-                if n.running:
-                    n.proc.send_signal(signal.SIGTERM)
-                    n.resume()  # a paused node handles it once running again
-            for n in group:
-                n.stop()
+        running = [n for n in self.nodes.values() if n.running]
+        # only a node that printed its ready line handles SIGUSR1 (before, it would end it)
+        ready = [n for n in running if n.printed_ready()]
+        for n in ready:
+            n.proc.send_signal(signal.SIGUSR1)
+        deadline = time.monotonic() + CLUSTER_STOP_BROKERS_S
+        waiting = list(ready)
+        while waiting and time.monotonic() < deadline:
+            waiting = [n for n in waiting if n.running and not n.logged(CLUSTER_STOP_MARK)]
+            if waiting:
+                time.sleep(0.01)  # polling other processes' log files: nothing to wait on
+        for n in running:
+            n.proc.send_signal(signal.SIGTERM)
+        for n in running:
+            n.wait_stopped()
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

@@ -27,6 +27,7 @@ from pykafkad.kraft.controller_server import ControllerServer
 from pykafkad.kraft.dynamic_config_publisher import DynamicConfigPublisher
 from pykafkad.kraft.migration import single_node_records
 from pykafkad.kraft.shared_server import SharedServer, check_storage
+from pykafkad.launcher import CLUSTER_STOP_MARK
 from pykafkad.log.log_dirs import configured_log_dirs, load_log_dirs, online_log_dir_ids
 from pykafkad.server import Server
 
@@ -34,6 +35,9 @@ log = logging.getLogger("pykafkad.kraft")
 
 #: how long a stopping broker waits for the controller's leave (Kafka: up to 5 minutes)
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 10.0
+#: how long a resigning raft leader waits for the other voters' EndQuorumEpoch answers
+RESIGN_TIMEOUT_S = 5.0
+
 
 
 class KafkaRaftServer:
@@ -102,6 +106,12 @@ class KafkaRaftServer:
                 broker_epoch=lambda: self.lifecycle.broker_epoch)
             self.shared.loader.add_publisher(DynamicConfigPublisher(broker))
         self._shutdown = trio.Event()
+        #: the broker part stops (controlled shutdown, then its controller channels)
+        self._stop_broker = trio.Event()
+        #: the launcher stops the whole cluster (request_cluster_stop): nobody then waits for
+        #: peers that are stopping too
+        self.cluster_stopping = False
+        self._controlled_shutdown_scope: trio.CancelScope | None = None
 
     # -- what the command line reads ------------------------------------------------------------
     @property
@@ -117,7 +127,18 @@ class KafkaRaftServer:
         return self.server.port
 
     def request_shutdown(self) -> None:
+        self._stop_broker.set()
         self._shutdown.set()
+        if self.cluster_stopping and self._controlled_shutdown_scope is not None:
+            self._controlled_shutdown_scope.cancel()  # the launcher stopped waiting for it
+
+    def request_cluster_stop(self) -> None:
+        """The whole cluster is being stopped (as Kafka's test harness does: brokers first,
+        in parallel, controllers last): the broker part does its controlled shutdown now,
+        while every controller still runs, then logs CLUSTER_STOP_MARK; the shutdown that
+        follows resigns without waiting for the other voters' answers, as they stop too."""
+        self.cluster_stopping = True
+        self._stop_broker.set()
 
     def _advertised_listeners(self) -> list[AdvertisedListener]:
         from pykafkad.dispatch import BROKER
@@ -197,23 +218,31 @@ class KafkaRaftServer:
                 if self.lifecycle.unfenced.is_set():
                     log.info("Node %d: the broker is registered and unfenced.", self.config.node_id)
             task_status.started(port)
-            await self._shutdown.wait()
+            await self._stop_broker.wait()
             if self.lifecycle is not None:
                 raft = self.shared.raft
-                allowed = await self.lifecycle.controlled_shutdown(
-                    CONTROLLED_SHUTDOWN_TIMEOUT_S,
-                    quorum_leader=lambda: raft.leader_and_epoch.leader_id,
-                    leaderless_grace_s=raft.config.fetch_timeout_ms / 1000)
-                if allowed:  # recorded in the clean-shutdown marker for the next start
-                    self.broker.logs.broker_epoch = self.lifecycle.broker_epoch
+                with trio.CancelScope() as self._controlled_shutdown_scope:
+                    if self.cluster_stopping and self._shutdown.is_set():
+                        self._controlled_shutdown_scope.cancel()
+                    allowed = await self.lifecycle.controlled_shutdown(
+                        CONTROLLED_SHUTDOWN_TIMEOUT_S,
+                        quorum_leader=lambda: raft.leader_and_epoch.leader_id,
+                        leaderless_grace_s=raft.config.fetch_timeout_ms / 1000)
+                    if allowed:  # recorded in the clean-shutdown marker for the next start
+                        self.broker.logs.broker_epoch = self.lifecycle.broker_epoch
+                self._controlled_shutdown_scope = None
             if self.channel is not None:
                 await self.channel.aclose()
             if self.registration_channel is not None:
                 await self.registration_channel.aclose()
+            if not self._shutdown.is_set():
+                log.info("Node %d: %s.", self.config.node_id, CLUSTER_STOP_MARK)
+                await self._shutdown.wait()
             # the raft client resigns while the controller listener still serves the other
-            # voters (their EndQuorumEpoch answers, their fetches), then the listeners close
-            await self.shared.shutdown()
-            with trio.move_on_after(5):
+            # voters (their EndQuorumEpoch answers, their fetches), then the listeners close;
+            # when the whole cluster stops, the others are stopping too: no one to wait for
+            await self.shared.shutdown(0 if self.cluster_stopping else RESIGN_TIMEOUT_S)
+            with trio.move_on_after(RESIGN_TIMEOUT_S):
                 await self.shared.stopped.wait()
             self.server.request_shutdown()
             await server_done.wait()

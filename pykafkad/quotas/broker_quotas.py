@@ -43,6 +43,15 @@ class BrokerQuotas:
     def apply(self, changes) -> None:
         apply_changes(self.quotas, changes)
 
+    def fetch_window_bytes(self, client_id: str, user: str = "ANONYMOUS") -> int:
+        """ClientQuotaManager.getMaxValueInQuotaWindow: the most a fetch may return, the
+        quota times ``quota.window.num - 1`` windows (so one fetch cannot overrun it alone)."""
+        found = self.fetch.quota(self.quotas, user, client_id)
+        if found is None:
+            return 2**31 - 1
+        m = self.fetch
+        return int(min(found[0] * (m.samples - 1) * m.window_ms / 1000, 2**31 - 1))
+
     def throttle_ms(self, api_key: int, user: str, client_id: str, size: int,
                     handler_ns: int) -> int:
         """Records a request (``size``: the produce request's or the fetch response's bytes,

@@ -124,11 +124,21 @@ def describe(quotas: Mapping[Entity, Mapping[str, float]], request) -> DescribeC
         if any(t not in named for t in specified):
             continue
         entries.append(EntryData(
-            entity=[EntityData(t, n) for t, n in entity],
-            values=[ValueData(k, v) for k, v in sorted(values.items())]))
+            entity=[EntityData(t, n) for t, n in sorted(entity, key=lambda e: hash_order(e[0]))],
+            values=[ValueData(k, v) for k, v in sorted(values.items(),
+                                                       key=lambda kv: hash_order(kv[0]))]))
     return DescribeClientQuotasResponse(throttle_time_ms=0, error_code=0, error_message="",
                                         entries=entries)
 
 
 def _order(entity: Entity):
     return [(t, n is not None, n or "") for t, n in entity]
+
+
+def hash_order(key: str) -> tuple[int, str]:
+    """Where a key falls in a small java.util.HashMap (16 buckets): Kafka lists an entity's
+    types and values in that order, and kafka-configs prints them so."""
+    h = 0
+    for ch in key:
+        h = (31 * h + ord(ch)) & 0xFFFFFFFF
+    return (h ^ (h >> 16)) & 15, key

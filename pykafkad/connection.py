@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import time
 
 import trio
 
@@ -181,6 +182,8 @@ class Connection:
                         await self.send_chunks(encode_response(
                             header.correlation_id, header.api_key, version, response))
                     return
+            quotas = getattr(self.broker, "client_quotas", None)
+            started = time.perf_counter_ns() if quotas is not None and quotas.active else 0
             if forwarding is not None and header.api_key in CONFIG_APIS:
                 # checked here first, as Kafka's ConfigAdminManager.preprocess
                 response = await forward_configs(ctx, frame, request, forwarding,
@@ -190,10 +193,37 @@ class Connection:
                 response = await forwarding.forward(ctx, frame, request, handler.response_type)
             else:
                 response = await handler.fn(ctx, request)
+            if started and response is not None:  # quotas: one check when none is set
+                await self._send_throttled(quotas, header, version, len(frame), response,
+                                           time.perf_counter_ns() - started)
+                return
         if response is None:
             return
         chunks = encode_response(header.correlation_id, header.api_key, version, response)
         await self.send_chunks(chunks)
+
+    async def _send_throttled(self, quotas, header, version, request_size, response,
+                              handler_ns) -> None:
+        """Records the request against its quotas, answers with ``throttle_time_ms`` and then
+        mutes this connection for that long (KIP-219: the client backs off on its own and the
+        broker reads nothing more from it meanwhile)."""
+        principal = getattr(self, "principal", None)
+        user = principal.name if principal is not None else "ANONYMOUS"
+        client_id = header.client_id or ""
+        chunks = encode_response(header.correlation_id, header.api_key, version, response)
+        size = request_size
+        if header.api_key == FETCH_KEY:
+            size = sum(len(c) for c in chunks)
+        throttle_ms = quotas.throttle_ms(header.api_key, user, client_id, size, handler_ns)
+        if throttle_ms > 0 and hasattr(response, "throttle_time_ms"):
+            if header.api_key == FETCH_KEY:  # a throttled fetch answers nothing (KafkaApis)
+                quotas.fetch.unrecord(quotas.quotas, user, client_id, size)
+                response.responses = []
+            response.throttle_time_ms = throttle_ms
+            chunks = encode_response(header.correlation_id, header.api_key, version, response)
+        await self.send_chunks(chunks)
+        if throttle_ms > 0:
+            await trio.sleep(throttle_ms / 1000)
 
     def _classify(self, header) -> None:
         """Who this connection is from, by its first request: a control client (loopback,
@@ -239,6 +269,7 @@ class Connection:
 
 
 _NO_FAULT = object()
+FETCH_KEY = 1
 
 
 def header_is_metadata(request) -> bool:

@@ -149,6 +149,7 @@ class QuorumController:
             "IncrementalAlterConfigsRequest": self._incremental_alter_configs,
             "AlterConfigsRequest": self._alter_configs,
             "AlterPartitionRequest": self._alter_partition,
+            "AlterClientQuotasRequest": self._alter_client_quotas,
             "AllocateProducerIdsRequest": self._allocate_producer_ids,
             "AssignReplicasToDirsRequest": self._assign_replicas_to_dirs,
             "ElectLeadersRequest": self._elect_leaders,
@@ -184,6 +185,13 @@ class QuorumController:
         if handler is None:
             raise ValueError(f"the controller does not handle {type(request).__name__}")
         return handler(request, version, offset)
+
+    def _alter_client_quotas(self, request, version, offset) -> ControllerResult:
+        """ClientQuotaControlManager: each valid entry's changes as ClientQuotaRecords."""
+        from pykafkad.quotas.table import alter_changes, records_for
+
+        response, changes = alter_changes(request)
+        return ControllerResult(records_for(changes), response)
 
     def activate(self, now_ms: int) -> None:
         """This node became the active controller: start every registered broker's session

@@ -6,6 +6,7 @@ from pykafkad.handlers import (  # noqa: F401
     admin_records,
     admin_topics,
     api_versions,
+    client_quotas,
     cluster,
     config_resources,
     controller_apis,

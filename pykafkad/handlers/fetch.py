@@ -173,6 +173,10 @@ async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
         sctx = SessionContext(requested, None, incremental=False)
     # as Kafka: the request's bound, never above fetch.max.bytes
     max_bytes = min(req.max_bytes, broker.config["fetch.max.bytes"])
+    quotas = getattr(broker, "client_quotas", None)
+    if quotas is not None and quotas.active and replica_id < 0:
+        # a consumer under a consumer_byte_rate quota: at most one quota window's bytes
+        max_bytes = min(max_bytes, quotas.fetch_window_bytes(ctx.header.client_id or ""))
     read_committed = req.isolation_level == READ_COMMITTED
     params = FetchParams(
         replica_id, replica_epoch, read_committed, uses_ids, max_bytes, details, v)

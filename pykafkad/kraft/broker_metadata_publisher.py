@@ -19,6 +19,7 @@ import trio
 
 from pykafkad.cluster import Topic, read_partition_metadata, write_partition_metadata
 from pykafkad.kraft.metadata_cache import KRaftMetadataCache
+from pykafkad.quotas.broker_quotas import broker_quotas
 from pykafkad.replica.leader_endpoint import BrokerEndpoint
 from pykafkad.replica.manager import LocalChanges
 from pykafkad.replica.partition import Partition
@@ -104,6 +105,7 @@ class BrokerMetadataPublisher:
             self._set_aside_strays(image)
         self.image = image
         self.cache.set_image(image)
+        broker_quotas(self.broker).quotas = image.client_quotas
         self._update_topics(image)
         self._apply_local_changes(delta.local_changes(self.node_id), image, delta)
 

@@ -32,6 +32,7 @@ FORWARDED = frozenset({
     44,  # IncrementalAlterConfigs
     45,  # AlterPartitionReassignments
     46,  # ListPartitionReassignments
+    49,  # AlterClientQuotas
 })
 
 

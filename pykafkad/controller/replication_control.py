@@ -48,6 +48,9 @@ from wire.primitives import ZERO_UUID
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
 _RESERVED_IDS = {ZERO_UUID, (1).to_bytes(16, "big")}
 MAX_PARTITIONS_PER_REQUEST = 10_000     # Kafka's MAX_RECORDS_PER_USER_OP guard
+#: QuorumController.MAX_RECORDS_PER_USER_OP: the most records one admin request may write
+MAX_RECORDS_PER_USER_OP = 10_000
+BATCH_TOO_LARGE = "Unable to perform excessively large batch operation."
 
 
 @dataclass
@@ -275,6 +278,12 @@ class ReplicationControlManager:
                 successes[t.name] = self._create_topic(t, records, config_records)
             except ApiError as e:
                 errors[t.name] = e
+        if len(records) > MAX_RECORDS_PER_USER_OP:
+            # Kafka's BoundedList of records overflows: the whole request fails, validated or not
+            return ControllerResult([], CreateTopicsResponse(topics=[
+                CreatableTopicResult(name=t.name, error_code=ErrorCode.POLICY_VIOLATION,
+                                     error_message=BATCH_TOO_LARGE)
+                for t in request.topics]))
         results = []
         for t in topics:
             if t.name in errors:

@@ -91,6 +91,11 @@ def test_timeout_drops_the_connection_and_the_next_request_works() -> None:
         async def main():
             client = NodeClient(broker.host, broker.port)
             meta = await client.request(metadata_request("slow"))
+            with trio.fail_after(30):  # auto-created by the controller: led a moment later
+                while meta.topics[0].error_code or not meta.topics[0].partitions \
+                        or meta.topics[0].partitions[0].leader_id < 0:
+                    await trio.sleep(0.01)
+                    meta = await client.request(metadata_request("slow"))
             topic_id = meta.topics[0].topic_id
             long_poll = FetchRequest(
                 replica_id=-1, max_wait_ms=5000, min_bytes=1, max_bytes=1024,

@@ -73,6 +73,8 @@ class ClusterControlManager:
         self.now_ms = 0    # the time of the last handled operation, for replayed sessions
         #: KIP-919: controller id -> its RegisterControllerRecord (endpoints, features)
         self.controllers: dict[int, RegisterControllerRecord] = {}
+        #: a combined node: (its node id, the incarnation of the broker in this very process)
+        self.local_broker: tuple[int, bytes] | None = None
 
     def activate(self, now_ms: int) -> None:
         self.now_ms = now_ms
@@ -152,7 +154,11 @@ class ClusterControlManager:
         existing = self.registrations.get(broker_id)
         prev_incarnation = existing.incarnation_id if existing is not None else None
         if existing is not None and self.heartbeats.has_valid_session(broker_id, now_ms) \
-                and request.incarnation_id != prev_incarnation:
+                and request.incarnation_id != prev_incarnation \
+                and self.local_broker != (broker_id, request.incarnation_id):
+            # (the broker living in this controller's own process replaces an incarnation that
+            # died with the process before it, e.g. a one-node cluster after kill -9: it can
+            # only be dead, so its session is not waited out)
             raise ApiError(ErrorCode.DUPLICATE_BROKER_REGISTRATION,
                            "Another broker is registered with that broker id. If the broker "
                            "was recently restarted this should self-resolve once the heartbeat "

@@ -83,6 +83,9 @@ class ControllerServer:
         self._unclean_deferred = True
         self.raft.register_listener(self)
 
+    #: a combined node's broker (node id, incarnation id), set by KafkaRaftServer
+    local_broker: tuple[int, bytes] | None = None
+
     def _new_controller(self) -> QuorumController:
         c = self.config
         defaults = {}
@@ -92,7 +95,7 @@ class ControllerServer:
             except KeyError:
                 continue
             defaults[key] = str(value).lower() if isinstance(value, bool) else str(value)
-        return QuorumController(
+        controller = QuorumController(
             self.shared.cluster_id, node_id=self.node_id, rnd=self.rnd,
             session_timeout_ms=c["broker.session.timeout.ms"],
             default_num_partitions=c["num.partitions"],
@@ -102,6 +105,8 @@ class ControllerServer:
             quorum_node_ids=list(self.shared.voter_ids),
             describe_configs=lambda overrides: describe_topic_configs(
                 c, overrides, None, False, False))
+        controller.cluster.local_broker = self.local_broker
+        return controller
 
     @property
     def is_active(self) -> bool:

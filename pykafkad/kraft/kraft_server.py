@@ -98,6 +98,9 @@ class KafkaRaftServer:
                 heartbeat_interval_ms=config["broker.heartbeat.interval.ms"],
                 previous_broker_epoch=broker.logs.previous_broker_epoch,
                 session_timeout_ms=config["broker.session.timeout.ms"])
+            if self.controller is not None:
+                local = (config.node_id, self.lifecycle.incarnation_id)
+                self.controller.local_broker = self.controller.controller.cluster.local_broker = local
             broker.lifecycle = self.lifecycle
             inter_broker = config.inter_broker_listener
             self.broker_server = BrokerServer(

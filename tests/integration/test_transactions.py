@@ -207,6 +207,10 @@ def test_clean_restart_in_the_middle_of_a_transaction(tmp_path, topic_name):
         p.produce(topic_name, b"before-restart", partition=0)
         assert p.flush(TXN_WAIT) == 0
     with run_broker(data, port=port) as b:
+        deadline = time.monotonic() + TXN_WAIT  # the new leader loads __transaction_state
+        while b.call(b.broker.txn_coordinator.describe, "survivor") is None:
+            assert time.monotonic() < deadline, "the transaction was not loaded"
+            time.sleep(0.01)
         assert b.broker.txn_coordinator.describe("survivor").state.kafka_name == "Ongoing"
         assert b.broker.logs.get(topic_name, 0).last_stable_offset == 0
         p.produce(topic_name, b"after-restart", partition=0)

@@ -243,6 +243,8 @@ def test_marker_on_a_full_disk_is_retried_until_space_is_back(small_disk, topic_
         log_file = data / f"{topic_name}-0" / "00000000000000000000.log"
         assert _control_batches(log_file) == 1  # one marker, however many tries
     with run_broker(data, config=TXN_STATE_ONE_PARTITION) as b:
+        wait_for(lambda: b.broker.txn_coordinator.describe("disk-full") is not None,
+                 "the restarted coordinator to load __transaction_state")
         assert b.broker.txn_coordinator.describe("disk-full").state.kafka_name == "CompleteCommit"
         assert b"committed" in read_all(b.bootstrap_servers, topic_name, (0,), "read_committed")
 

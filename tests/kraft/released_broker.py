@@ -28,12 +28,13 @@ def run_released_broker(data_dir: Path, host: str = "127.0.0.1") -> Iterator[str
 
 @contextlib.contextmanager
 def run_released(data_dir: Path, *, config: dict[str, str] | None = None,
-                 host: str = "127.0.0.1") -> Iterator[RunningBroker]:
+                 host: str = "127.0.0.1", port: int = 0, clock=None) -> Iterator[RunningBroker]:
     """The released-style broker as a RunningBroker: for the component tests that wire
     several standalone brokers together by hand (the coordinators' marker and verification
     channels) and reach into them between requests."""
-    broker = Broker(BrokerConfig.from_sources(None, dict(config or {})), Path(data_dir))
-    server = Server(broker, host, 0)
+    extra = {"clock": clock} if clock is not None else {}
+    broker = Broker(BrokerConfig.from_sources(None, dict(config or {})), Path(data_dir), **extra)
+    server = Server(broker, host, port)
     started = threading.Event()
     state: dict = {}
 

@@ -9,8 +9,8 @@ import re
 import trio
 
 from pykafkad.network.client import NodeClient
-from pykafkad.testing import run_broker
 from tests.integration.clients import needs_java
+from tests.kraft.released_broker import run_released
 from tests.raft.quorum import Quorum
 from wire.messages import describe_quorum_request as dq
 from wire.messages import fetch_request as fr
@@ -79,8 +79,8 @@ def test_quorum_apis_answer_as_kafkas_controller(tmp_path, reference_kafka):
     assert ours["bad_cluster"] == 104  # INCONSISTENT_CLUSTER_ID
 
 
-def test_a_broker_without_a_raft_client_neither_advertises_nor_answers_them():
-    with run_broker() as broker:
+def test_a_broker_without_a_raft_client_neither_advertises_nor_answers_them(tmp_path):
+    with run_released(tmp_path / "data") as broker:
         async def main():
             c = NodeClient(broker.host, broker.port, client_id="raft-test")
             try:

@@ -22,8 +22,8 @@ from pykafkad.replica.fetcher_manager import ReplicaFetcherManager, fetcher_id, 
 from pykafkad.replica.leader_endpoint import BrokerEndpoint, FetcherConfig
 from pykafkad.replica.manager import LocalChanges
 from pykafkad.replica.partition import PartitionRegistration
-from pykafkad.testing import run_broker
 from tests.integration.clients import WAIT_S, confluent_produce, create_topic
+from tests.kraft.released_broker import run_released
 from tests.log.batches import make_batch
 from wire.errors import ErrorCode
 
@@ -36,7 +36,7 @@ LEADER_EPOCH = 0
 
 @pytest.fixture
 def leader(tmp_path):
-    with run_broker(tmp_path / "leader") as b:
+    with run_released(tmp_path / "leader") as b:
         yield b
 
 
@@ -350,13 +350,13 @@ def test_fetcher_rides_out_a_leader_restart(tmp_path):
     port = free_port()
     data = tmp_path / "leader"
     follower = open_follower(tmp_path, "t")
-    with run_broker(data, port=port) as b:
+    with run_released(data, port=port) as b:
         create_topic(b.bootstrap_servers, "t")
         tid = b.broker.topics.get("t").topic_id
 
     def serve(value: bytes, until: int) -> None:
         """The leader up until the follower has ``until`` records, ``value`` produced."""
-        with run_broker(data, port=port) as up:
+        with run_released(data, port=port) as up:
             assign_follower(up, "t")  # a restarted single node leads with replicas [1] again
             confluent_produce(up.bootstrap_servers, "t", [{"value": value}] * 5)
             trio.from_thread.run(wait_until, lambda: follower.log_end_offset == until,
@@ -387,7 +387,7 @@ def test_fetch_sessions(tmp_path, sessions):
     """KIP-227 as Kafka's followers use it; a leader whose session cache has no slot answers
     without a session id (full fetches go on), and sessions can be turned off (epoch -1)."""
     slots = "0" if sessions == "declined by the leader" else "1000"
-    with run_broker(tmp_path / "leader",
+    with run_released(tmp_path / "leader",
                     config={"max.incremental.fetch.session.cache.slots": slots}) as b:
         topic = new_topic(b.bootstrap_servers)
         assign_follower(b, topic)

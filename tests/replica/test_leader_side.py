@@ -11,8 +11,8 @@ from confluent_kafka import KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from compat.wire_client import WireClient
-from pykafkad.testing import run_broker
 from tests.integration.clients import WAIT_S, confluent_produce, create_topic, needs_java
+from tests.kraft.released_broker import run_released
 from tests.replica.frames import (
     FETCH_REPLICA_STATE,
     batches,
@@ -46,7 +46,7 @@ def clock():
 
 @pytest.fixture
 def kafka(tmp_path, clock):
-    with run_broker(tmp_path / "data", clock=clock) as k:
+    with run_released(tmp_path / "data", clock=clock) as k:
         yield k
 
 
@@ -270,11 +270,11 @@ def test_leader_epoch_answers_match_kafka(kafka, topic_name, reference_kafka):
 
 def test_leader_epoch_survives_a_restart(tmp_path, topic_name):
     data = tmp_path / "data"
-    with run_broker(data) as k:
+    with run_released(data) as k:
         create_topic(k.bootstrap_servers, topic_name)
         lead(k, topic_name, replicas=[1], isr=[1], leader_epoch=5)
         confluent_produce(k.bootstrap_servers, topic_name, _values(1))
-    with run_broker(data) as k:
+    with run_released(data) as k:
         # Metadata answers from the leader-epoch-checkpoint before the log is opened
         with WireClient(k.bootstrap_servers) as c:
             described = raw_metadata_partition(c, topic_name)

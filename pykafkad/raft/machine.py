@@ -405,7 +405,8 @@ class RaftMachine(InboundRequests):
         s = self.quorum.state
         times = [d.backoff_until for d in self._destinations.values() if d.backoff_until > now]
         if isinstance(s, Leader):
-            times.append(s.check_quorum_deadline)
+            if not self.quorum.is_only_voter:  # a lone leader has no quorum to check
+                times.append(s.check_quorum_deadline)
         elif isinstance(s, Resigned | Unattached):
             times.append(s.election_deadline)
         elif isinstance(s, Candidate | Prospective):

@@ -32,6 +32,11 @@ def test_single_voter_leads_at_once(tmp_path):
     assert m.epoch == 1
     # the LeaderChange record at the start of the epoch is committed by the leader alone
     assert m.log.end_offset == 1 and m.high_watermark == 1
+    # and it has no timer left: a lone leader checks no quorum, so its loop sleeps (a past
+    # check-quorum deadline here made the single-node broker spin at full CPU)
+    sim.now += 10 * m.config.check_quorum_timeout_ms
+    m.poll(sim.now)
+    assert isinstance(m.quorum.state, Leader) and m.next_deadline(sim.now) == float("inf")
 
 
 def test_fresh_voter_is_unattached_and_prevotes_without_bumping_its_epoch(sim):

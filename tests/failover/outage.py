@@ -10,15 +10,17 @@ import uuid
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import (
     AdminClient,
-    AlterConfigOpType,
-    ConfigEntry,
-    ConfigResource,
     NewTopic,
 )
 
 from compat.failover import FailoverTarget, active_controller, replica_logs
 from compat.wire_client import WireClient
 from wire.messages.create_topics_request import CreatableTopic, CreateTopicsRequest
+from wire.messages.incremental_alter_configs_request import (
+    AlterableConfig,
+    AlterConfigsResource,
+    IncrementalAlterConfigsRequest,
+)
 from wire.messages.metadata_request import MetadataRequest, MetadataRequestTopic
 
 WAIT_S = 60.0
@@ -148,11 +150,14 @@ def offline_then_unclean(target: FailoverTarget) -> dict:
     target.start_node(2)
     wait_for(lambda: len(_brokers(bootstrap)) == 2, "broker 2 registered again")
     seen["after_2_returned"] = metadata(bootstrap, topic)
-    admin.incremental_alter_configs([ConfigResource(
-        ConfigResource.Type.TOPIC, topic, incremental_configs=[ConfigEntry(
-            "unclean.leader.election.enable", "true",
-            incremental_operation=AlterConfigOpType.SET)])])[
-        ConfigResource(ConfigResource.Type.TOPIC, topic)].result(WAIT_S)
+    # sent to a live broker itself: librdkafka's admin client sends it to Metadata's
+    # controller_id, which Kafka picks at random among the brokers and can be the dead one
+    # ("Timed out waiting for controller")
+    with WireClient(bootstrap, timeout=WAIT_S) as client:
+        altered = client.request(44, 1, IncrementalAlterConfigsRequest(resources=[
+            AlterConfigsResource(resource_type=2, resource_name=topic, configs=[AlterableConfig(
+                name="unclean.leader.election.enable", config_operation=0, value="true")])]))
+    assert [r.error_code for r in altered.responses] == [0], altered.responses
     seen["unclean"] = wait_for(lambda: (lambda m: m if m[1] == 2 else None)(
         metadata(bootstrap, topic)), "2 elected uncleanly")
     seen["unclean_epoch_bumped"] = seen["unclean"][2] > epoch_before

@@ -123,6 +123,9 @@ def test_group_resumes_on_a_restarted_broker(tmp_path, topic_name):
         assigned = member.assignment
     try:
         with run_broker(data, config=GROUP_BROKER_CONFIG, port=port) as b:
+            # the restarted leader of __consumer_offsets loads its groups after it is ready
+            wait_until(lambda: b.call(lambda: "resume" in b.broker.groups.coordinator.groups),
+                       "the restarted coordinator to load the group")
             group = b.call(lambda: b.broker.groups.coordinator.groups["resume"])
             assert group.state.value == "Stable" and len(group.members) == 1
             confluent_produce(b.bootstrap_servers, topic_name,

@@ -188,7 +188,16 @@ def build(args: argparse.Namespace, needed: int):
     data_path = Path(data_dir or DEFAULT_DATA_DIR)
     check_data_dir(data_path)
     broker = open_broker(config, data_path, needed)
-    return Server(broker, host, port, advertised_host, advertised_port), data_path
+    listeners = None
+    if config.is_set("listeners"):  # its name and security protocol (SSL, SASL_*) too
+        from pykafkad.server import ServedListener
+
+        first = config.broker_listeners[0]
+        listeners = [ServedListener(first.listener_name, host, port, advertised_host=advertised_host,
+                                    advertised_port=advertised_port,
+                                    security_protocol=first.security_protocol)]
+    return Server(broker, host, port, advertised_host, advertised_port,
+                  listeners=listeners), data_path
 
 
 def data_dir_of(args: argparse.Namespace, config) -> Path:

@@ -59,14 +59,18 @@ def run_broker(
     host: str = "127.0.0.1",
     port: int = 0,
     clock: Callable[[], int] | None = None,
+    security_protocol: str = "PLAINTEXT",
 ) -> Iterator[RunningBroker]:
     """Starts a broker and stops it cleanly on exit (files flushed, clean-shutdown marker).
 
     ``clock`` (milliseconds) replaces the wall clock for retention and timeouts in tests.
+    ``security_protocol`` (SSL, SASL_PLAINTEXT, SASL_SSL) names the one listener and secures
+    it with the ssl.* / sasl.* settings in ``config`` (see pykafkad.security.testkit).
     """
     from pykafkad.broker import Broker
     from pykafkad.config import BrokerConfig
-    from pykafkad.server import Server
+    from pykafkad.dispatch import BROKER
+    from pykafkad.server import ServedListener, Server
 
     tmp = None
     if data_dir is None:
@@ -75,7 +79,9 @@ def run_broker(
     path = Path(data_dir)
     extra = {"clock": clock} if clock is not None else {}
     broker = Broker(BrokerConfig.from_sources(None, dict(config or {})), path, **extra)
-    server = Server(broker, host, port)
+    server = Server(broker, host, port, listeners=[
+        ServedListener(security_protocol, host, port, BROKER,
+                       security_protocol=security_protocol)])
     server.faults.enabled = True  # the control channel is always on in tests
     started = threading.Event()
     state: dict = {}

@@ -20,6 +20,7 @@ from pykafkad.handlers import (  # noqa: F401
     produce,
     producer_ids,
     quorum,
+    sasl,
     txn,
     write_txn_markers,
 )

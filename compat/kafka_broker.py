@@ -64,16 +64,23 @@ def formatted_cluster_id(data_dir: Path) -> str | None:
     return None
 
 
-def server_properties(data_dir: Path, port: int, controller_port: int, extra: dict[str, str]) -> str:
+def server_properties(data_dir: Path, port: int, controller_port: int, extra: dict[str, str],
+                      extra_listeners: dict[str, int] | None = None) -> str:
+    """``extra_listeners``: more broker listeners, named after their security protocol (SSL,
+    SASL_PLAINTEXT, SASL_SSL), by port, next to PLAINTEXT (which readiness is checked on)."""
+    more = extra_listeners or {}
+    listed = "".join(f",{name}://127.0.0.1:{p}" for name, p in more.items())
     props = {
         "process.roles": "broker,controller",
         "node.id": "1",
         "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",
-        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
-        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}"
+                     + listed,
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}" + listed,
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": "PLAINTEXT",
-        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+                                          + "".join(f",{n}:{n}" for n in more),
         "log.dirs": str(data_dir / "logs"),
         # a single node can only hold one replica of the internal topics
         "offsets.topic.replication.factor": "1",
@@ -146,6 +153,7 @@ def run_kafka(
     port: int = 0,
     config: dict[str, str] | None = None,
     data_dir: Path | None = None,
+    extra_listeners: dict[str, int] | None = None,
 ) -> Iterator[KafkaBroker]:
     """Runs Apache Kafka on a free port until exit, in ``data_dir`` (formatted on first use and
     restarted with its records and cluster id after that) or in a temporary dir."""
@@ -159,7 +167,8 @@ def run_kafka(
     port = port or free_port()
     controller_port = free_port()
     props = data_dir / "server.properties"
-    props.write_text(server_properties(data_dir, port, controller_port, dict(config or {})))
+    props.write_text(server_properties(data_dir, port, controller_port, dict(config or {}),
+                                       extra_listeners))
     log_path = data_dir / "kafka.log"
     env = {**os.environ, "CLASSPATH": cp}
     if formatted_cluster_id(data_dir) is None:

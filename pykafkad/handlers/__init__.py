@@ -21,6 +21,7 @@ from pykafkad.handlers import (  # noqa: F401
     producer_ids,
     quorum,
     sasl,
+    scram_credentials,
     txn,
     write_txn_markers,
 )

@@ -118,3 +118,12 @@ def _attrs(text: str) -> dict[str, str]:
 
 def _saslname(name: str) -> str:
     return name.replace("=2C", ",").replace("=3D", "=")
+
+
+def credential_from_salted(mechanism: str, salt: bytes, salted_password: bytes,
+                           iterations: int) -> ScramCredential:
+    """What AlterUserScramCredentials' upsertion (the client salts and hashes) is stored as."""
+    h = MECHANISMS[mechanism]
+    client_key = _hmac(h, salted_password, b"Client Key")
+    return ScramCredential(salt, hashlib.new(h, client_key).digest(),
+                           _hmac(h, salted_password, b"Server Key"), iterations)

@@ -168,3 +168,28 @@ def test_wrong_password_errors_match_apache_kafka(ca, server_cert, secured_kafka
     theirs = wrong_password_errors(kafka_sasl, ca)
     strip = lambda s: s.split(": ", 1)[-1].split(" (after")[0]  # noqa: E731 - address, timing
     assert {k: strip(v) for k, v in ours.items()} == {k: strip(v) for k, v in theirs.items()}
+
+
+@needs_java
+@pytest.mark.parametrize("case", CASES)
+def test_java_client_produces_and_consumes(case, ca, server_cert, tmp_path):
+    from tests.security.java_client import java_round_trip
+
+    protocol, mechanism, mtls, keystore = CASES[case]
+    client_cert = ca.issue("client-alice") if mtls else None
+    with start(ca, server_cert, protocol, keystore, "required" if mtls else "none") as b:
+        add_scram_users(b.broker, USERS)
+        conf = settings(ca, protocol, mechanism, client_cert)["java"]
+        assert java_round_trip(b.bootstrap_servers, conf, tmp_path) == "ok over-java"
+
+
+@needs_java
+def test_java_client_wrong_password(ca, server_cert, tmp_path):
+    from tests.security.java_client import java_round_trip
+
+    with start(ca, server_cert, "SASL_SSL", "PEM") as b:
+        add_scram_users(b.broker, USERS)
+        conf = settings(ca, "SASL_SSL", "SCRAM-SHA-256", password="wrong")["java"]
+        assert java_round_trip(b.bootstrap_servers, conf, tmp_path) == (
+            "error SaslAuthenticationException: Authentication failed during authentication due "
+            "to invalid credentials with SASL mechanism SCRAM-SHA-256")

@@ -40,6 +40,8 @@ class SaslAuthenticator:
         #: monotonic seconds when the session ends (KIP-368), None: never
         self.session_end: float | None = None
         self.reauthenticating = False
+        #: completed re-authentications (KIP-368) on this connection
+        self.reauthentications = 0
 
     @property
     def authenticated(self) -> bool:
@@ -98,6 +100,8 @@ class SaslAuthenticator:
                                 f"{self.principal}: {principal}")
         self.principal = principal
         self.state = "done"
+        if self.reauthenticating:
+            self.reauthentications += 1
         self.reauthenticating = False
         lifetime_ms = self._session_lifetime_ms()
         self.session_end = (time.monotonic() + lifetime_ms / 1000) if lifetime_ms else None

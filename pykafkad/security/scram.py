@@ -127,3 +127,37 @@ def credential_from_salted(mechanism: str, salt: bytes, salted_password: bytes,
     client_key = _hmac(h, salted_password, b"Client Key")
     return ScramCredential(salt, hashlib.new(h, client_key).digest(),
                            _hmac(h, salted_password, b"Server Key"), iterations)
+
+
+class ScramClient:
+    """The client's side of one exchange (a node's own client authenticating to a peer)."""
+
+    def __init__(self, mechanism: str, username: str, password: str):
+        self.hash = MECHANISMS[mechanism]
+        self.password = password
+        name = username.replace("=", "=3D").replace(",", "=2C")
+        self.nonce = base64.b64encode(os.urandom(24)).decode().rstrip("=")
+        self.first_bare = f"n={name},r={self.nonce}"
+
+    def first(self) -> bytes:
+        return ("n,," + self.first_bare).encode()
+
+    def final(self, server_first: bytes) -> bytes:
+        text = server_first.decode()
+        attrs = _attrs(text)
+        nonce, salt, iterations = attrs["r"], base64.b64decode(attrs["s"]), int(attrs["i"])
+        if not nonce.startswith(self.nonce):
+            raise ScramFailure("the server's nonce does not extend the client's")
+        salted = hashlib.pbkdf2_hmac(self.hash, self.password.encode(), salt, iterations)
+        without_proof = f"c=biws,r={nonce}"
+        auth_message = f"{self.first_bare},{text},{without_proof}".encode()
+        client_key = _hmac(self.hash, salted, b"Client Key")
+        signature = _hmac(self.hash, hashlib.new(self.hash, client_key).digest(), auth_message)
+        proof = bytes(a ^ b for a, b in zip(client_key, signature, strict=True))
+        self.expected = b"v=" + base64.b64encode(
+            _hmac(self.hash, _hmac(self.hash, salted, b"Server Key"), auth_message))
+        return f"{without_proof},p={base64.b64encode(proof).decode()}".encode()
+
+    def check(self, server_final: bytes) -> None:
+        if not hmac.compare_digest(server_final, self.expected):
+            raise ScramFailure("the server's signature is wrong")

@@ -196,3 +196,51 @@ def run_cluster(
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+
+
+@dataclass
+class SecuredBroker:
+    """A broker with one SASL_SSL listener (every SCRAM mechanism and PLAIN), its CA and
+    users, and ready client settings: ``clients["confluent"]`` / ``["kafka-python"]`` /
+    ``["java"]`` for ``user`` (SCRAM-SHA-512 unless another mechanism was asked for)."""
+
+    broker: RunningBroker
+    ca: object
+    users: dict
+    clients: dict
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self.broker.bootstrap_servers
+
+
+@contextlib.contextmanager
+def run_secured_broker(users: dict[str, str] | None = None, *, user: str | None = None,
+                       mechanism: str = "SCRAM-SHA-512",
+                       config: dict[str, str] | None = None) -> Iterator[SecuredBroker]:
+    """A throw-away CA and broker certificate, a SASL_SSL broker whose SCRAM users (and PLAIN
+    JAAS users) are ``users``, and the matching client settings."""
+    from pykafkad.security.testkit import (
+        CertificateAuthority,
+        add_scram_users,
+        broker_ssl_config,
+        client_settings,
+        plain_jaas,
+    )
+
+    users = dict(users or {"alice": "alice-secret"})
+    user = user or next(iter(users))
+    certs = tempfile.mkdtemp(prefix="pykafkad-certs-")
+    try:
+        ca = CertificateAuthority(Path(certs))
+        settings = {
+            **broker_ssl_config(ca, ca.issue("localhost", server=True)),
+            "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+            "listener.name.sasl_ssl.plain.sasl.jaas.config": plain_jaas(users, user, users[user]),
+            **(config or {})}
+        with run_broker(config=settings, security_protocol="SASL_SSL") as b:
+            add_scram_users(b.broker, users)
+            yield SecuredBroker(b, ca, users, client_settings(
+                "SASL_SSL", ca, mechanism=mechanism, username=user, password=users[user]))
+    finally:
+        shutil.rmtree(certs, ignore_errors=True)

@@ -193,3 +193,13 @@ def test_java_client_wrong_password(ca, server_cert, tmp_path):
         assert java_round_trip(b.bootstrap_servers, conf, tmp_path) == (
             "error SaslAuthenticationException: Authentication failed during authentication due "
             "to invalid credentials with SASL mechanism SCRAM-SHA-256")
+
+
+def test_run_secured_broker_hands_out_working_client_settings():
+    from pykafkad.testing import run_secured_broker
+
+    with run_secured_broker({"dave": "dave-pw"}) as kafka:
+        assert confluent_round_trip(kafka.bootstrap_servers,
+                                    kafka.clients["confluent"]) == b"over-sasl_ssl"
+        assert kafka_python_round_trip(kafka.bootstrap_servers,
+                                       kafka.clients["kafka-python"]) == b"over-SASL_SSL"

@@ -65,19 +65,26 @@ def formatted_cluster_id(data_dir: Path) -> str | None:
 
 
 def server_properties(data_dir: Path, port: int, controller_port: int, extra: dict[str, str],
-                      roles: str = "broker,controller") -> str:
+                      roles: str = "broker,controller",
+                      extra_listeners: dict[str, int] | None = None) -> str:
     """A node's server.properties: combined broker+controller by default; ``roles`` "broker"
     (PLAINTEXT only, ``controller_port`` unused) or "controller" (CONTROLLER only, ``port``
-    unused) for a cluster with dedicated controllers."""
+    unused) for a cluster with dedicated controllers.  ``extra_listeners``: more broker
+    listeners, named after their security protocol (SSL, SASL_PLAINTEXT, SASL_SSL), by port,
+    next to PLAINTEXT (which readiness is checked on)."""
+    more = extra_listeners or {}
+    listed = "".join(f",{name}://127.0.0.1:{p}" for name, p in more.items())
     props = {
         "process.roles": "broker,controller",
         "node.id": "1",
         "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",
-        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
-        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}"
+                     + listed,
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}" + listed,
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": "PLAINTEXT",
-        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+                                          + "".join(f",{n}:{n}" for n in more),
         "log.dirs": str(data_dir / "logs"),
         # a single node can only hold one replica of the internal topics
         "offsets.topic.replication.factor": "1",
@@ -91,7 +98,7 @@ def server_properties(data_dir: Path, port: int, controller_port: int, extra: di
     }
     if roles == "broker":
         props["process.roles"] = roles
-        props["listeners"] = f"PLAINTEXT://127.0.0.1:{port}"
+        props["listeners"] = f"PLAINTEXT://127.0.0.1:{port}" + listed
     elif roles == "controller":
         props["process.roles"] = roles
         props["listeners"] = f"CONTROLLER://127.0.0.1:{controller_port}"
@@ -158,6 +165,7 @@ def run_kafka(
     port: int = 0,
     config: dict[str, str] | None = None,
     data_dir: Path | None = None,
+    extra_listeners: dict[str, int] | None = None,
 ) -> Iterator[KafkaBroker]:
     """Runs Apache Kafka on a free port until exit, in ``data_dir`` (formatted on first use and
     restarted with its records and cluster id after that) or in a temporary dir."""
@@ -171,7 +179,8 @@ def run_kafka(
     port = port or free_port()
     controller_port = free_port()
     props = data_dir / "server.properties"
-    props.write_text(server_properties(data_dir, port, controller_port, dict(config or {})))
+    props.write_text(server_properties(data_dir, port, controller_port, dict(config or {}),
+                                       extra_listeners))
     log_path = data_dir / "kafka.log"
     env = {**os.environ, "CLASSPATH": cp}
     if formatted_cluster_id(data_dir) is None:

@@ -20,6 +20,8 @@ from pykafkad.faults.node import NodeFaults
 from pykafkad.faults.partition_table import peer_node_id
 from pykafkad.faults.responses import error_answer, set_topic_errors
 from pykafkad.handlers.config_forwarding import CONFIG_APIS, forward_configs
+from pykafkad.security.authenticator import AuthenticationClosed
+from pykafkad.security.principal import ANONYMOUS, KafkaPrincipal
 from wire.errors import RemoteProtocolError
 from wire.framing import API_VERSIONS_KEY, encode_response, frame_size, read_request_header
 from wire.primitives import Reader
@@ -35,8 +37,17 @@ class ConnectionClosed(Exception):
 
 class Connection:
     def __init__(self, stream: trio.SocketStream, broker, server, *,
-                 listener_name: str = "PLAINTEXT", listener_kind: ListenerKind = BROKER) -> None:
-        self.stream = stream
+                 listener_name: str = "PLAINTEXT", listener_kind: ListenerKind = BROKER,
+                 tls: trio.SSLStream | None = None, sasl=None,
+                 principal: KafkaPrincipal = ANONYMOUS) -> None:
+        #: what requests are read from and answers written to (the TLS stream on SSL listeners)
+        self.stream = tls or stream
+        #: the TCP stream underneath (sendfile needs its socket; TLS cannot use it)
+        self.socket_stream = stream
+        #: who is on the other end: the certificate's or SASL's principal, or User:ANONYMOUS
+        self.principal = principal
+        #: a SASL listener's authenticator (pykafkad.security.authenticator), else None
+        self.sasl = sasl
         self.broker = broker
         self.server = server
         #: the listener this connection was accepted on, and so the APIs it may call
@@ -48,7 +59,9 @@ class Connection:
             host, port = stream.socket.getpeername()[:2]
             self.peer = f"{host}:{port}"
         except OSError:
-            self.peer = "?"
+            host, self.peer = "?", "?"
+        #: the client's address, as the authorizer matches ACL hosts
+        self.client_host = host
         self.idle_scope: trio.CancelScope | None = None
         #: True while a request is being handled (shutdown waits for it)
         self.in_flight = False
@@ -91,6 +104,9 @@ class Connection:
         file = region.file  # held while sending: out of descriptors a region may let go of it
         if file is None:  # read into memory to free its descriptor (log/region.py)
             await self.stream.send_all(region.data)
+            return
+        if self.stream is not self.socket_stream:  # TLS encrypts in user space
+            await self.stream.send_all(os.pread(file.fileno(), len(region), region.offset))
             return
         sock = self.stream.socket
         offset, remaining, fd = region.offset, len(region), file.fileno()
@@ -149,6 +165,9 @@ class Connection:
         header = read_request_header(r)
         if not self.classified:
             self._classify(header)
+        if self.sasl is not None and self.sasl.intercepts(header.api_key):
+            await self._authenticate(header, r)
+            return
         handler = self.handlers.get(header.api_key)
         if handler is None or not handler.served_by(self.broker):
             if self.control and header.api_key == control.CONTROL_API_KEY:
@@ -224,6 +243,30 @@ class Connection:
         await self.send_chunks(chunks)
         if throttle_ms > 0:
             await trio.sleep(throttle_ms / 1000)
+
+    async def _authenticate(self, header, r: Reader) -> None:
+        """SaslHandshake / SaslAuthenticate before the session (or to renew it); a failed
+        exchange is answered, then the connection closes."""
+        from wire.messages import API_KEYS
+
+        spec = API_KEYS.get(header.api_key)
+        if spec is None or header.api_key not in (17, 36):
+            self.sasl.handle(header.api_key, header.api_version, None)  # raises: closes
+        handler = self.handlers.get(header.api_key)
+        if handler is None or not handler.min_version <= header.api_version <= handler.max_version:
+            raise RemoteProtocolError(f"unsupported version {header.api_version} of API "
+                                      f"{header.api_key} during SASL authentication")
+        request = spec.request_type().read(r, header.api_version)
+        try:
+            response = self.sasl.handle(header.api_key, header.api_version, request)
+        except AuthenticationClosed:
+            raise ConnectionClosed from None
+        await self.send_chunks(encode_response(
+            header.correlation_id, header.api_key, header.api_version, response))
+        if self.sasl.closing:
+            raise ConnectionClosed
+        if self.sasl.authenticated:
+            self.principal = self.sasl.principal
 
     def _classify(self, header) -> None:
         """Who this connection is from, by its first request: a control client (loopback,

@@ -24,6 +24,7 @@ from pykafkad.log.housekeeping import (
     clean_all_in_thread,
     remove_deleted_dirs,
 )
+from pykafkad.security.listener import ListenerSecurity
 
 log = logging.getLogger("pykafkad")
 
@@ -88,6 +89,8 @@ class ServedListener:
     kind: ListenerKind = BROKER
     advertised_host: str | None = None
     advertised_port: int | None = None
+    #: its listener.security.protocol.map entry: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
+    security_protocol: str = "PLAINTEXT"
 
 
 def served_listeners(config, host_override: str | None = None,
@@ -104,7 +107,8 @@ def served_listeners(config, host_override: str | None = None,
         adv = advertised.get(e.listener_name)
         out.append(ServedListener(
             e.listener_name, e.host or "", e.port, kind,
-            adv.host if adv else None, (adv.port or None) if adv else None))
+            adv.host if adv else None, (adv.port or None) if adv else None,
+            e.security_protocol))
     first_broker = next((s for s in out if s.kind is BROKER), None)
     if first_broker is not None:  # --host / --port apply to the first broker listener
         if host_override is not None:
@@ -143,6 +147,10 @@ class Server:
         idle_ms = config["connections.max.idle.ms"]
         self.max_idle_s = idle_ms / 1000 if idle_ms >= 0 else math.inf
         self.quotas = ConnectionQuotas(config)
+        #: each listener's TLS context and SASL settings (pykafkad/security), by name
+        self.security = {spec.name: ListenerSecurity.from_config(config, spec.name,
+                                                                 spec.security_protocol)
+                         for spec in self.listeners}
         #: fault rules and the partition table (pykafkad/faults), changed over the control
         #: channel when pykafkad.faults.enable=true
         self.faults = NodeFaults(faults_enabled(config),
@@ -166,8 +174,14 @@ class Server:
         stream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self.send_buffer != -1:
             stream.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer)
+        security = self.security[spec.name]
+        tls, principal = await security.start_tls(stream, self.max_idle_s)
+        if tls is False:  # the handshake failed: Kafka logs it and closes
+            self.quotas.release(ip)
+            return
         conn = Connection(stream, self.broker, self, listener_name=spec.name,
-                          listener_kind=spec.kind)
+                          listener_kind=spec.kind, tls=tls,
+                          sasl=security.authenticator(self.broker), principal=principal)
         self.connections.add(conn)
         try:
             await conn.serve()

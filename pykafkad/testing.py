@@ -59,10 +59,13 @@ def run_broker(
     host: str = "127.0.0.1",
     port: int = 0,
     clock: Callable[[], int] | None = None,
+    security_protocol: str = "PLAINTEXT",
 ) -> Iterator[RunningBroker]:
     """Starts a broker and stops it cleanly on exit (files flushed, clean-shutdown marker).
 
     ``clock`` (milliseconds) replaces the wall clock for retention and timeouts in tests.
+    ``security_protocol`` (SSL, SASL_PLAINTEXT, SASL_SSL) names the one listener and secures
+    it with the ssl.* / sasl.* settings in ``config`` (see pykafkad.security.testkit).
     """
     tmp = None
     if data_dir is None:
@@ -70,7 +73,10 @@ def run_broker(
         data_dir = tmp
     path = Path(data_dir)
     extra = {"clock": clock} if clock is not None else {}
-    node = open_single_node(dict(config or {}), path, host, port, **extra)
+    settings = dict(config or {})
+    if security_protocol != "PLAINTEXT" and "listeners" not in settings:
+        settings["listeners"] = f"{security_protocol}://{host}:{port}"
+    node = open_single_node(settings, path, host, port, **extra)
     broker, server = node.broker, node.server
     server.faults.enabled = True  # the control channel is always on in tests
     started = threading.Event()
@@ -207,3 +213,51 @@ def run_cluster(
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+
+
+@dataclass
+class SecuredBroker:
+    """A broker with one SASL_SSL listener (every SCRAM mechanism and PLAIN), its CA and
+    users, and ready client settings: ``clients["confluent"]`` / ``["kafka-python"]`` /
+    ``["java"]`` for ``user`` (SCRAM-SHA-512 unless another mechanism was asked for)."""
+
+    broker: RunningBroker
+    ca: object
+    users: dict
+    clients: dict
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self.broker.bootstrap_servers
+
+
+@contextlib.contextmanager
+def run_secured_broker(users: dict[str, str] | None = None, *, user: str | None = None,
+                       mechanism: str = "SCRAM-SHA-512",
+                       config: dict[str, str] | None = None) -> Iterator[SecuredBroker]:
+    """A throw-away CA and broker certificate, a SASL_SSL broker whose SCRAM users (and PLAIN
+    JAAS users) are ``users``, and the matching client settings."""
+    from pykafkad.security.testkit import (
+        CertificateAuthority,
+        add_scram_users,
+        broker_ssl_config,
+        client_settings,
+        plain_jaas,
+    )
+
+    users = dict(users or {"alice": "alice-secret"})
+    user = user or next(iter(users))
+    certs = tempfile.mkdtemp(prefix="pykafkad-certs-")
+    try:
+        ca = CertificateAuthority(Path(certs))
+        settings = {
+            **broker_ssl_config(ca, ca.issue("localhost", server=True)),
+            "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+            "listener.name.sasl_ssl.plain.sasl.jaas.config": plain_jaas(users, user, users[user]),
+            **(config or {})}
+        with run_broker(config=settings, security_protocol="SASL_SSL") as b:
+            add_scram_users(b.broker, users)
+            yield SecuredBroker(b, ca, users, client_settings(
+                "SASL_SSL", ca, mechanism=mechanism, username=user, password=users[user]))
+    finally:
+        shutil.rmtree(certs, ignore_errors=True)

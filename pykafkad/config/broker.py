@@ -37,7 +37,6 @@ from pykafkad.config.kraft import (
     inter_broker_listener_name,
     parse_bootstrap_servers,
     parse_voters,
-    refuse_secure_listeners,
     warn_heartbeat,
 )
 from pykafkad.config.properties import read_properties
@@ -252,8 +251,12 @@ class BrokerConfig(Mapping[str, Any]):
         return next((e for e in self.advertised_listeners if e.listener_name == name), None)
 
     def check_served_listeners(self) -> None:
-        """Refuses listeners pykafkad cannot serve yet (SSL, SASL_*): called at start."""
-        refuse_secure_listeners(self.listeners)
+        """Checks each listener's ssl.* / sasl.* settings (key stores readable, mechanisms
+        served, JAAS users given) before anything starts: ConfigError when not."""
+        from pykafkad.security.listener import ListenerSecurity
+
+        for e in self.listeners:
+            ListenerSecurity.from_config(self, e.listener_name, e.security_protocol)
 
     @property
     def log_retention_ms(self) -> int:

@@ -287,15 +287,3 @@ def warn_heartbeat(v: Mapping[str, Any]) -> None:
             "doesn't send heartbeat request within broker.session.timeout.ms, it loses broker "
             "lease. Please increase broker.session.timeout.ms or decrease "
             "broker.heartbeat.interval.ms.", hb, session)
-
-
-def refuse_secure_listeners(listeners) -> None:
-    """pykafkad serves PLAINTEXT only (security is a later issue): a listener that promises
-    TLS or SASL is refused at start rather than served in the clear."""
-    for e in listeners:
-        if e.security_protocol != "PLAINTEXT":
-            raise ConfigError(
-                f"Listener {e.listener_name} uses security protocol {e.security_protocol}: "
-                "pykafkad serves only PLAINTEXT listeners (SSL and SASL are not supported yet)",
-                "listeners")
-

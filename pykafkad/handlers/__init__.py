@@ -21,6 +21,8 @@ from pykafkad.handlers import (  # noqa: F401
     produce,
     producer_ids,
     quorum,
+    sasl,
+    scram_credentials,
     txn,
     write_txn_markers,
 )

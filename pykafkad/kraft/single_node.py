@@ -46,21 +46,24 @@ def one_voter_settings(config, host: str, port: int,
     node serving clients on host:port, advertised as ``advertised`` (host, port or None)."""
     node_id = config["node.id"]
     controller_port = free_loopback_port()
-    listeners = [f"PLAINTEXT://{host}:{port}", f"{CONTROLLER_LISTENER}://{LOOPBACK}:{controller_port}"]
+    # a `listeners` the user set names the client listener and so its security protocol (SSL,
+    # SASL_*); its first entry is served, on host:port
+    name = config.broker_listeners[0].listener_name if config.is_set("listeners") else "PLAINTEXT"
+    listeners = [f"{name}://{host}:{port}", f"{CONTROLLER_LISTENER}://{LOOPBACK}:{controller_port}"]
     settings = {
         "process.roles": "broker,controller",
         "node.id": str(node_id),
         "controller.quorum.voters": f"{node_id}@{LOOPBACK}:{controller_port}",
         "controller.listener.names": CONTROLLER_LISTENER,
         "listeners": ",".join(listeners),
-        "inter.broker.listener.name": "PLAINTEXT",
+        "inter.broker.listener.name": name,
     }
     protocols = config["listener.security.protocol.map"]
     if f"{CONTROLLER_LISTENER}:" not in protocols:
         settings["listener.security.protocol.map"] = f"{protocols},{CONTROLLER_LISTENER}:PLAINTEXT"
     if advertised is not None and advertised[0]:
         adv_host, adv_port = advertised
-        settings["advertised.listeners"] = f"PLAINTEXT://{adv_host}:{adv_port or port}"
+        settings["advertised.listeners"] = f"{name}://{adv_host}:{adv_port or port}"
     for key, value in ONE_BROKER_DEFAULTS.items():
         if not config.is_set(key):
             settings[key] = value

@@ -115,7 +115,9 @@ class NodeClient:
     """Requests to one node at ``host:port``."""
 
     def __init__(self, host: str, port: int, *, client_id: str = "pykafkad",
-                 connect_timeout_s: float = 10.0):
+                 connect_timeout_s: float = 10.0, security=None):
+        #: pykafkad.security.client.ClientSecurity for a secured peer listener, else None
+        self.security = security
         self.host = host
         self.port = port
         self.client_id = client_id
@@ -178,11 +180,16 @@ class NodeClient:
             try:
                 with trio.fail_after(self.connect_timeout_s):
                     stream = await trio.open_tcp_stream(self.host, self.port)
-            except (OSError, trio.TooSlowError) as e:
+                    if self.security is not None:
+                        stream = await self.security.wrap(stream, self.host)
+            except (OSError, trio.TooSlowError, trio.BrokenResourceError) as e:
                 raise NodeUnavailableError(f"cannot connect to {self.host}:{self.port}: {e}") from e
             conn = _Connection(stream)
             try:
                 conn.versions = await self._fetch_api_versions(conn)
+                if self.security is not None:
+                    await self.security.authenticate(
+                        lambda key, version, req: self._exchange(conn, key, version, req))
             except BaseException:
                 with trio.CancelScope(shield=True):
                     await stream.aclose()
@@ -242,7 +249,7 @@ class NodeClient:
             conn.fail(NodeUnavailableError(f"connection to {self.host}:{self.port} lost: {error!r}"))
         if self._conn is conn:
             self._conn = None
-            conn.stream.socket.close()
+            getattr(conn.stream, "transport_stream", conn.stream).socket.close()
 
     @staticmethod
     def _reraise(error: BaseException) -> None:

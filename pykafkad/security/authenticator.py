@@ -1,0 +1,124 @@
+"""One SASL connection's authentication, before (and, KIP-368, between) its requests: as
+Kafka's SaslServerAuthenticator, only ApiVersions and SaslHandshake may come first, then
+SaslAuthenticate tokens until the mechanism completes; anything else closes the connection."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from pykafkad.security.principal import KafkaPrincipal
+from pykafkad.security.sasl import (
+    AuthenticationFailed,
+    SaslListener,
+    generic_failure,
+    mechanism_server,
+    principal_of,
+)
+from pykafkad.security.scram import ScramFailure
+from wire.errors import ErrorCode, RemoteProtocolError
+from wire.messages.sasl_authenticate_response import SaslAuthenticateResponse
+from wire.messages.sasl_handshake_response import SaslHandshakeResponse
+
+log = logging.getLogger("pykafkad.security")
+
+SASL_HANDSHAKE, SASL_AUTHENTICATE, API_VERSIONS = 17, 36, 18
+
+
+class AuthenticationClosed(Exception):
+    """The answer was sent (or none is due): close the connection now."""
+
+
+class SaslAuthenticator:
+    def __init__(self, listener: SaslListener, broker):
+        self.listener = listener
+        self.broker = broker
+        self.state = "handshake"  # handshake -> authenticate -> done
+        self.mechanism: str | None = None
+        self.server = None
+        self.principal: KafkaPrincipal | None = None
+        #: monotonic seconds when the session ends (KIP-368), None: never
+        self.session_end: float | None = None
+        self.reauthenticating = False
+        #: completed re-authentications (KIP-368) on this connection
+        self.reauthentications = 0
+
+    @property
+    def authenticated(self) -> bool:
+        return self.state == "done"
+
+    def intercepts(self, api_key: int) -> bool:
+        """Whether the authenticator answers this request rather than the broker's handlers."""
+        if self.state != "done":
+            return api_key != API_VERSIONS or self.state != "handshake"
+        if self.session_end is not None and time.monotonic() >= self.session_end:
+            return True  # expired: only a re-authentication may follow
+        return api_key == SASL_HANDSHAKE and self.session_end is not None \
+            or (self.reauthenticating and api_key == SASL_AUTHENTICATE)
+
+    def handle(self, api_key: int, version: int, request):
+        if api_key == SASL_HANDSHAKE and self.state in ("handshake", "done"):
+            return self._handshake(version, request)
+        if api_key == SASL_AUTHENTICATE and self.state == "authenticate":
+            return self._authenticate(version, request)
+        if self.state == "done":
+            raise RemoteProtocolError("session expired: re-authentication was required "
+                                      "(connections.max.reauth.ms)")
+        raise RemoteProtocolError(
+            f"Unexpected Kafka request of type {api_key} during SASL {self.state}")
+
+    def _handshake(self, version: int, request) -> SaslHandshakeResponse:
+        mechanisms = list(self.listener.mechanisms)
+        if version == 0:
+            raise RemoteProtocolError("SaslHandshake v0 (raw SASL tokens) is not served")
+        if self.state == "done":
+            if request.mechanism != self.mechanism:
+                raise AuthenticationClosed  # Kafka: re-authentication may not switch mechanism
+            self.reauthenticating = True
+        if request.mechanism not in mechanisms:
+            self.closing = True
+            return SaslHandshakeResponse(error_code=ErrorCode.UNSUPPORTED_SASL_MECHANISM,
+                                         mechanisms=mechanisms)
+        self.mechanism = request.mechanism
+        self.server = mechanism_server(self.listener, request.mechanism, self.broker)
+        self.state = "authenticate"
+        return SaslHandshakeResponse(error_code=0, mechanisms=mechanisms)
+
+    def _authenticate(self, version: int, request) -> SaslAuthenticateResponse:
+        try:
+            challenge = self.server.evaluate(bytes(request.auth_bytes))
+        except AuthenticationFailed as e:
+            return self._failed(str(e))
+        except ScramFailure as e:
+            log.info("SASL %s authentication failed: %s", self.mechanism, e)
+            return self._failed(generic_failure(self.mechanism, self.reauthenticating))
+        if not self.server.complete:
+            return SaslAuthenticateResponse(error_code=0, auth_bytes=challenge)
+        principal = principal_of(self.server)
+        if self.reauthenticating and principal != self.principal:
+            return self._failed("Cannot change principals during re-authentication from "
+                                f"{self.principal}: {principal}")
+        self.principal = principal
+        self.state = "done"
+        if self.reauthenticating:
+            self.reauthentications += 1
+        self.reauthenticating = False
+        lifetime_ms = self._session_lifetime_ms()
+        self.session_end = (time.monotonic() + lifetime_ms / 1000) if lifetime_ms else None
+        return SaslAuthenticateResponse(error_code=0, auth_bytes=challenge,
+                                        session_lifetime_ms=lifetime_ms)
+
+    def _session_lifetime_ms(self) -> int:
+        """KIP-368: connections.max.reauth.ms, shortened to the credential's own expiry."""
+        limit = self.listener.reauth_ms
+        expiry = getattr(self.server, "lifetime_ms", None)
+        if limit and expiry is not None:
+            limit = min(limit, max(expiry - int(time.time() * 1000), 1))
+        return limit
+
+    def _failed(self, message: str) -> SaslAuthenticateResponse:
+        self.closing = True
+        return SaslAuthenticateResponse(error_code=ErrorCode.SASL_AUTHENTICATION_FAILED,
+                                        error_message=message, auth_bytes=b"")
+
+    closing = False

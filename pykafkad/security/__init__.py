@@ -1,0 +1,1 @@
+"""Who a connection is (principal) and what it may do (authorizer)."""

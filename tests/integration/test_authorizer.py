@@ -1,0 +1,156 @@
+"""Authorization with Kafka's StandardAuthorizer (pykafkad/security/authorizer.py): stock
+clients create, list and delete ACLs, and a DENY for this host (127.0.0.1, the principal
+User:ANONYMOUS of a PLAINTEXT connection) makes Produce answer TOPIC_AUTHORIZATION_FAILED
+and Metadata hide the topic, until the ACL is deleted; an ACL for another host changes
+nothing.  The same scenario runs against Apache Kafka 4.4 with the StandardAuthorizer."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+from confluent_kafka import KafkaError, Producer
+from confluent_kafka.admin import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    ResourcePatternType,
+    ResourceType,
+)
+from kafka.admin import ACL, ACLFilter, ACLOperation, ACLPermissionType, KafkaAdminClient
+from kafka.admin import ResourcePattern as KResourcePattern
+from kafka.admin import ResourceType as KResourceType
+
+from pykafkad.config import BrokerConfig, ConfigError
+from pykafkad.security.authorizer import STANDARD_AUTHORIZER, authorizer_from_config
+from pykafkad.testing import run_broker
+from tests.integration.clients import WAIT_S, create_topic, needs_java
+
+#: everything allowed until an ACL names a resource, so the test's own client (and Kafka's
+#: inter-node connections, also User:ANONYMOUS) may create ACLs
+OPEN = {"authorizer.class.name": STANDARD_AUTHORIZER, "allow.everyone.if.no.acl.found": "true"}
+
+
+@pytest.fixture(scope="module")
+def kafka_with_authorizer():
+    from compat.kafka_broker import run_kafka
+
+    with run_kafka("4.4.0", config=OPEN) as kafka:
+        yield f"127.0.0.1:{kafka.port}"
+
+
+def _binding(topic: str, host: str, op=AclOperation.WRITE,
+             permission=AclPermissionType.DENY) -> AclBinding:
+    return AclBinding(ResourceType.TOPIC, topic, ResourcePatternType.LITERAL, "User:ANONYMOUS",
+                      host, op, permission)
+
+
+def _produce_error(bootstrap: str, topic: str) -> str | None:
+    """One record's delivery: None, or the error's name."""
+    result = []
+    p = Producer({"bootstrap.servers": bootstrap, "message.timeout.ms": 10000})
+    p.produce(topic, b"v", on_delivery=lambda err, msg: result.append(err))
+    p.flush(WAIT_S)
+    err = result[0] if result else "undelivered"
+    return None if err is None else (err.name() if isinstance(err, KafkaError) else err)
+
+
+def _until(fn, want, what: str):
+    """Polls ``fn()`` until it gives ``want`` (ACL changes reach a Kafka broker a little
+    after CreateAcls answers), with a deadline."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        got = fn()
+        if got == want or time.monotonic() > deadline:
+            return got
+        time.sleep(0.2)
+
+
+def _scenario(bootstrap: str) -> dict:
+    topic = f"authz-{uuid.uuid4().hex[:8]}"
+    create_topic(bootstrap, topic)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    out: dict = {"before": _produce_error(bootstrap, topic)}
+
+    def add(*bindings):
+        for f in admin.create_acls(list(bindings)).values():
+            f.result(WAIT_S)
+
+    # once ACLs name the topic, allow.everyone.if.no.acl.found no longer applies to it: this
+    # host is allowed everything, another host denied WRITE (which does not touch this one)
+    add(_binding(topic, "127.0.0.1", AclOperation.ALL, AclPermissionType.ALLOW),
+        _binding(topic, "10.9.9.9"))
+    out["other_host_denied"] = _until(lambda: _produce_error(bootstrap, topic), None, "allowed")
+    add(_binding(topic, "127.0.0.1"))  # DENY wins over the ALLOW ALL
+    out["denied"] = _until(lambda: _produce_error(bootstrap, topic),
+                           "TOPIC_AUTHORIZATION_FAILED", "deny")
+    flt = AclBindingFilter(ResourceType.TOPIC, topic, ResourcePatternType.ANY, None, None,
+                           AclOperation.ANY, AclPermissionType.ANY)
+    out["listed"] = sorted(str(b) for b in admin.describe_acls(flt).result(WAIT_S))
+    out["visible"] = topic in admin.list_topics(timeout=WAIT_S).topics  # the ALLOW ALL covers DESCRIBE
+    add(_binding(topic, "127.0.0.1", AclOperation.DESCRIBE))
+    out["hidden"] = _until(lambda: topic in admin.list_topics(timeout=WAIT_S).topics, False,
+                           "hidden")
+    [deleted] = admin.delete_acls([flt]).values()
+    out["deleted"] = sorted(str(b) for b in deleted.result(WAIT_S))
+    out["after"] = _until(lambda: _produce_error(bootstrap, topic), None, "allowed again")
+    return out
+
+
+def test_deny_then_allow_with_stock_clients():
+    with run_broker(config=OPEN) as b:
+        got = _scenario(b.bootstrap_servers)
+    assert got["before"] is None
+    assert got["other_host_denied"] is None
+    assert got["denied"] == "TOPIC_AUTHORIZATION_FAILED"
+    assert len(got["listed"]) == 3 and len(got["deleted"]) == 4
+    assert got["visible"] is True and got["hidden"] is False
+    assert got["after"] is None
+
+
+@needs_java
+def test_same_answers_as_kafka(kafka_with_authorizer):
+    with run_broker(config=OPEN) as b:
+        ours = _scenario(b.bootstrap_servers)
+    theirs = _scenario(kafka_with_authorizer)
+    # the topic names differ (random); compare with them taken out
+    def strip(d):
+        return {k: ([s.split("name=")[0] + s.split(",", 2)[-1] for s in v]
+                    if isinstance(v, list) else v) for k, v in d.items()}
+    assert strip(ours) == strip(theirs)
+
+
+def test_kafka_python_create_describe_delete_acls():
+    """kafka-python's admin round trip (as its test_create_describe_delete_acls), with the
+    client a super user."""
+    config = {"authorizer.class.name": STANDARD_AUTHORIZER, "super.users": "User:ANONYMOUS"}
+    with run_broker(config=config) as b:
+        admin = KafkaAdminClient(bootstrap_servers=b.bootstrap_servers)
+        try:
+            acl = ACL(principal="User:test", host="*", operation=ACLOperation.READ,
+                      permission_type=ACLPermissionType.ALLOW,
+                      resource_pattern=KResourcePattern(KResourceType.TOPIC, "topic"))
+            flt = ACLFilter(principal=None, host="*", operation=ACLOperation.ANY,
+                            permission_type=ACLPermissionType.ANY,
+                            resource_pattern=KResourcePattern(KResourceType.TOPIC, "topic"))
+            assert admin.describe_acls(flt)[0] == []
+            result = admin.create_acls([acl])
+            assert len(result["succeeded"]) == 1 and not result["failed"]
+            acls, _ = admin.describe_acls(flt)
+            assert len(acls) == 1
+            [(_, deleted, error)] = admin.delete_acls([flt])
+            assert len(deleted) == 1 and error.errno == 0
+            assert admin.describe_acls(flt)[0] == []
+        finally:
+            admin.close()
+
+
+def test_acl_authorizer_is_refused_as_kafka_4_refuses_it():
+    """Kafka 4 dropped kafka.security.authorizer.AclAuthorizer (ZooKeeper's): start-up fails."""
+    config = BrokerConfig({"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"})
+    with pytest.raises(ConfigError, match="AclAuthorizer"):
+        authorizer_from_config(config.ignored)
+    assert authorizer_from_config(BrokerConfig({}).ignored) is None

@@ -46,7 +46,8 @@ API_ACLS: dict[int, tuple[Check, ...]] = {
     0: (_c(TRANSACTIONAL_ID, WRITE, "transactional"), _c(TOPIC, WRITE)),  # Produce
     1: (_c(CLUSTER, CLUSTER_ACTION, "follower"), _c(TOPIC, READ, "consumer")),  # Fetch
     2: (_c(TOPIC, DESCRIBE),),  # ListOffsets
-    3: (_c(TOPIC, DESCRIBE), _c(CLUSTER, CREATE, "auto-create, else CREATE on the topic")),
+    3: (_c(TOPIC, DESCRIBE), _c(CLUSTER, CREATE, "auto-create"),
+        _c(TOPIC, CREATE, "auto-create without CREATE on the cluster")),  # Metadata
     8: (_c(GROUP, READ), _c(TOPIC, READ)),  # OffsetCommit
     9: (_c(GROUP, DESCRIBE), _c(TOPIC, DESCRIBE)),  # OffsetFetch
     10: (_c(GROUP, DESCRIBE, "group key"), _c(TRANSACTIONAL_ID, DESCRIBE, "txn key")),
@@ -57,7 +58,8 @@ API_ACLS: dict[int, tuple[Check, ...]] = {
     15: (_c(GROUP, DESCRIBE),),  # DescribeGroups
     16: (_c(CLUSTER, DESCRIBE, "else groups filtered by DESCRIBE"), _c(GROUP, DESCRIBE)),
     18: (),  # ApiVersions
-    19: (_c(CLUSTER, CREATE, "else CREATE on the topic"), _c(TOPIC, DESCRIBE_CONFIGS)),
+    19: (_c(CLUSTER, CREATE), _c(TOPIC, CREATE, "without CREATE on the cluster"),
+         _c(TOPIC, DESCRIBE_CONFIGS)),  # CreateTopics
     20: (_c(TOPIC, DELETE), _c(TOPIC, DESCRIBE, "unknown topic")),  # DeleteTopics
     21: (_c(TOPIC, DELETE),),  # DeleteRecords
     22: (_c(TRANSACTIONAL_ID, WRITE, "transactional"),

@@ -10,13 +10,14 @@ import time
 import uuid
 
 import pytest
-from confluent_kafka import KafkaError, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka.admin import (
     AclBinding,
     AclBindingFilter,
     AclOperation,
     AclPermissionType,
     AdminClient,
+    NewTopic,
     ResourcePatternType,
     ResourceType,
 )
@@ -151,3 +152,87 @@ def test_acl_authorizer_is_refused_as_kafka_4_refuses_it():
     with pytest.raises(ConfigError, match="AclAuthorizer"):
         authorizer_from_config(config.ignored)
     assert authorizer_from_config(BrokerConfig({}).ignored) is None
+
+
+def _consume_error(bootstrap: str, topic: str, group: str) -> str | None:
+    """The first error a subscribed consumer of ``group`` meets, or None once it reads."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                  "auto.offset.reset": "earliest"})
+    try:
+        c.subscribe([topic])
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            msg = c.poll(0.5)
+            if msg is None:
+                continue
+            return msg.error().name() if msg.error() else None
+        return "nothing read"
+    finally:
+        c.close()
+
+
+def _group_and_create_scenario(bootstrap: str) -> dict:
+    run = uuid.uuid4().hex[:8]
+    topic, group, prefix = f"authz-g-{run}", f"authz-g-{run}", f"authz-c-{run}-"
+    create_topic(bootstrap, topic)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+
+    def add(*bindings):
+        for f in admin.create_acls(list(bindings)).values():
+            f.result(WAIT_S)
+
+    def create(name):
+        [f] = admin.create_topics([NewTopic(name, 1, 1)]).values()
+        try:
+            f.result(WAIT_S)
+        except KafkaException as e:
+            return e.args[0].name(), e.args[0].str()
+        return None
+
+    out: dict = {}
+    _produce_error(bootstrap, topic)
+    add(_binding(topic, "127.0.0.1", AclOperation.ALL, AclPermissionType.ALLOW))
+    group_acl = AclBinding(ResourceType.GROUP, group, ResourcePatternType.LITERAL,
+                           "User:ANONYMOUS", "127.0.0.1", AclOperation.READ,
+                           AclPermissionType.DENY)
+    add(group_acl)
+    out["group_denied"] = _until(lambda: _consume_error(bootstrap, topic, group),
+                                 "GROUP_AUTHORIZATION_FAILED", "group denied")
+    # READ on the topic denied, the group allowed (its own ALLOW READ)
+    add(AclBinding(ResourceType.GROUP, group + "-ok", ResourcePatternType.LITERAL,
+                   "User:ANONYMOUS", "*", AclOperation.READ, AclPermissionType.ALLOW),
+        _binding(topic, "127.0.0.1", AclOperation.READ))
+    out["topic_denied"] = _until(lambda: _consume_error(bootstrap, topic, group + "-ok"),
+                                 "TOPIC_AUTHORIZATION_FAILED", "topic denied")
+    # CREATE: the cluster's (no ACL: allowed) or the topic's; DENY both for this host
+    add(AclBinding(ResourceType.TOPIC, prefix, ResourcePatternType.PREFIXED, "User:ANONYMOUS",
+                   "127.0.0.1", AclOperation.CREATE, AclPermissionType.DENY))
+    out["created_by_cluster_create"] = create(prefix + "1")
+    add(AclBinding(ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL,
+                   "User:ANONYMOUS", "*", AclOperation.ALL, AclPermissionType.ALLOW),
+        AclBinding(ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL,
+                   "User:ANONYMOUS", "127.0.0.1", AclOperation.CREATE, AclPermissionType.DENY))
+    out["create_denied"] = _until(lambda: create(prefix + "2"),
+                                  ("TOPIC_AUTHORIZATION_FAILED", "Authorization failed."),
+                                  "create denied")
+    for f in admin.delete_acls([AclBindingFilter(
+            ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
+            AclPermissionType.ANY)]).values():
+        f.result(WAIT_S)
+    return out
+
+
+def test_group_topic_and_create_denials():
+    with run_broker(config=OPEN) as b:
+        got = _group_and_create_scenario(b.bootstrap_servers)
+    assert got == {"group_denied": "GROUP_AUTHORIZATION_FAILED",
+                   "topic_denied": "TOPIC_AUTHORIZATION_FAILED",
+                   "created_by_cluster_create": None,
+                   "create_denied": ("TOPIC_AUTHORIZATION_FAILED", "Authorization failed.")}
+
+
+@needs_java
+def test_group_topic_and_create_denials_as_kafka(kafka_with_authorizer):
+    with run_broker(config=OPEN) as b:
+        ours = _group_and_create_scenario(b.bootstrap_servers)
+    assert ours == _group_and_create_scenario(kafka_with_authorizer)

@@ -236,3 +236,28 @@ def test_group_topic_and_create_denials_as_kafka(kafka_with_authorizer):
     with run_broker(config=OPEN) as b:
         ours = _group_and_create_scenario(b.bootstrap_servers)
     assert ours == _group_and_create_scenario(kafka_with_authorizer)
+
+
+def _kafka_acls_session(bootstrap: str) -> list[tuple[int, str]]:
+    """kafka-acls --add, --list and --remove (with --force) of one ACL, as a person runs them;
+    each run's exit status and output with the random topic name replaced."""
+    from compat.kafka_tools import run_tool
+
+    topic = f"authz-tool-{uuid.uuid4().hex[:8]}"
+    acl = ["--allow-principal", "User:alice", "--allow-host", "10.0.0.1", "--operation", "Read",
+           "--topic", topic]
+    runs = [["--add", *acl], ["--list", "--topic", topic], ["--remove", "--force", *acl],
+            ["--list", "--topic", topic]]
+    out = []
+    for args in runs:
+        r = run_tool("kafka-acls", ["--bootstrap-server", bootstrap, *args])
+        out.append((r.returncode, r.stdout.replace(topic, "T")))
+    return out
+
+
+@needs_java
+def test_kafka_acls_tool_prints_as_for_kafka(kafka_with_authorizer):
+    with run_broker(config=OPEN) as b:
+        ours = _kafka_acls_session(b.bootstrap_servers)
+    assert ours[0][0] == 0 and "User:alice" in ours[1][1], ours
+    assert ours == _kafka_acls_session(kafka_with_authorizer)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pykafkad.dispatch import RequestContext, handles
-from pykafkad.handlers import describe_cluster
+from pykafkad.handlers import authorized_operations, describe_cluster
 from pykafkad.security.api_acls import authorized
-from pykafkad.security.authorizer import DESCRIBE, GROUP, TRANSACTIONAL_ID
+from pykafkad.security.authorizer import CLUSTER, CLUSTER_NAME, DESCRIBE, GROUP, TRANSACTIONAL_ID
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.describe_cluster_response import DescribeClusterResponse
 from wire.messages.find_coordinator_response import Coordinator, FindCoordinatorResponse
@@ -31,7 +31,8 @@ async def handle_describe_cluster(ctx: RequestContext, req) -> DescribeClusterRe
     return describe_cluster.described(
         req, describe_cluster.BROKER_ENDPOINT, ctx.broker.cluster_id,
         cache.controller_id(ctx.listener_name),
-        [(n.node_id, n.host, n.port, n.rack, fenced) for n, fenced in nodes])
+        [(n.node_id, n.host, n.port, n.rack, fenced) for n, fenced in nodes],
+        authorized_operations.of(ctx, CLUSTER, CLUSTER_NAME))
 
 
 @handles(10, 0, 6)

@@ -12,7 +12,7 @@ from pykafkad.coordinator.membership import JoinRequest, SyncRequest
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers import authorized_operations
 from pykafkad.security.api_acls import authorized
-from pykafkad.security.authorizer import GROUP, READ
+from pykafkad.security.authorizer import DESCRIBE, GROUP, READ
 from wire.errors import ErrorCode
 from wire.messages.delete_groups_response import DeletableGroupResult, DeleteGroupsResponse
 from wire.messages.describe_groups_response import (
@@ -151,6 +151,12 @@ async def handle_describe_groups(ctx: RequestContext, req) -> DescribeGroupsResp
     out = []
     for g in groups.call(groups.coordinator.describe_groups, req.groups):
         error, message = g.error, None
+        if not authorized(ctx, GROUP, DESCRIBE, g.group_id):
+            out.append(DescribedGroup(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED,
+                                      error_message=None, group_id=g.group_id, group_state="",
+                                      protocol_type="", protocol_data="", members=[],
+                                      authorized_operations=authorized_operations.OMITTED))
+            continue
         if ctx.version >= GROUP_ID_NOT_FOUND_VERSION and not error and g.state == "Dead":
             error, message = ErrorCode.GROUP_ID_NOT_FOUND, f"Group {g.group_id} not found."
         out.append(DescribedGroup(
@@ -160,7 +166,7 @@ async def handle_describe_groups(ctx: RequestContext, req) -> DescribeGroupsResp
                 member_id=m.member_id, group_instance_id=m.group_instance_id,
                 client_id=m.client_id, client_host=m.client_host, member_metadata=m.metadata,
                 member_assignment=m.assignment) for m in g.members],
-            authorized_operations=authorized_operations.GROUP
+            authorized_operations=authorized_operations.of(ctx, GROUP, g.group_id)
             if include_ops and not error else authorized_operations.OMITTED))
     return DescribeGroupsResponse(throttle_time_ms=0, groups=out)
 

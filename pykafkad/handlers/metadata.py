@@ -168,8 +168,4 @@ def _authorize_topics(ctx: RequestContext, out: list, listed_all: bool,
 
 def cluster_ops(ctx: RequestContext) -> int:
     """The cluster's authorized operations: all of them without an authorizer."""
-    authorizer = ctx.broker.authorizer
-    if authorizer is None:
-        return authorized_operations.CLUSTER
-    return authorizer.authorized_operations(ctx.principal_name, ctx.client_host, CLUSTER,
-                                            CLUSTER_NAME)
+    return authorized_operations.of(ctx, CLUSTER, CLUSTER_NAME)

@@ -261,3 +261,53 @@ def test_kafka_acls_tool_prints_as_for_kafka(kafka_with_authorizer):
         ours = _kafka_acls_session(b.bootstrap_servers)
     assert ours[0][0] == 0 and "User:alice" in ours[1][1], ours
     assert ours == _kafka_acls_session(kafka_with_authorizer)
+
+
+def _authorized_operations_scenario(bootstrap: str) -> dict:
+    """KIP-430's authorized operations of the cluster and a topic, before and after ACLs."""
+    from confluent_kafka import TopicCollection
+
+    topic = f"authz-ops-{uuid.uuid4().hex[:8]}"
+    create_topic(bootstrap, topic)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+
+    def ops() -> tuple:
+        cluster = admin.describe_cluster(include_authorized_operations=True).result(WAIT_S)
+        [t] = admin.describe_topics(TopicCollection([topic]),
+                                    include_authorized_operations=True).values()
+        return (sorted(o.name for o in cluster.authorized_operations),
+                sorted(o.name for o in t.result(WAIT_S).authorized_operations))
+
+    out = {"open": ops()}
+    for f in admin.create_acls([
+            AclBinding(ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL,
+                       "User:ANONYMOUS", "*", AclOperation.ALL, AclPermissionType.ALLOW),
+            AclBinding(ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL,
+                       "User:ANONYMOUS", "127.0.0.1", AclOperation.ALTER_CONFIGS,
+                       AclPermissionType.DENY),
+            _binding(topic, "*", AclOperation.READ, AclPermissionType.ALLOW)]).values():
+        f.result(WAIT_S)
+    deadline = time.monotonic() + WAIT_S
+    while (got := ops()) == out["open"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    out["acls"] = got
+    for f in admin.delete_acls([AclBindingFilter(
+            ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
+            AclPermissionType.ANY)]).values():
+        f.result(WAIT_S)
+    return out
+
+
+def test_authorized_operations():
+    with run_broker(config=OPEN) as b:
+        got = _authorized_operations_scenario(b.bootstrap_servers)
+    cluster, topic = got["acls"]
+    assert "ALTER_CONFIGS" not in cluster and "ALTER" in cluster
+    assert topic == ["DESCRIBE", "READ"]
+
+
+@needs_java
+def test_authorized_operations_as_kafka(kafka_with_authorizer):
+    with run_broker(config=OPEN) as b:
+        ours = _authorized_operations_scenario(b.bootstrap_servers)
+    assert ours == _authorized_operations_scenario(kafka_with_authorizer)

@@ -311,3 +311,16 @@ def test_authorized_operations_as_kafka(kafka_with_authorizer):
     with run_broker(config=OPEN) as b:
         ours = _authorized_operations_scenario(b.bootstrap_servers)
     assert ours == _authorized_operations_scenario(kafka_with_authorizer)
+
+
+def test_kafka_python_suite_acls_test_passes():
+    """kafka-python's own test_create_describe_delete_acls (compat/client_suites.py harness)
+    against a node with the StandardAuthorizer and the client a super user."""
+    from compat.client_suites import kafka_python_suite_or_skip, run_kafka_python
+
+    kafka_python_suite_or_skip()
+    config = {"authorizer.class.name": STANDARD_AUTHORIZER, "super.users": "User:ANONYMOUS"}
+    with run_broker(config=config) as b:
+        rc, outcomes = run_kafka_python(b.bootstrap_servers,
+                                        ["test_create_describe_delete_acls"], capture=True)
+    assert outcomes == {"test_create_describe_delete_acls": "passed"}, (rc, outcomes)

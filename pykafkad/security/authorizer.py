@@ -168,14 +168,15 @@ class StandardAuthorizer:
 
     def authorize_any(self, principal: str, host: str, operation: int,
                       resource_type: int) -> bool:
-        """Whether some resource of the type may get the operation (Kafka's authorizeByResourceType,
-        used where a request may create a topic or transactional id of any name)."""
-        if principal in self.super_users:
+        """Whether some resource of the type may get the operation (Kafka's
+        authorizeByResourceType, for an idempotent producer's WRITE on any topic): first as
+        for a resource no ACL names (super users, allow.everyone.if.no.acl.found, wildcard
+        ACLs), then for each name an ACL gives."""
+        if self.authorize(principal, host, operation, resource_type, "hardcode"):
             return True
-        names = {a.resource_name for a in self.acls.values() if a.resource_type == resource_type}
-        if any(self.authorize(principal, host, operation, resource_type, n) for n in names):
-            return True
-        return not names and self.allow_everyone_if_no_acl_found
+        names = {a.resource_name for a in self.acls.values()
+                 if a.resource_type == resource_type and a.permission_type == ALLOW}
+        return any(self.authorize(principal, host, operation, resource_type, n) for n in names)
 
     def authorized_operations(self, principal: str, host: str, resource_type: int,
                               name: str) -> int:

@@ -324,3 +324,42 @@ def test_kafka_python_suite_acls_test_passes():
         rc, outcomes = run_kafka_python(b.bootstrap_servers,
                                         ["test_create_describe_delete_acls"], capture=True)
     assert outcomes == {"test_create_describe_delete_acls": "passed"}, (rc, outcomes)
+
+
+def _transactional_scenario(bootstrap: str) -> dict:
+    """init_transactions with WRITE on the transactional id denied, then allowed."""
+    txn = f"authz-tx-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+
+    def init() -> str | None:
+        p = Producer({"bootstrap.servers": bootstrap, "transactional.id": txn})
+        try:
+            p.init_transactions(WAIT_S)
+        except KafkaException as e:
+            return e.args[0].name()
+        return None
+
+    deny = AclBinding(ResourceType.TRANSACTIONAL_ID, txn, ResourcePatternType.LITERAL,
+                      "User:ANONYMOUS", "127.0.0.1", AclOperation.WRITE, AclPermissionType.DENY)
+    for f in admin.create_acls([deny]).values():
+        f.result(WAIT_S)
+    out = {"denied": _until(init, "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", "denied")}
+    for f in admin.delete_acls([AclBindingFilter(
+            ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
+            AclPermissionType.ANY)]).values():
+        f.result(WAIT_S)
+    out["allowed"] = _until(init, None, "allowed")
+    return out
+
+
+def test_transactional_id_denied_then_allowed():
+    with run_broker(config=OPEN) as b:
+        got = _transactional_scenario(b.bootstrap_servers)
+    assert got == {"denied": "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", "allowed": None}
+
+
+@needs_java
+def test_transactional_id_denied_as_kafka(kafka_with_authorizer):
+    with run_broker(config=OPEN) as b:
+        ours = _transactional_scenario(b.bootstrap_servers)
+    assert ours == _transactional_scenario(kafka_with_authorizer)

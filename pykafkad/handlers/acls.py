@@ -64,7 +64,7 @@ async def handle_describe_acls(ctx: RequestContext, req) -> DescribeAclsResponse
     """Versions 1-3 (v2 flexible, v3 USER resources)."""
     _refuse_unknown("DescribeAclsRequest", req.resource_type_filter, req.pattern_type_filter,
                     req.operation, req.permission_type)
-    authorizer = ctx.broker.authorizer
+    authorizer = getattr(ctx.broker, "authorizer", None)
     if authorizer is None:
         return DescribeAclsResponse(throttle_time_ms=0, error_code=ErrorCode.SECURITY_DISABLED,
                                     error_message=DESCRIBE_NO_AUTHORIZER, resources=[])
@@ -90,7 +90,7 @@ async def handle_create_acls(ctx: RequestContext, req) -> CreateAclsResponse:
     for c in req.creations:
         _refuse_unknown("CreateAclsRequest", c.resource_type, c.resource_pattern_type,
                         c.operation, c.permission_type)
-    authorizer = ctx.broker.authorizer
+    authorizer = getattr(ctx.broker, "authorizer", None)
     if authorizer is None:
         return CreateAclsResponse(throttle_time_ms=0, results=[
             AclCreationResult(error_code=ErrorCode.SECURITY_DISABLED,
@@ -129,7 +129,7 @@ async def handle_delete_acls(ctx: RequestContext, req) -> DeleteAclsResponse:
     for f in req.filters:
         _refuse_unknown("DeleteAclsRequest", f.resource_type_filter, f.pattern_type_filter,
                         f.operation, f.permission_type)
-    authorizer = ctx.broker.authorizer
+    authorizer = getattr(ctx.broker, "authorizer", None)
     if authorizer is None:
         return DeleteAclsResponse(throttle_time_ms=0, filter_results=[
             DeleteAclsFilterResult(error_code=ErrorCode.SECURITY_DISABLED,

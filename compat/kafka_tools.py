@@ -48,6 +48,7 @@ MAIN_CLASSES = {
     "kafka-metadata-quorum": "org.apache.kafka.tools.MetadataQuorumCommand",
     "kafka-reassign-partitions": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
     "kafka-leader-election": "org.apache.kafka.tools.LeaderElectionCommand",
+    "kafka-acls": "org.apache.kafka.tools.AclCommand",
 }
 #: tools that reach into kafka-clients' internal classes (segment files), which change from
 #: release to release: they run with the kafka-clients of their own version

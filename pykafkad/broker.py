@@ -52,6 +52,7 @@ from pykafkad.log.segment import (
 from pykafkad.producer_ids import ProducerIdManager
 from pykafkad.replica import Partition, ReplicaManager
 from pykafkad.replica.hw_checkpoint import HighWatermarkCheckpoint
+from pykafkad.security.authorizer import authorizer_from_config
 from wire.errors import ErrorCode, KafkaError
 
 log = logging.getLogger("pykafkad")
@@ -180,6 +181,8 @@ class Broker:
         self.metadata_cache = SingleNodeMetadataCache(self)
         #: a KRaft broker's ForwardingManager (admin requests go to the active controller)
         self.forwarding = None
+        #: the StandardAuthorizer when ``authorizer.class.name`` names it, else None
+        self.authorizer = authorizer_from_config(config.ignored)
         #: a KRaft broker's FindCoordinator (the leader of the key's internal partition)
         self.coordinator_locator = None
         #: a KRaft broker's AutoTopicCreationManager (topics are created by the controller)

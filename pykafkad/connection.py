@@ -180,7 +180,7 @@ class Connection:
                 f"listener {self.listener_name}")
         version = header.api_version
         ctx = RequestContext(self.broker, header, self.peer, self.listener_name,
-                             self.listener_kind)
+                             self.listener_kind, getattr(self, "principal", None))
         if not handler.min_version <= version <= handler.max_version:
             if header.api_key != API_VERSIONS_KEY:
                 raise RemoteProtocolError(

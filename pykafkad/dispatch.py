@@ -40,6 +40,18 @@ class RequestContext:
     #: the listener the request came in on (Metadata advertises that listener's endpoints)
     listener_name: str = "PLAINTEXT"
     listener_kind: ListenerKind = BROKER
+    #: the session's principal (pykafkad.security.principal.KafkaPrincipal; None: ANONYMOUS)
+    principal: Any = None
+
+    @property
+    def principal_name(self) -> str:
+        """"User:alice", as ACLs name principals."""
+        return "User:ANONYMOUS" if self.principal is None else str(self.principal)
+
+    @property
+    def client_host(self) -> str:
+        """The client's address without the port, as ACLs name hosts."""
+        return self.peer.rsplit(":", 1)[0].strip("[]")
 
     @property
     def version(self) -> int:

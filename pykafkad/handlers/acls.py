@@ -1,5 +1,10 @@
-"""DescribeAcls (key 29), CreateAcls (30) and DeleteAcls (31): pykafkad has no authorizer, so
-it answers them as Apache Kafka 4.4.0 does when ``authorizer.class.name`` is unset.
+"""DescribeAcls (key 29), CreateAcls (30) and DeleteAcls (31).
+
+With ``authorizer.class.name`` set to Kafka's StandardAuthorizer they read and change the
+node's ACLs as AccessControlEntryRecord / RemoveAccessControlEntryRecord (what Kafka's
+controller writes to the metadata log; a single node applies them to its authorizer).
+Without an authorizer they answer as Apache Kafka 4.4.0 does when ``authorizer.class.name``
+is unset:
 
 Kafka advertises the three APIs (versions 1-3, on broker and controller listeners) even then,
 and answers SECURITY_DISABLED: clients and tools (kafka-acls, AdminClient.describeAcls)
@@ -13,11 +18,30 @@ broker gives it itself.)
 
 from __future__ import annotations
 
+import uuid
+
 from pykafkad.dispatch import BROKER, CONTROLLER, RequestContext, handles
+from pykafkad.security.api_acls import authorized
+from pykafkad.security.authorizer import (
+    ALTER,
+    CLUSTER,
+    DESCRIBE,
+    AclValidationError,
+    validate_new_acl,
+)
 from wire.errors import ErrorCode, RemoteProtocolError
 from wire.messages.create_acls_response import AclCreationResult, CreateAclsResponse
-from wire.messages.delete_acls_response import DeleteAclsFilterResult, DeleteAclsResponse
-from wire.messages.describe_acls_response import DescribeAclsResponse
+from wire.messages.delete_acls_response import (
+    DeleteAclsFilterResult,
+    DeleteAclsMatchingAcl,
+    DeleteAclsResponse,
+)
+from wire.messages.describe_acls_response import (
+    AclDescription,
+    DescribeAclsResource,
+    DescribeAclsResponse,
+)
+from wire.metadata.access_control_entry_record import AccessControlEntryRecord
 
 #: the code every ACL enum (ResourceType, PatternType, AclOperation, AclPermissionType) uses
 #: for UNKNOWN
@@ -26,6 +50,8 @@ UNKNOWN = 0
 #: Kafka's messages: DescribeAcls' differs from the other two
 DESCRIBE_NO_AUTHORIZER = "No Authorizer is configured on the broker"
 NO_AUTHORIZER = "No Authorizer is configured."
+#: Kafka's ClusterAuthorizationException message for the ACL APIs
+CLUSTER_DENIED = "Cluster authorization failed."
 
 
 def _refuse_unknown(api: str, *codes: int) -> None:
@@ -38,8 +64,24 @@ async def handle_describe_acls(ctx: RequestContext, req) -> DescribeAclsResponse
     """Versions 1-3 (v2 flexible, v3 USER resources)."""
     _refuse_unknown("DescribeAclsRequest", req.resource_type_filter, req.pattern_type_filter,
                     req.operation, req.permission_type)
-    return DescribeAclsResponse(throttle_time_ms=0, error_code=ErrorCode.SECURITY_DISABLED,
-                                error_message=DESCRIBE_NO_AUTHORIZER, resources=[])
+    authorizer = getattr(ctx.broker, "authorizer", None)
+    if authorizer is None:
+        return DescribeAclsResponse(throttle_time_ms=0, error_code=ErrorCode.SECURITY_DISABLED,
+                                    error_message=DESCRIBE_NO_AUTHORIZER, resources=[])
+    if not authorized(ctx, CLUSTER, DESCRIBE):
+        return DescribeAclsResponse(
+            throttle_time_ms=0, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+            error_message=CLUSTER_DENIED, resources=[])
+    by_resource: dict[tuple, list[AclDescription]] = {}
+    for a in authorizer.matching(req):
+        by_resource.setdefault((a.resource_type, a.resource_name, a.pattern_type), []).append(
+            AclDescription(principal=a.principal, host=a.host, operation=a.operation,
+                           permission_type=a.permission_type))
+    return DescribeAclsResponse(
+        throttle_time_ms=0, error_code=0, error_message=None, resources=[
+            DescribeAclsResource(resource_type=rt, resource_name=name, pattern_type=pt,
+                                 acls=acls)
+            for (rt, name, pt), acls in by_resource.items()])
 
 
 @handles(30, 1, 3, listeners=(BROKER, CONTROLLER))
@@ -48,9 +90,37 @@ async def handle_create_acls(ctx: RequestContext, req) -> CreateAclsResponse:
     for c in req.creations:
         _refuse_unknown("CreateAclsRequest", c.resource_type, c.resource_pattern_type,
                         c.operation, c.permission_type)
-    return CreateAclsResponse(throttle_time_ms=0, results=[
-        AclCreationResult(error_code=ErrorCode.SECURITY_DISABLED, error_message=NO_AUTHORIZER)
-        for _ in req.creations])
+    authorizer = getattr(ctx.broker, "authorizer", None)
+    if authorizer is None:
+        return CreateAclsResponse(throttle_time_ms=0, results=[
+            AclCreationResult(error_code=ErrorCode.SECURITY_DISABLED,
+                              error_message=NO_AUTHORIZER)
+            for _ in req.creations])
+    if not authorized(ctx, CLUSTER, ALTER):
+        return CreateAclsResponse(throttle_time_ms=0, results=[
+            AclCreationResult(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                              error_message=CLUSTER_DENIED) for _ in req.creations])
+    return CreateAclsResponse(throttle_time_ms=0,
+                              results=[_create(authorizer, c) for c in req.creations])
+
+
+def _create(authorizer, c) -> AclCreationResult:
+    try:
+        validate_new_acl(c.resource_type, c.resource_name, c.resource_pattern_type, c.principal,
+                         c.operation, c.permission_type)
+    except AclValidationError as e:
+        return AclCreationResult(error_code=ErrorCode.INVALID_REQUEST, error_message=str(e))
+    fields = (c.resource_type, c.resource_name, c.resource_pattern_type, c.principal, c.host,
+              c.operation, c.permission_type)
+    if not any(_fields(a) == fields for a in authorizer.acls.values()):
+        # the controller's record; an ACL that exists already is not written twice
+        authorizer.replay(AccessControlEntryRecord(uuid.uuid4().bytes, *fields))
+    return AclCreationResult(error_code=0, error_message=None)
+
+
+def _fields(a) -> tuple:
+    return (a.resource_type, a.resource_name, a.pattern_type, a.principal, a.host,
+            a.operation, a.permission_type)
 
 
 @handles(31, 1, 3, listeners=(BROKER, CONTROLLER))
@@ -59,7 +129,25 @@ async def handle_delete_acls(ctx: RequestContext, req) -> DeleteAclsResponse:
     for f in req.filters:
         _refuse_unknown("DeleteAclsRequest", f.resource_type_filter, f.pattern_type_filter,
                         f.operation, f.permission_type)
-    return DeleteAclsResponse(throttle_time_ms=0, filter_results=[
-        DeleteAclsFilterResult(error_code=ErrorCode.SECURITY_DISABLED,
-                               error_message=NO_AUTHORIZER, matching_acls=[])
-        for _ in req.filters])
+    authorizer = getattr(ctx.broker, "authorizer", None)
+    if authorizer is None:
+        return DeleteAclsResponse(throttle_time_ms=0, filter_results=[
+            DeleteAclsFilterResult(error_code=ErrorCode.SECURITY_DISABLED,
+                                   error_message=NO_AUTHORIZER, matching_acls=[])
+            for _ in req.filters])
+    if not authorized(ctx, CLUSTER, ALTER):
+        return DeleteAclsResponse(throttle_time_ms=0, filter_results=[
+            DeleteAclsFilterResult(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                                   error_message=CLUSTER_DENIED, matching_acls=[])
+            for _ in req.filters])
+    results = []
+    for f in req.filters:
+        matched = list(authorizer.matching(f))
+        for a in matched:  # RemoveAccessControlEntryRecord(id)
+            authorizer.remove(a.id)
+        results.append(DeleteAclsFilterResult(error_code=0, error_message=None, matching_acls=[
+            DeleteAclsMatchingAcl(error_code=0, error_message=None, resource_type=a.resource_type,
+                                  resource_name=a.resource_name, pattern_type=a.pattern_type,
+                                  principal=a.principal, host=a.host, operation=a.operation,
+                                  permission_type=a.permission_type) for a in matched]))
+    return DeleteAclsResponse(throttle_time_ms=0, filter_results=results)

@@ -6,6 +6,8 @@ from collections import Counter
 
 from pykafkad.config import describe_topic_configs
 from pykafkad.dispatch import RequestContext, handles
+from pykafkad.security.api_acls import authorized
+from pykafkad.security.authorizer import CLUSTER, CREATE, DELETE, TOPIC
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.create_partitions_response import (
     CreatePartitionsResponse,
@@ -101,6 +103,10 @@ def _plan_topic(broker, t, duplicated: bool) -> tuple[int, int, dict[str, str]]:
     return num_partitions, rf, configs
 
 
+#: the controller's message for a topic the principal may not create
+AUTH_FAILED = "Authorization failed."
+
+
 @handles(19, 2, 7)
 async def handle_create_topics(ctx: RequestContext, req) -> CreateTopicsResponse:
     """Versions 0-7.  -1 partitions / replication factor take the broker defaults (v4+).
@@ -126,7 +132,11 @@ async def handle_create_topics(ctx: RequestContext, req) -> CreateTopicsResponse
         _fail_all(results, TOO_MANY_PARTITIONS)
         return response
     plans = []
+    may_create_any = authorized(ctx, CLUSTER, CREATE)
     for t, res in zip(req.topics, results, strict=True):
+        if not may_create_any and not authorized(ctx, TOPIC, CREATE, t.name):
+            res.error_code, res.error_message = ErrorCode.TOPIC_AUTHORIZATION_FAILED, AUTH_FAILED
+            continue
         try:
             plans.append((t, res, *_plan_topic(broker, t, names[t.name] > 1)))
         except KafkaError as e:
@@ -173,6 +183,9 @@ async def handle_delete_topics(ctx: RequestContext, req) -> DeleteTopicsResponse
                 res.error_code = ErrorCode.UNKNOWN_TOPIC_ID
                 continue
             res.name = name = topic.name
+        if not authorized(ctx, TOPIC, DELETE, name):
+            res.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            continue
         names.append((res, name))
     deleted = broker.delete_topics([name for _, name in names])
     for (res, name), outcome in zip(names, deleted, strict=True):

@@ -19,3 +19,19 @@ TOPIC = _bits(READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, AL
 GROUP = _bits(READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS)
 CLUSTER = _bits(CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS,
                 IDEMPOTENT_WRITE)
+
+_ALL_BY_TYPE = {2: TOPIC, 3: GROUP, 4: CLUSTER}
+
+
+def of(ctx, resource_type: int, name: str) -> int:
+    """The request principal's bit field for a resource: every supported operation without an
+    authorizer; with one, those the ACLs allow, and 0 when DESCRIBE itself is denied (Kafka
+    computes them only for a resource the principal may describe)."""
+    authorizer = ctx.broker.authorizer
+    if authorizer is None:
+        return _ALL_BY_TYPE[resource_type]
+    if not authorizer.authorize(ctx.principal_name, ctx.client_host, DESCRIBE, resource_type,
+                                name):
+        return 0
+    return authorizer.authorized_operations(ctx.principal_name, ctx.client_host, resource_type,
+                                            name)

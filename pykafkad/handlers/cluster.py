@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pykafkad.dispatch import RequestContext, handles
-from pykafkad.handlers import describe_cluster
+from pykafkad.handlers import authorized_operations, describe_cluster
+from pykafkad.security.api_acls import authorized
+from pykafkad.security.authorizer import CLUSTER, CLUSTER_NAME, DESCRIBE, GROUP, TRANSACTIONAL_ID
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.describe_cluster_response import DescribeClusterResponse
 from wire.messages.find_coordinator_response import Coordinator, FindCoordinatorResponse
@@ -29,7 +31,8 @@ async def handle_describe_cluster(ctx: RequestContext, req) -> DescribeClusterRe
     return describe_cluster.described(
         req, describe_cluster.BROKER_ENDPOINT, ctx.broker.cluster_id,
         cache.controller_id(ctx.listener_name),
-        [(n.node_id, n.host, n.port, n.rack, fenced) for n, fenced in nodes])
+        [(n.node_id, n.host, n.port, n.rack, fenced) for n, fenced in nodes],
+        authorized_operations.of(ctx, CLUSTER, CLUSTER_NAME))
 
 
 @handles(10, 0, 6)
@@ -44,6 +47,12 @@ async def handle_find_coordinator(ctx: RequestContext, req) -> FindCoordinatorRe
     coordinator_of: dict[str, object] = {}
 
     def answer(key: str) -> tuple[int, str | None]:
+        if req.key_type == GROUP_KEY_TYPE and not authorized(ctx, GROUP, DESCRIBE, key):
+            return ErrorCode.GROUP_AUTHORIZATION_FAILED, "Group authorization failed."
+        if req.key_type == TRANSACTION_KEY_TYPE and not authorized(
+                ctx, TRANSACTIONAL_ID, DESCRIBE, key):
+            return (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                    "Transactional Id authorization failed.")
         if locator is not None and req.key_type in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
             # a KRaft broker: the leader of the key's internal-topic partition
             topic = "__consumer_offsets" if req.key_type == GROUP_KEY_TYPE else "__transaction_state"

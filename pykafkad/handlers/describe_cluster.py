@@ -31,7 +31,8 @@ def endpoint_error(version: int, req, served: int) -> DescribeClusterResponse | 
 
 
 def described(req, served: int, cluster_id: str, controller_id: int,
-              nodes: list[tuple[int, str, int, str | None, bool]]) -> DescribeClusterResponse:
+              nodes: list[tuple[int, str, int, str | None, bool]],
+              cluster_ops: int = authorized_operations.CLUSTER) -> DescribeClusterResponse:
     """The answer listing ``nodes`` (id, host, port, rack, fenced)."""
     ids = {n[0] for n in nodes}
     return DescribeClusterResponse(
@@ -39,5 +40,5 @@ def described(req, served: int, cluster_id: str, controller_id: int,
         cluster_id=cluster_id, controller_id=controller_id if controller_id in ids else -1,
         brokers=[DescribeClusterBroker(broker_id=i, host=h, port=p, rack=r, is_fenced=f)
                  for i, h, p, r, f in nodes],
-        cluster_authorized_operations=authorized_operations.CLUSTER
+        cluster_authorized_operations=cluster_ops
         if req.include_cluster_authorized_operations else authorized_operations.OMITTED)

@@ -11,6 +11,8 @@ import trio
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.fetch_sessions import FetchSessionCache, SessionContext
 from pykafkad.replica.partition import HIGH_WATERMARK, LOG_END, TXN_COMMITTED
+from pykafkad.security.api_acls import authorized
+from pykafkad.security.authorizer import CLUSTER, CLUSTER_ACTION, READ, TOPIC
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.fetch_response import (
     AbortedTransaction,
@@ -50,7 +52,7 @@ class FetchParams:
     """The request-wide part of a fetch (Kafka's FetchParams)."""
 
     __slots__ = ("replica_id", "replica_epoch", "isolation", "uses_ids", "max_bytes", "details",
-                 "update_fetch_state", "fetch_only_leader")
+                 "update_fetch_state", "fetch_only_leader", "denied")
 
     def __init__(self, replica_id: int, replica_epoch: int, read_committed: bool,
                  uses_ids: bool, max_bytes: int, details: dict, version: int):
@@ -66,6 +68,8 @@ class FetchParams:
         self.update_fetch_state = True
         #: KIP-392: a consumer that sends client metadata (v11+) may read from a follower
         self.fetch_only_leader = replica_id >= 0 or version < RACK_AWARE_VERSION
+        #: topic keys the principal may not READ (TOPIC_AUTHORIZATION_FAILED)
+        self.denied: frozenset = frozenset()
 
     @property
     def is_from_follower(self) -> bool:
@@ -78,6 +82,9 @@ def _read_one(broker, params: FetchParams, res: PartitionRead, topic, fetch_offs
     follower its new position (which may move the ISR and the HW)."""
     current_epoch, last_fetched_epoch, follower_start = params.details.get(
         (res.key, res.partition), (-1, -1, -1))
+    if res.key in params.denied:
+        res.error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        return
     if topic is None:
         res.error = (ErrorCode.UNKNOWN_TOPIC_ID if params.uses_ids
                      else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
@@ -135,6 +142,18 @@ def read_partitions(
     return out, total, any_error
 
 
+def _unreadable(ctx: RequestContext, keys: set, uses_ids: bool) -> frozenset:
+    """The fetched topics a consumer may not READ (an unknown id: by its null name)."""
+    by_id = ctx.broker.topics.by_id
+    denied = set()
+    for key in keys:
+        topic = by_id.get(key) if uses_ids else None
+        name = topic.name if topic is not None else (None if uses_ids else key)
+        if name is not None and not authorized(ctx, TOPIC, READ, name):
+            denied.add(key)
+    return frozenset(denied)
+
+
 @handles(API_KEY, 4, 18)
 async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
     """Versions 4-18 (Kafka 4 closes the connection on 0-3; v18 only adds a follower's high
@@ -180,6 +199,12 @@ async def handle_fetch(ctx: RequestContext, req) -> FetchResponse:
     read_committed = req.isolation_level == READ_COMMITTED
     params = FetchParams(
         replica_id, replica_epoch, read_committed, uses_ids, max_bytes, details, v)
+    if broker.authorizer is not None:
+        if replica_id >= 0 and not authorized(ctx, CLUSTER, CLUSTER_ACTION):
+            return FetchResponse(throttle_time_ms=0,
+                                 error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, session_id=0)
+        if replica_id < 0:
+            params.denied = _unreadable(ctx, {r[0] for r in sctx.partitions}, uses_ids)
     deadline = trio.current_time() + max(req.max_wait_ms, 0) / 1000
     while True:
         reads, total, any_error = read_partitions(broker, sctx, params)

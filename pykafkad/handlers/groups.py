@@ -11,6 +11,8 @@ from __future__ import annotations
 from pykafkad.coordinator.membership import JoinRequest, SyncRequest
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers import authorized_operations
+from pykafkad.security.api_acls import authorized
+from pykafkad.security.authorizer import DESCRIBE, GROUP, READ
 from wire.errors import ErrorCode
 from wire.messages.delete_groups_response import DeletableGroupResult, DeleteGroupsResponse
 from wire.messages.describe_groups_response import (
@@ -41,6 +43,11 @@ async def handle_join_group(ctx: RequestContext, req) -> JoinGroupResponse:
     (group.instance.id, KIP-345); v7+ nullable protocol type/name; v9 skip_assignment for a
     static leader rejoining a stable group (KIP-814)."""
     v = ctx.version
+    if not authorized(ctx, GROUP, READ, req.group_id):
+        return JoinGroupResponse(
+            throttle_time_ms=0, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, generation_id=-1,
+            protocol_type=None, protocol_name="" if v < 7 else None, leader="", member_id="",
+            members=[])
     result = await ctx.broker.groups.join_group(JoinRequest(
         group_id=req.group_id,
         member_id=req.member_id,
@@ -81,6 +88,9 @@ async def handle_sync_group(ctx: RequestContext, req) -> SyncGroupResponse:
     if v >= 5 and (req.protocol_type is None or req.protocol_name is None):
         return SyncGroupResponse(throttle_time_ms=0,
                                  error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL, assignment=b"")
+    if not authorized(ctx, GROUP, READ, req.group_id):
+        return SyncGroupResponse(throttle_time_ms=0,
+                                 error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, assignment=b"")
     result = await ctx.broker.groups.sync_group(SyncRequest(
         group_id=req.group_id,
         generation_id=req.generation_id,
@@ -98,6 +108,8 @@ async def handle_sync_group(ctx: RequestContext, req) -> SyncGroupResponse:
 @handles(12, 0, 4)
 async def handle_heartbeat(ctx: RequestContext, req) -> HeartbeatResponse:
     """Versions 0-4 (v3+ group instance id).  REBALANCE_IN_PROGRESS tells the member to rejoin."""
+    if not authorized(ctx, GROUP, READ, req.group_id):
+        return HeartbeatResponse(throttle_time_ms=0, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     groups = ctx.broker.groups
     error = groups.call(groups.coordinator.heartbeat, req.group_id, req.member_id,
                         req.group_instance_id if ctx.version >= 3 else None, req.generation_id)
@@ -109,6 +121,9 @@ async def handle_leave_group(ctx: RequestContext, req) -> LeaveGroupResponse:
     """Versions 0-5: one member_id (v0-2) or a batch of members (v3+, KIP-345), which may name a
     static member by group instance id alone (administrative removal)."""
     v = ctx.version
+    if not authorized(ctx, GROUP, READ, req.group_id):
+        return LeaveGroupResponse(throttle_time_ms=0,
+                                  error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, members=[])
     if v >= 3:
         members = [(m.member_id, m.group_instance_id, m.reason if v >= 5 else None)
                    for m in req.members]
@@ -136,6 +151,12 @@ async def handle_describe_groups(ctx: RequestContext, req) -> DescribeGroupsResp
     out = []
     for g in groups.call(groups.coordinator.describe_groups, req.groups):
         error, message = g.error, None
+        if not authorized(ctx, GROUP, DESCRIBE, g.group_id):
+            out.append(DescribedGroup(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED,
+                                      error_message=None, group_id=g.group_id, group_state="",
+                                      protocol_type="", protocol_data="", members=[],
+                                      authorized_operations=authorized_operations.OMITTED))
+            continue
         if ctx.version >= GROUP_ID_NOT_FOUND_VERSION and not error and g.state == "Dead":
             error, message = ErrorCode.GROUP_ID_NOT_FOUND, f"Group {g.group_id} not found."
         out.append(DescribedGroup(
@@ -145,7 +166,7 @@ async def handle_describe_groups(ctx: RequestContext, req) -> DescribeGroupsResp
                 member_id=m.member_id, group_instance_id=m.group_instance_id,
                 client_id=m.client_id, client_host=m.client_host, member_metadata=m.metadata,
                 member_assignment=m.assignment) for m in g.members],
-            authorized_operations=authorized_operations.GROUP
+            authorized_operations=authorized_operations.of(ctx, GROUP, g.group_id)
             if include_ops and not error else authorized_operations.OMITTED))
     return DescribeGroupsResponse(throttle_time_ms=0, groups=out)
 

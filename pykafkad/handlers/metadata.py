@@ -5,6 +5,8 @@ from __future__ import annotations
 from pykafkad.cluster import validate_topic_name
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers import authorized_operations
+from pykafkad.security.api_acls import authorized
+from pykafkad.security.authorizer import CLUSTER, CLUSTER_NAME, CREATE, DESCRIBE, TOPIC
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.metadata_response import (
     MetadataResponse,
@@ -89,6 +91,12 @@ def _topics_by_name(broker, req, node_id: int, allow_auto: bool, ops: int) -> li
     return found + rest
 
 
+def _may_create(ctx: RequestContext, req) -> bool:
+    """Auto-creation needs CREATE on the cluster or on every topic to create."""
+    return authorized(ctx, CLUSTER, CREATE) or all(
+        authorized(ctx, TOPIC, CREATE, t.name or "") for t in req.topics)
+
+
 @handles(API_KEY, 0, 13)
 async def handle_metadata(ctx: RequestContext, req) -> MetadataResponse:
     """Versions 0-13 (v13 adds a top-level ``error_code``, only ever set by Kafka to ask a
@@ -119,7 +127,11 @@ async def handle_metadata(ctx: RequestContext, req) -> MetadataResponse:
             out = _topics_by_id(broker, req, ep.node_id, ops)
     else:
         allow_auto = req.allow_auto_topic_creation if v >= 4 else True
+        if broker.authorizer is not None and allow_auto:
+            allow_auto = _may_create(ctx, req)
         out = _topics_by_name(broker, req, ep.node_id, allow_auto, ops)
+    if broker.authorizer is not None:
+        out = _authorize_topics(ctx, out, all_topics, ops != authorized_operations.OMITTED)
     return MetadataResponse(
         throttle_time_ms=0,
         brokers=[MetadataResponseBroker(n.node_id, n.host, n.port, n.rack)
@@ -127,7 +139,33 @@ async def handle_metadata(ctx: RequestContext, req) -> MetadataResponse:
         cluster_id=broker.cluster_id,
         controller_id=broker.metadata_cache.controller_id(ctx.listener_name),
         topics=out,
-        cluster_authorized_operations=authorized_operations.CLUSTER
-        if 8 <= v <= 10 and req.include_cluster_authorized_operations
-        else authorized_operations.OMITTED,
+        cluster_authorized_operations=(
+            cluster_ops(ctx) if 8 <= v <= 10 and req.include_cluster_authorized_operations
+            else authorized_operations.OMITTED),
     )
+
+
+def _authorize_topics(ctx: RequestContext, out: list, listed_all: bool,
+                      ops_requested: bool) -> list:
+    """With an authorizer: topics without DESCRIBE are left out of an all-topics answer and
+    answered TOPIC_AUTHORIZATION_FAILED when named, as Kafka does; the authorized operations
+    are the principal's."""
+    authorizer = ctx.broker.authorizer
+    kept = []
+    for t in out:
+        name = t.name or ""
+        if not authorized(ctx, TOPIC, DESCRIBE, name):
+            if listed_all:
+                continue
+            t = _error_topic(ErrorCode.TOPIC_AUTHORIZATION_FAILED, t.name,
+                             t.topic_authorized_operations)
+        elif ops_requested:
+            t.topic_authorized_operations = authorizer.authorized_operations(
+                ctx.principal_name, ctx.client_host, TOPIC, name)
+        kept.append(t)
+    return kept
+
+
+def cluster_ops(ctx: RequestContext) -> int:
+    """The cluster's authorized operations: all of them without an authorizer."""
+    return authorized_operations.of(ctx, CLUSTER, CLUSTER_NAME)

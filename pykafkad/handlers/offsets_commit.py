@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pykafkad.coordinator.coordinator import CommitPartition, CommitRequest, FetchedOffset
 from pykafkad.dispatch import RequestContext, handles
+from pykafkad.security.api_acls import authorized
+from pykafkad.security.authorizer import GROUP, READ, TOPIC
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.offset_commit_response import (
     OffsetCommitResponse,
@@ -58,11 +60,18 @@ async def handle_offset_commit(ctx: RequestContext, req) -> OffsetCommitResponse
     errors: dict[tuple[str, int], int] = {}
     wanted: list[CommitPartition] = []
     names = []
+    group_denied = not authorized(ctx, GROUP, READ, req.group_id)
     for t in req.topics:
         name = _topic_name(broker, t.topic_id) if uses_ids else t.name
         names.append(name)
+        denied = (ErrorCode.GROUP_AUTHORIZATION_FAILED if group_denied
+                  else 0 if name is None or authorized(ctx, TOPIC, READ, name)
+                  else ErrorCode.TOPIC_AUTHORIZATION_FAILED)
         for p in t.partitions:
             if name is None:
+                continue
+            if denied:
+                errors[(name, p.partition_index)] = denied
                 continue
             if not _partition_known(broker, name, p.partition_index):
                 errors[(name, p.partition_index)] = UNKNOWN

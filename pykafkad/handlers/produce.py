@@ -10,6 +10,8 @@ import trio
 
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.log.errors import KafkaStorageError, LogError, RecordValidationError
+from pykafkad.security.api_acls import authorized
+from pykafkad.security.authorizer import TOPIC, TRANSACTIONAL_ID, WRITE
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.produce_response import (
     BatchIndexAndErrorMessage,
@@ -36,6 +38,19 @@ def _error(index: int, code: int, message: str | None = None) -> PartitionProduc
     return PartitionProduceResponse(
         index=index, error_code=code, base_offset=-1, log_append_time_ms=-1,
         log_start_offset=-1, record_errors=[], error_message=message)
+
+
+def _denied(ctx: RequestContext, txn_id: str | None, topic: str | None) -> int:
+    """Kafka's Produce authorization: WRITE on the transactional id (every partition of a
+    denied transactional request gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED), then WRITE on
+    each topic; 0 when allowed."""
+    if ctx.broker.authorizer is None:
+        return 0
+    if txn_id is not None and not authorized(ctx, TRANSACTIONAL_ID, WRITE, txn_id):
+        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    if not authorized(ctx, TOPIC, WRITE, topic or ""):
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    return 0
 
 
 def _transaction_verifier(broker, topic: str, partition: int):
@@ -98,10 +113,14 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
             topic = broker.topics.get(td.name)
             unknown = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         name = topic.name if topic is not None else td.name
+        denied = _denied(ctx, txn_id, name)
         parts = []
         for pd in td.partition_data:
             if acks not in (-1, 0, 1):
                 parts.append(_error(pd.index, ErrorCode.INVALID_REQUIRED_ACKS))
+                continue
+            if denied:
+                parts.append(_error(pd.index, denied))
                 continue
             if topic is None:
                 parts.append(_error(pd.index, unknown))

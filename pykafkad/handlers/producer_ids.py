@@ -4,11 +4,28 @@ from __future__ import annotations
 
 from pykafkad.coordinator.rebalance import append_error
 from pykafkad.dispatch import RequestContext, handles
+from pykafkad.security.api_acls import authorized
+from pykafkad.security.authorizer import CLUSTER, IDEMPOTENT_WRITE, TOPIC, TRANSACTIONAL_ID, WRITE
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.init_producer_id_response import InitProducerIdResponse
 
 #: PRODUCER_FENCED exists from InitProducerId v4 on; older clients get INVALID_PRODUCER_EPOCH
 PRODUCER_FENCED_VERSION = 4
+
+
+def _denied(ctx: RequestContext, transactional_id: str | None) -> int:
+    """Kafka's checks: WRITE on the transactional id; for an idempotent producer
+    IDEMPOTENT_WRITE on the cluster or WRITE on some topic (KIP-679).  0 when allowed."""
+    authorizer = ctx.broker.authorizer
+    if authorizer is None:
+        return 0
+    if transactional_id is not None:
+        return (0 if authorized(ctx, TRANSACTIONAL_ID, WRITE, transactional_id)
+                else ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if authorized(ctx, CLUSTER, IDEMPOTENT_WRITE) or authorizer.authorize_any(
+            ctx.principal_name, ctx.client_host, WRITE, TOPIC):
+        return 0
+    return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
 
 
 @handles(22, 0, 5)
@@ -19,6 +36,10 @@ async def handle_init_producer_id(ctx: RequestContext, req) -> InitProducerIdRes
     bumped epoch (fencing the previous instance) on re-init, CONCURRENT_TRANSACTIONS while it
     aborts an open transaction, PRODUCER_FENCED (v0-3: INVALID_PRODUCER_EPOCH) for a stale
     id/epoch."""
+    denied = _denied(ctx, req.transactional_id)
+    if denied:
+        return InitProducerIdResponse(
+            throttle_time_ms=0, error_code=denied, producer_id=-1, producer_epoch=-1)
     if req.transactional_id is None:
         try:
             pid = ctx.broker.producer_ids.next_id()

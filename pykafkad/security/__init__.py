@@ -1,3 +1,3 @@
-"""Authentication for listeners: TLS (SSL, SASL_SSL) and SASL (SASL_PLAINTEXT, SASL_SSL), as
-Kafka configures and speaks them.  The authorizer lives elsewhere; it reads the principal set
-here on each connection."""
+"""Who a connection is and what it may do: TLS (SSL, SASL_SSL) and SASL (SASL_PLAINTEXT,
+SASL_SSL) authentication as Kafka configures and speaks them, which set each connection's
+principal, and the authorizer that reads it."""

@@ -1,4 +1,5 @@
-"""The authenticated identity of a connection, shared with the authorizer and quotas."""
+"""The authenticated identity of a connection (Kafka's KafkaPrincipal: what ACLs name,
+"User:alice"), shared by the authorizer and quotas."""
 
 from __future__ import annotations
 
@@ -14,4 +15,5 @@ class KafkaPrincipal:
         return f"{self.principal_type}:{self.name}"
 
 
+#: the principal of an unauthenticated (PLAINTEXT) connection
 ANONYMOUS = KafkaPrincipal("User", "ANONYMOUS")

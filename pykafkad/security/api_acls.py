@@ -1,0 +1,126 @@
+"""The one table of which operation on which resource each API needs (Kafka 4.4's KafkaApis,
+ControllerApis and AuthHelper), and the helper handlers check it through.
+
+Every API a listener serves has a row (tests/security/test_api_acls.py walks the registry),
+so a new API cannot be served without saying what it needs.  A row lists its checks in the
+order Kafka makes them; ``CLUSTER_ONLY`` rows are checked against the one cluster resource.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pykafkad.security.authorizer import (
+    ALTER,
+    ALTER_CONFIGS,
+    CLUSTER,
+    CLUSTER_ACTION,
+    CLUSTER_NAME,
+    CREATE,
+    DELETE,
+    DESCRIBE,
+    DESCRIBE_CONFIGS,
+    GROUP,
+    IDEMPOTENT_WRITE,
+    READ,
+    TOPIC,
+    TRANSACTIONAL_ID,
+    WRITE,
+)
+
+
+@dataclass(frozen=True)
+class Check:
+    resource_type: int
+    operation: int
+    #: when Kafka makes it (empty: always)
+    when: str = ""
+
+
+def _c(rt: int, op: int, when: str = "") -> Check:
+    return Check(rt, op, when)
+
+
+#: api key -> the checks Kafka makes for it (empty tuple: none, e.g. ApiVersions)
+API_ACLS: dict[int, tuple[Check, ...]] = {
+    0: (_c(TRANSACTIONAL_ID, WRITE, "transactional"), _c(TOPIC, WRITE)),  # Produce
+    1: (_c(CLUSTER, CLUSTER_ACTION, "follower"), _c(TOPIC, READ, "consumer")),  # Fetch
+    2: (_c(TOPIC, DESCRIBE),),  # ListOffsets
+    3: (_c(TOPIC, DESCRIBE), _c(CLUSTER, CREATE, "auto-create"),
+        _c(TOPIC, CREATE, "auto-create without CREATE on the cluster")),  # Metadata
+    8: (_c(GROUP, READ), _c(TOPIC, READ)),  # OffsetCommit
+    9: (_c(GROUP, DESCRIBE), _c(TOPIC, DESCRIBE)),  # OffsetFetch
+    10: (_c(GROUP, DESCRIBE, "group key"), _c(TRANSACTIONAL_ID, DESCRIBE, "txn key")),
+    11: (_c(GROUP, READ),),  # JoinGroup
+    12: (_c(GROUP, READ),),  # Heartbeat
+    13: (_c(GROUP, READ),),  # LeaveGroup
+    14: (_c(GROUP, READ),),  # SyncGroup
+    15: (_c(GROUP, DESCRIBE),),  # DescribeGroups
+    16: (_c(CLUSTER, DESCRIBE, "else groups filtered by DESCRIBE"), _c(GROUP, DESCRIBE)),
+    18: (),  # ApiVersions
+    19: (_c(CLUSTER, CREATE), _c(TOPIC, CREATE, "without CREATE on the cluster"),
+         _c(TOPIC, DESCRIBE_CONFIGS)),  # CreateTopics
+    20: (_c(TOPIC, DELETE), _c(TOPIC, DESCRIBE, "unknown topic")),  # DeleteTopics
+    21: (_c(TOPIC, DELETE),),  # DeleteRecords
+    22: (_c(TRANSACTIONAL_ID, WRITE, "transactional"),
+         _c(CLUSTER, IDEMPOTENT_WRITE, "idempotent, else WRITE on some topic")),
+    23: (_c(CLUSTER, CLUSTER_ACTION, "follower"), _c(TOPIC, DESCRIBE)),
+    24: (_c(TRANSACTIONAL_ID, WRITE, "v3-"), _c(TOPIC, WRITE, "v3-"),
+         _c(CLUSTER, CLUSTER_ACTION, "v4+ verify-only batches")),  # AddPartitionsToTxn
+    25: (_c(TRANSACTIONAL_ID, WRITE), _c(GROUP, READ)),  # AddOffsetsToTxn
+    26: (_c(TRANSACTIONAL_ID, WRITE),),  # EndTxn
+    27: (_c(CLUSTER, CLUSTER_ACTION),),  # WriteTxnMarkers
+    28: (_c(TRANSACTIONAL_ID, WRITE), _c(GROUP, READ), _c(TOPIC, READ)),  # TxnOffsetCommit
+    29: (_c(CLUSTER, DESCRIBE),),  # DescribeAcls
+    30: (_c(CLUSTER, ALTER),),  # CreateAcls
+    31: (_c(CLUSTER, ALTER),),  # DeleteAcls
+    32: (_c(CLUSTER, DESCRIBE_CONFIGS, "broker, broker logger"), _c(TOPIC, DESCRIBE_CONFIGS),
+         _c(GROUP, DESCRIBE_CONFIGS)),  # DescribeConfigs
+    33: (_c(CLUSTER, ALTER_CONFIGS, "broker"), _c(TOPIC, ALTER_CONFIGS),
+         _c(GROUP, ALTER_CONFIGS)),  # AlterConfigs
+    34: (_c(CLUSTER, ALTER),),  # AlterReplicaLogDirs
+    35: (_c(CLUSTER, DESCRIBE),),  # DescribeLogDirs
+    37: (_c(TOPIC, ALTER),),  # CreatePartitions
+    42: (_c(GROUP, DELETE),),  # DeleteGroups
+    43: (_c(CLUSTER, ALTER),),  # ElectLeaders
+    44: (_c(CLUSTER, ALTER_CONFIGS, "broker"), _c(TOPIC, ALTER_CONFIGS),
+         _c(GROUP, ALTER_CONFIGS)),  # IncrementalAlterConfigs
+    45: (_c(CLUSTER, ALTER),),  # AlterPartitionReassignments
+    46: (_c(CLUSTER, DESCRIBE),),  # ListPartitionReassignments
+    47: (_c(GROUP, DELETE), _c(TOPIC, READ)),  # OffsetDelete
+    52: (_c(CLUSTER, CLUSTER_ACTION),),  # Vote
+    53: (_c(CLUSTER, CLUSTER_ACTION),),  # BeginQuorumEpoch
+    54: (_c(CLUSTER, CLUSTER_ACTION),),  # EndQuorumEpoch
+    55: (_c(CLUSTER, DESCRIBE),),  # DescribeQuorum
+    56: (_c(CLUSTER, CLUSTER_ACTION),),  # AlterPartition
+    57: (_c(CLUSTER, ALTER),),  # UpdateFeatures
+    58: (_c(CLUSTER, CLUSTER_ACTION),),  # Envelope
+    59: (_c(CLUSTER, CLUSTER_ACTION),),  # FetchSnapshot
+    60: (_c(CLUSTER, DESCRIBE, "authorized operations only"),),  # DescribeCluster
+    61: (_c(TOPIC, READ),),  # DescribeProducers
+    62: (_c(CLUSTER, CLUSTER_ACTION),),  # BrokerRegistration
+    63: (_c(CLUSTER, CLUSTER_ACTION),),  # BrokerHeartbeat
+    64: (_c(CLUSTER, ALTER),),  # UnregisterBroker
+    65: (_c(TRANSACTIONAL_ID, DESCRIBE), _c(TOPIC, DESCRIBE)),  # DescribeTransactions
+    66: (_c(TRANSACTIONAL_ID, DESCRIBE, "filters the answer"),),  # ListTransactions
+    67: (_c(CLUSTER, CLUSTER_ACTION),),  # AllocateProducerIds
+    70: (_c(CLUSTER, CLUSTER_ACTION),),  # ControllerRegistration
+    74: (_c(CLUSTER, DESCRIBE_CONFIGS),),  # ListConfigResources
+    75: (_c(TOPIC, DESCRIBE),),  # DescribeTopicPartitions
+}
+
+
+def authorized(ctx, resource_type: int, operation: int, name: str = CLUSTER_NAME) -> bool:
+    """Whether the request's principal, from its host, may do ``operation`` on the resource;
+    always True on a node without an authorizer.  The operation must be one the API's row
+    names, so the table stays the one place that says what an API needs."""
+    authorizer = getattr(ctx.broker, "authorizer", None)
+    if authorizer is None:
+        return True
+    assert Check(resource_type, operation) in _BARE.get(ctx.header.api_key, ()), (
+        f"API {ctx.header.api_key} checks an operation its API_ACLS row does not name")
+    return authorizer.authorize(ctx.principal_name, ctx.client_host, operation,
+                                resource_type, name)
+
+
+_BARE = {k: {Check(c.resource_type, c.operation) for c in v} for k, v in API_ACLS.items()}

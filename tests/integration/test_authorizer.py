@@ -1,0 +1,365 @@
+"""Authorization with Kafka's StandardAuthorizer (pykafkad/security/authorizer.py): stock
+clients create, list and delete ACLs, and a DENY for this host (127.0.0.1, the principal
+User:ANONYMOUS of a PLAINTEXT connection) makes Produce answer TOPIC_AUTHORIZATION_FAILED
+and Metadata hide the topic, until the ACL is deleted; an ACL for another host changes
+nothing.  The same scenario runs against Apache Kafka 4.4 with the StandardAuthorizer."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka.admin import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    NewTopic,
+    ResourcePatternType,
+    ResourceType,
+)
+from kafka.admin import ACL, ACLFilter, ACLOperation, ACLPermissionType, KafkaAdminClient
+from kafka.admin import ResourcePattern as KResourcePattern
+from kafka.admin import ResourceType as KResourceType
+
+from pykafkad.config import BrokerConfig, ConfigError
+from pykafkad.security.authorizer import STANDARD_AUTHORIZER, authorizer_from_config
+from pykafkad.testing import run_broker
+from tests.integration.clients import WAIT_S, create_topic, needs_java
+
+#: everything allowed until an ACL names a resource, so the test's own client (and Kafka's
+#: inter-node connections, also User:ANONYMOUS) may create ACLs
+OPEN = {"authorizer.class.name": STANDARD_AUTHORIZER, "allow.everyone.if.no.acl.found": "true"}
+
+
+@pytest.fixture(scope="module")
+def kafka_with_authorizer():
+    from compat.kafka_broker import run_kafka
+
+    with run_kafka("4.4.0", config=OPEN) as kafka:
+        yield f"127.0.0.1:{kafka.port}"
+
+
+def _binding(topic: str, host: str, op=AclOperation.WRITE,
+             permission=AclPermissionType.DENY) -> AclBinding:
+    return AclBinding(ResourceType.TOPIC, topic, ResourcePatternType.LITERAL, "User:ANONYMOUS",
+                      host, op, permission)
+
+
+def _produce_error(bootstrap: str, topic: str) -> str | None:
+    """One record's delivery: None, or the error's name."""
+    result = []
+    p = Producer({"bootstrap.servers": bootstrap, "message.timeout.ms": 10000})
+    p.produce(topic, b"v", on_delivery=lambda err, msg: result.append(err))
+    p.flush(WAIT_S)
+    err = result[0] if result else "undelivered"
+    return None if err is None else (err.name() if isinstance(err, KafkaError) else err)
+
+
+def _until(fn, want, what: str):
+    """Polls ``fn()`` until it gives ``want`` (ACL changes reach a Kafka broker a little
+    after CreateAcls answers), with a deadline."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        got = fn()
+        if got == want or time.monotonic() > deadline:
+            return got
+        time.sleep(0.2)
+
+
+def _scenario(bootstrap: str) -> dict:
+    topic = f"authz-{uuid.uuid4().hex[:8]}"
+    create_topic(bootstrap, topic)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    out: dict = {"before": _produce_error(bootstrap, topic)}
+
+    def add(*bindings):
+        for f in admin.create_acls(list(bindings)).values():
+            f.result(WAIT_S)
+
+    # once ACLs name the topic, allow.everyone.if.no.acl.found no longer applies to it: this
+    # host is allowed everything, another host denied WRITE (which does not touch this one)
+    add(_binding(topic, "127.0.0.1", AclOperation.ALL, AclPermissionType.ALLOW),
+        _binding(topic, "10.9.9.9"))
+    out["other_host_denied"] = _until(lambda: _produce_error(bootstrap, topic), None, "allowed")
+    add(_binding(topic, "127.0.0.1"))  # DENY wins over the ALLOW ALL
+    out["denied"] = _until(lambda: _produce_error(bootstrap, topic),
+                           "TOPIC_AUTHORIZATION_FAILED", "deny")
+    flt = AclBindingFilter(ResourceType.TOPIC, topic, ResourcePatternType.ANY, None, None,
+                           AclOperation.ANY, AclPermissionType.ANY)
+    out["listed"] = sorted(str(b).replace(topic, "T")
+                           for b in admin.describe_acls(flt).result(WAIT_S))
+    out["visible"] = topic in admin.list_topics(timeout=WAIT_S).topics  # the ALLOW ALL covers DESCRIBE
+    add(_binding(topic, "127.0.0.1", AclOperation.DESCRIBE))
+    out["hidden"] = _until(lambda: topic in admin.list_topics(timeout=WAIT_S).topics, False,
+                           "hidden")
+    [deleted] = admin.delete_acls([flt]).values()
+    out["deleted"] = sorted(str(b).replace(topic, "T") for b in deleted.result(WAIT_S))
+    out["after"] = _until(lambda: _produce_error(bootstrap, topic), None, "allowed again")
+    return out
+
+
+def test_deny_then_allow_with_stock_clients():
+    with run_broker(config=OPEN) as b:
+        got = _scenario(b.bootstrap_servers)
+    assert got["before"] is None
+    assert got["other_host_denied"] is None
+    assert got["denied"] == "TOPIC_AUTHORIZATION_FAILED"
+    assert len(got["listed"]) == 3 and len(got["deleted"]) == 4
+    assert got["visible"] is True and got["hidden"] is False
+    assert got["after"] is None
+
+
+@needs_java
+def test_same_answers_as_kafka(kafka_with_authorizer):
+    with run_broker(config=OPEN) as b:
+        ours = _scenario(b.bootstrap_servers)
+    theirs = _scenario(kafka_with_authorizer)
+    assert ours == theirs
+
+
+def test_kafka_python_create_describe_delete_acls():
+    """kafka-python's admin round trip (as its test_create_describe_delete_acls), with the
+    client a super user."""
+    config = {"authorizer.class.name": STANDARD_AUTHORIZER, "super.users": "User:ANONYMOUS"}
+    with run_broker(config=config) as b:
+        admin = KafkaAdminClient(bootstrap_servers=b.bootstrap_servers)
+        try:
+            acl = ACL(principal="User:test", host="*", operation=ACLOperation.READ,
+                      permission_type=ACLPermissionType.ALLOW,
+                      resource_pattern=KResourcePattern(KResourceType.TOPIC, "topic"))
+            flt = ACLFilter(principal=None, host="*", operation=ACLOperation.ANY,
+                            permission_type=ACLPermissionType.ANY,
+                            resource_pattern=KResourcePattern(KResourceType.TOPIC, "topic"))
+            assert admin.describe_acls(flt)[0] == []
+            result = admin.create_acls([acl])
+            assert len(result["succeeded"]) == 1 and not result["failed"]
+            acls, _ = admin.describe_acls(flt)
+            assert len(acls) == 1
+            [(_, deleted, error)] = admin.delete_acls([flt])
+            assert len(deleted) == 1 and error.errno == 0
+            assert admin.describe_acls(flt)[0] == []
+        finally:
+            admin.close()
+
+
+def test_acl_authorizer_is_refused_as_kafka_4_refuses_it():
+    """Kafka 4 dropped kafka.security.authorizer.AclAuthorizer (ZooKeeper's): start-up fails."""
+    config = BrokerConfig({"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"})
+    with pytest.raises(ConfigError, match="AclAuthorizer"):
+        authorizer_from_config(config.ignored)
+    assert authorizer_from_config(BrokerConfig({}).ignored) is None
+
+
+def _consume_error(bootstrap: str, topic: str, group: str) -> str | None:
+    """The first error a subscribed consumer of ``group`` meets, or None once it reads."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                  "auto.offset.reset": "earliest"})
+    try:
+        c.subscribe([topic])
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            msg = c.poll(0.5)
+            if msg is None:
+                continue
+            return msg.error().name() if msg.error() else None
+        return "nothing read"
+    finally:
+        c.close()
+
+
+def _group_and_create_scenario(bootstrap: str) -> dict:
+    run = uuid.uuid4().hex[:8]
+    topic, group, prefix = f"authz-g-{run}", f"authz-g-{run}", f"authz-c-{run}-"
+    create_topic(bootstrap, topic)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+
+    def add(*bindings):
+        for f in admin.create_acls(list(bindings)).values():
+            f.result(WAIT_S)
+
+    def create(name):
+        [f] = admin.create_topics([NewTopic(name, 1, 1)]).values()
+        try:
+            f.result(WAIT_S)
+        except KafkaException as e:
+            return e.args[0].name(), e.args[0].str()
+        return None
+
+    out: dict = {}
+    _produce_error(bootstrap, topic)
+    add(_binding(topic, "127.0.0.1", AclOperation.ALL, AclPermissionType.ALLOW))
+    group_acl = AclBinding(ResourceType.GROUP, group, ResourcePatternType.LITERAL,
+                           "User:ANONYMOUS", "127.0.0.1", AclOperation.READ,
+                           AclPermissionType.DENY)
+    add(group_acl)
+    out["group_denied"] = _until(lambda: _consume_error(bootstrap, topic, group),
+                                 "GROUP_AUTHORIZATION_FAILED", "group denied")
+    # READ on the topic denied, the group allowed (its own ALLOW READ)
+    add(AclBinding(ResourceType.GROUP, group + "-ok", ResourcePatternType.LITERAL,
+                   "User:ANONYMOUS", "*", AclOperation.READ, AclPermissionType.ALLOW),
+        _binding(topic, "127.0.0.1", AclOperation.READ))
+    out["topic_denied"] = _until(lambda: _consume_error(bootstrap, topic, group + "-ok"),
+                                 "TOPIC_AUTHORIZATION_FAILED", "topic denied")
+    # CREATE: the cluster's (no ACL: allowed) or the topic's; DENY both for this host
+    add(AclBinding(ResourceType.TOPIC, prefix, ResourcePatternType.PREFIXED, "User:ANONYMOUS",
+                   "127.0.0.1", AclOperation.CREATE, AclPermissionType.DENY))
+    out["created_by_cluster_create"] = create(prefix + "1")
+    add(AclBinding(ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL,
+                   "User:ANONYMOUS", "*", AclOperation.ALL, AclPermissionType.ALLOW),
+        AclBinding(ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL,
+                   "User:ANONYMOUS", "127.0.0.1", AclOperation.CREATE, AclPermissionType.DENY))
+    out["create_denied"] = _until(lambda: create(prefix + "2"),
+                                  ("TOPIC_AUTHORIZATION_FAILED", "Authorization failed."),
+                                  "create denied")
+    for f in admin.delete_acls([AclBindingFilter(
+            ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
+            AclPermissionType.ANY)]).values():
+        f.result(WAIT_S)
+    return out
+
+
+def test_group_topic_and_create_denials():
+    with run_broker(config=OPEN) as b:
+        got = _group_and_create_scenario(b.bootstrap_servers)
+    assert got == {"group_denied": "GROUP_AUTHORIZATION_FAILED",
+                   "topic_denied": "TOPIC_AUTHORIZATION_FAILED",
+                   "created_by_cluster_create": None,
+                   "create_denied": ("TOPIC_AUTHORIZATION_FAILED", "Authorization failed.")}
+
+
+@needs_java
+def test_group_topic_and_create_denials_as_kafka(kafka_with_authorizer):
+    with run_broker(config=OPEN) as b:
+        ours = _group_and_create_scenario(b.bootstrap_servers)
+    assert ours == _group_and_create_scenario(kafka_with_authorizer)
+
+
+def _kafka_acls_session(bootstrap: str) -> list[tuple[int, str]]:
+    """kafka-acls --add, --list and --remove (with --force) of one ACL, as a person runs them;
+    each run's exit status and output with the random topic name replaced."""
+    from compat.kafka_tools import run_tool
+
+    topic = f"authz-tool-{uuid.uuid4().hex[:8]}"
+    acl = ["--allow-principal", "User:alice", "--allow-host", "10.0.0.1", "--operation", "Read",
+           "--topic", topic]
+    runs = [["--add", *acl], ["--list", "--topic", topic], ["--remove", "--force", *acl],
+            ["--list", "--topic", topic]]
+    out = []
+    for args in runs:
+        r = run_tool("kafka-acls", ["--bootstrap-server", bootstrap, *args])
+        out.append((r.returncode, r.stdout.replace(topic, "T")))
+    return out
+
+
+@needs_java
+def test_kafka_acls_tool_prints_as_for_kafka(kafka_with_authorizer):
+    with run_broker(config=OPEN) as b:
+        ours = _kafka_acls_session(b.bootstrap_servers)
+    assert ours[0][0] == 0 and "User:alice" in ours[1][1], ours
+    assert ours == _kafka_acls_session(kafka_with_authorizer)
+
+
+def _authorized_operations_scenario(bootstrap: str) -> dict:
+    """KIP-430's authorized operations of the cluster and a topic, before and after ACLs."""
+    from confluent_kafka import TopicCollection
+
+    topic = f"authz-ops-{uuid.uuid4().hex[:8]}"
+    create_topic(bootstrap, topic)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+
+    def ops() -> tuple:
+        cluster = admin.describe_cluster(include_authorized_operations=True).result(WAIT_S)
+        [t] = admin.describe_topics(TopicCollection([topic]),
+                                    include_authorized_operations=True).values()
+        return (sorted(o.name for o in cluster.authorized_operations),
+                sorted(o.name for o in t.result(WAIT_S).authorized_operations))
+
+    out = {"open": ops()}
+    for f in admin.create_acls([
+            AclBinding(ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL,
+                       "User:ANONYMOUS", "*", AclOperation.ALL, AclPermissionType.ALLOW),
+            AclBinding(ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL,
+                       "User:ANONYMOUS", "127.0.0.1", AclOperation.ALTER_CONFIGS,
+                       AclPermissionType.DENY),
+            _binding(topic, "*", AclOperation.READ, AclPermissionType.ALLOW)]).values():
+        f.result(WAIT_S)
+    deadline = time.monotonic() + WAIT_S
+    while (got := ops()) == out["open"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    out["acls"] = got
+    for f in admin.delete_acls([AclBindingFilter(
+            ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
+            AclPermissionType.ANY)]).values():
+        f.result(WAIT_S)
+    return out
+
+
+def test_authorized_operations():
+    with run_broker(config=OPEN) as b:
+        got = _authorized_operations_scenario(b.bootstrap_servers)
+    cluster, topic = got["acls"]
+    assert "ALTER_CONFIGS" not in cluster and "ALTER" in cluster
+    assert topic == ["DESCRIBE", "READ"]
+
+
+@needs_java
+def test_authorized_operations_as_kafka(kafka_with_authorizer):
+    with run_broker(config=OPEN) as b:
+        ours = _authorized_operations_scenario(b.bootstrap_servers)
+    assert ours == _authorized_operations_scenario(kafka_with_authorizer)
+
+
+def test_kafka_python_suite_acls_test_passes():
+    """kafka-python's own test_create_describe_delete_acls (compat/client_suites.py harness)
+    against a node with the StandardAuthorizer and the client a super user."""
+    from compat.client_suites import kafka_python_suite_or_skip, run_kafka_python
+
+    kafka_python_suite_or_skip()
+    config = {"authorizer.class.name": STANDARD_AUTHORIZER, "super.users": "User:ANONYMOUS"}
+    with run_broker(config=config) as b:
+        rc, outcomes = run_kafka_python(b.bootstrap_servers,
+                                        ["test_create_describe_delete_acls"], capture=True)
+    assert outcomes == {"test_create_describe_delete_acls": "passed"}, (rc, outcomes)
+
+
+def _transactional_scenario(bootstrap: str) -> dict:
+    """init_transactions with WRITE on the transactional id denied, then allowed."""
+    txn = f"authz-tx-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+
+    def init() -> str | None:
+        p = Producer({"bootstrap.servers": bootstrap, "transactional.id": txn})
+        try:
+            p.init_transactions(WAIT_S)
+        except KafkaException as e:
+            return e.args[0].name()
+        return None
+
+    deny = AclBinding(ResourceType.TRANSACTIONAL_ID, txn, ResourcePatternType.LITERAL,
+                      "User:ANONYMOUS", "127.0.0.1", AclOperation.WRITE, AclPermissionType.DENY)
+    for f in admin.create_acls([deny]).values():
+        f.result(WAIT_S)
+    out = {"denied": _until(init, "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", "denied")}
+    for f in admin.delete_acls([AclBindingFilter(
+            ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
+            AclPermissionType.ANY)]).values():
+        f.result(WAIT_S)
+    out["allowed"] = _until(init, None, "allowed")
+    return out
+
+
+def test_transactional_id_denied_then_allowed():
+    with run_broker(config=OPEN) as b:
+        got = _transactional_scenario(b.bootstrap_servers)
+    assert got == {"denied": "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", "allowed": None}
+
+
+@needs_java
+def test_transactional_id_denied_as_kafka(kafka_with_authorizer):
+    with run_broker(config=OPEN) as b:
+        ours = _transactional_scenario(b.bootstrap_servers)
+    assert ours == _transactional_scenario(kafka_with_authorizer)

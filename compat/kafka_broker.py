@@ -180,7 +180,7 @@ def run_kafka(
     controller_port = free_port()
     props = data_dir / "server.properties"
     props.write_text(server_properties(data_dir, port, controller_port, dict(config or {}),
-                                       extra_listeners))
+                                       extra_listeners=extra_listeners))
     log_path = data_dir / "kafka.log"
     env = {**os.environ, "CLASSPATH": cp}
     if formatted_cluster_id(data_dir) is None:

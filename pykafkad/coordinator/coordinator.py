@@ -38,6 +38,7 @@ from pykafkad.coordinator.records import (
     offset_commit_tombstone,
 )
 from pykafkad.coordinator.storage import CoordinatorStorage, StoredRecord
+from pykafkad.coordinator.streams_group.coordinator import StreamsConfig, StreamsGroups
 from pykafkad.coordinator.timer import Timer
 from wire.errors import ErrorCode, KafkaError
 
@@ -131,6 +132,8 @@ class GroupCoordinator:
         #: __consumer_offsets partitions led here whose load is under way: their groups
         #: answer COORDINATOR_LOAD_IN_PROGRESS (Kafka's loading coordinator shard)
         self.loading_partitions: set[int] = set()
+        #: streams groups (KIP-1071) share the group-id namespace, the timer and the offsets
+        self.streams = StreamsGroups(StreamsConfig(), self.timer, clock, lambda _topic: None)
 
     # -- storage -------------------------------------------------------------------------------
     def _write_group(self, group_id: str, records: list[Record]) -> None:
@@ -208,6 +211,8 @@ class GroupCoordinator:
     def _drop_partition_state(self, partition: int) -> None:
         for group_id in [g for g in self.groups if self.storage.partition_for(g) == partition]:
             self.groups.pop(group_id, None)
+        self.streams.drop(g for g in self.streams.group_ids()
+                          if self.storage.partition_for(g) == partition)
         for group_id in [g for g in self.offsets.offsets
                          if self.storage.partition_for(g) == partition]:
             self.offsets.offsets.pop(group_id, None)
@@ -234,7 +239,8 @@ class GroupCoordinator:
             return
         if isinstance(key, OffsetCommitKey):
             value = None if rec.value is None else decode_offset_commit_value(rec.value)
-            if value is not None and key.group not in self.groups:
+            if value is not None and key.group not in self.groups \
+                    and key.group not in self.streams.groups:
                 # offsets without membership imply a "simple" group (assign() + commit)
                 self.membership.get_or_create(key.group)
             self.offsets.replay(key.group, key.topic, key.partition, value,
@@ -311,8 +317,13 @@ class GroupCoordinator:
         """Returns each partition with its error; raises KafkaError when the whole request is
         refused (its code then applies to every partition)."""
         self._check_available(req.group_id)
-        group = self._validate_commit(req, transactional=False)
-        if group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE):
+        if req.group_id in self.streams.groups:
+            self.streams.validate_offset_commit(req.group_id, req.member_id, req.generation_id,
+                                                req.api_version)
+            group = None
+        else:
+            group = self._validate_commit(req, transactional=False)
+        if group is not None and group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE):
             self.membership.reschedule_heartbeat(group, req.member_id)
         results, records = self._commit_records(req)
         try:
@@ -327,7 +338,11 @@ class GroupCoordinator:
         """TxnOffsetCommit (after the transaction coordinator checked the producer): the offsets
         stay pending until the transaction's marker reaches the group's partition."""
         self._check_available(req.group_id)
-        self._validate_commit(req, transactional=True)
+        if req.group_id in self.streams.groups:
+            self.streams.validate_offset_commit(req.group_id, req.member_id, req.generation_id,
+                                                req.api_version, transactional=True)
+        else:
+            self._validate_commit(req, transactional=True)
         results, records = self._commit_records(req)
         if not records:
             return results
@@ -388,7 +403,8 @@ class GroupCoordinator:
         group's partition failed to load."""
         self._check_available(group_id)
         group = self.groups.get(group_id)
-        exists = group is not None and not group.is_in(GroupState.DEAD)
+        exists = (group is not None and not group.is_in(GroupState.DEAD)) \
+            or group_id in self.streams.groups
         stored = self.offsets.group_offsets(group_id) if exists else {}
         if topics is None:
             topics = [(t, sorted(parts)) for t, parts in stored.items()]

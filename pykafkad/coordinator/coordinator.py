@@ -106,6 +106,8 @@ class DescribedGroup:
     protocol_data: str = ""
     members: list[DescribedMember] = field(default_factory=list)
     error: int = ErrorCode.NONE
+    #: DescribeGroups v6+'s message for a group of another kind
+    error_message: str | None = None
 
 
 class GroupCoordinator:
@@ -271,6 +273,12 @@ class GroupCoordinator:
 
     # -- membership ----------------------------------------------------------------------------
     def join_group(self, req: JoinRequest) -> Pending[JoinResult]:
+        streams = self.streams.get(req.group_id)
+        if streams is not None:
+            if streams.members:  # Kafka: a live streams group refuses classic members
+                return Pending.completed(JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+                                                    member_id=""))
+            self.streams.drop([req.group_id])  # an empty one becomes a classic group
         return self.membership.join_group(req)
 
     def sync_group(self, req: SyncRequest) -> Pending[SyncResult]:
@@ -462,6 +470,7 @@ class GroupCoordinator:
             if wanted_types and GROUP_TYPE_CLASSIC not in wanted_types:
                 continue
             out.append(ListedGroup(group.group_id, group.protocol_type or "", group.state.value))
+        out += [ListedGroup(*g) for g in self.streams.list_groups(states, types)]
         return out
 
     def describe_groups(self, group_ids: Iterable[str]) -> list[DescribedGroup]:
@@ -473,7 +482,10 @@ class GroupCoordinator:
                 continue
             group = self.groups.get(group_id)
             if group is None:
-                out.append(DescribedGroup(group_id, GroupState.DEAD.value))
+                out.append(DescribedGroup(
+                    group_id, GroupState.DEAD.value,
+                    error_message=f"Group {group_id} is not a classic group."
+                    if group_id in self.streams.groups else None))
                 continue
             stable = group.is_in(GroupState.STABLE) and group.protocol_name is not None
             members = [
@@ -495,6 +507,10 @@ class GroupCoordinator:
             if code:
                 out.append((group_id, code))
                 continue
+            streams = self.streams.get(group_id)
+            if streams is not None:
+                out.append((group_id, self._delete_streams_group(group_id)))
+                continue
             group = self.groups.get(group_id)
             if group is None or group.is_in(GroupState.DEAD):
                 out.append((group_id, ErrorCode.GROUP_ID_NOT_FOUND))
@@ -513,6 +529,18 @@ class GroupCoordinator:
             log.info("deleted group %s and %d offsets", group_id, len(records) - 1)
             out.append((group_id, ErrorCode.NONE))
         return out
+
+    def _delete_streams_group(self, group_id: str) -> int:
+        if self.streams.groups[group_id].members:
+            return ErrorCode.NON_EMPTY_GROUP
+        records = [offset_commit_tombstone(group_id, t, p)
+                   for t, p in self.offsets.partitions_to_delete(group_id)]
+        try:
+            self._write_and_replay(group_id, records)
+        except KafkaError as e:
+            return append_error(e.code)
+        self.streams.drop([group_id])
+        return ErrorCode.NONE
 
     def on_topic_deleted(self, topic: str) -> None:
         """Kafka's onPartitionsDeleted: committed offsets of a deleted topic are tombstoned."""

@@ -62,9 +62,12 @@ async def handle_streams_group_heartbeat(ctx: RequestContext, req):
         code = coordinator.unavailable_error(req.group_id)
         if code:
             raise KafkaError(code)
-        if req.group_id in coordinator.groups:
-            raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND,
-                             f"Group {req.group_id} is not a streams group.")
+        classic = coordinator.groups.get(req.group_id)
+        if classic is not None:
+            if not classic.is_empty:
+                raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND,
+                                 f"Group {req.group_id} is not a streams group.")
+            coordinator.groups.pop(req.group_id)  # an empty classic group becomes a streams one
         return coordinator.streams.heartbeat(req, ctx.header.client_id or "",
                                              client_host(ctx.peer))
     try:
@@ -72,7 +75,7 @@ async def handle_streams_group_heartbeat(ctx: RequestContext, req):
     except KafkaError as e:
         return h.StreamsGroupHeartbeatResponse(
             throttle_time_ms=0, error_code=e.code, error_message=e.message or None,
-            member_id=req.member_id, member_epoch=req.member_epoch)
+            member_id="", member_epoch=0)
     if r.create_topics:
         _create_internal_topics(ctx.broker, r.create_topics)
     tasks = r.tasks

@@ -105,7 +105,12 @@ class StreamsGroups:
                                  f"Member {req.member_id} is not a member of group {req.group_id}.")
             self._remove_member(group, req.member_id)
             return HeartbeatResult(req.member_id, epoch)
+        bump = False  # one new group epoch for every change this heartbeat makes
         if epoch == 0:
+            if group is not None and group.topology is not None and \
+                    topo.Topology.from_request(req.topology) != group.topology:
+                raise KafkaError(ErrorCode.INVALID_REQUEST,
+                                 "Topology updates are not supported yet.")
             if group is None:
                 group = StreamsGroup(req.group_id, self.clock())
                 self.groups[req.group_id] = group
@@ -113,7 +118,7 @@ class StreamsGroups:
             if member is None:
                 member = StreamsMember(req.member_id, client_id, client_host)
                 group.members[req.member_id] = member
-                group.group_epoch += 1
+                bump = True
             full = True
         else:
             if group is None:
@@ -139,7 +144,7 @@ class StreamsGroups:
             incoming = topo.Topology.from_request(req.topology)
             if group.topology is None or incoming.epoch > group.topology.epoch:
                 if group.topology is not None:
-                    group.group_epoch += 1
+                    bump = True
                 group.topology = incoming
                 group.configured = None
             member.topology_epoch = incoming.epoch
@@ -156,10 +161,12 @@ class StreamsGroups:
             configured = topo.configure(group.topology, self.partitions_of)
             if group.configured is None or configured.task_counts != group.configured.task_counts:
                 if group.configured is not None or configured.ready:
-                    group.group_epoch += 1
+                    bump = True
             group.configured = configured
             statuses.extend(configured.statuses)
             create = configured.missing_internal_topics
+        if bump:
+            group.group_epoch += 1
         if group.created_ms + self.config.initial_rebalance_delay_ms > self.clock():
             statuses.insert(0, (topo.ASSIGNMENT_DELAYED,
                                 "Assignment delayed due to the configured initial rebalance "
@@ -196,22 +203,34 @@ class StreamsGroups:
                                group.endpoint_epoch, endpoints, create)
 
     def _validate(self, req) -> None:
+        """Kafka's throwIfStreamsGroupHeartbeatRequestIsInvalid (messages as Kafka 4.4's)."""
         def invalid(msg: str):
             raise KafkaError(ErrorCode.INVALID_REQUEST, msg)
         if not req.group_id:
             invalid("GroupId can't be empty.")
         if not req.member_id:
             invalid("MemberId can't be empty.")
-        if req.member_epoch == 0:
+        if req.instance_id == "":
+            invalid("InstanceId can't be empty.")
+        if req.rack_id == "":
+            invalid("RackId can't be empty.")
+        epoch = req.member_epoch
+        if epoch == 0:
+            if req.rebalance_timeout_ms == -1:
+                invalid("RebalanceTimeoutMs must be provided in first request.")
             if req.topology is None:
-                invalid("Topology must be non-null when joining the group.")
-            if req.rebalance_timeout_ms <= 0:
-                invalid("RebalanceTimeoutMs must be provided and must be positive.")
-            if req.process_id is None:
-                invalid("ProcessId can't be null.")
-        elif req.member_epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-            invalid(f"MemberEpoch is {req.member_epoch}, but must be greater than or equal "
-                    "to -2.")
+                invalid("Topology must be non-null when (re-)joining.")
+            for name, tasks in (("ActiveTasks", req.active_tasks),
+                                ("StandbyTasks", req.standby_tasks),
+                                ("WarmupTasks", req.warmup_tasks)):
+                if tasks is None or tasks:
+                    invalid(f"{name} must be empty when (re-)joining.")
+        elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH and req.instance_id is None:
+            invalid("InstanceId can't be null.")
+        elif epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            invalid(f"MemberEpoch is {epoch}, but must be greater than or equal to -2.")
+        if epoch != 0 and req.topology is not None:
+            invalid("Topology can only be provided when (re-)joining.")
 
     def _update_member(self, group: StreamsGroup, m: StreamsMember, req) -> None:
         if req.process_id is not None:

@@ -165,7 +165,24 @@ def wait_described(bootstrap: str, group_id: str, members: int, deadline: float)
     raise AssertionError(f"group {group_id} never Stable with {members} members; last {last}")
 
 
-def word_count_scenario(bootstrap: str, prefix: str, timeout: float = 180) -> dict:
+def streams_groups_tool(bootstrap: str, group_id: str) -> dict[str, str]:
+    """What kafka-streams-groups prints for the group: --list, --describe (offsets),
+    --describe --state, --describe --members."""
+    from compat.kafka_tools import run_tool
+
+    out = {}
+    for name, args in (("list", ["--list"]),
+                       ("offsets", ["--describe", "--group", group_id]),
+                       ("state", ["--describe", "--state", "--group", group_id]),
+                       ("members", ["--describe", "--members", "--verbose", "--group", group_id])):
+        proc = run_tool("kafka-streams-groups", ["--bootstrap-server", bootstrap, *args])
+        out[name] = proc.stdout + (f"\nexit {proc.returncode}: {proc.stderr[-500:]}"
+                                   if proc.returncode else "")
+    return out
+
+
+def word_count_scenario(bootstrap: str, prefix: str, timeout: float = 180,
+                        with_tools: bool = False) -> dict:
     """Runs the two-instance scenario; returns what it saw (counts and group views)."""
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient, NewTopic
@@ -197,6 +214,8 @@ def word_count_scenario(bootstrap: str, prefix: str, timeout: float = 180) -> di
         wait_counts(bootstrap, sink, expected_counts(BATCH_1 + BATCH_2), deadline)
         result["counts_2"] = latest_counts(bootstrap, sink)
         result["one_member"] = wait_described(bootstrap, app_id, 1, deadline)
+        if with_tools:
+            result["tools"] = streams_groups_tool(bootstrap, app_id)
     finally:
         a.stop()
         b.stop()

@@ -117,7 +117,7 @@ def _describe(coordinator, group_id: str, include_ops: bool) -> d.DescribedGroup
             message = (f"Group {group_id} is not a streams group."
                        if group_id in coordinator.groups else f"Group {group_id} not found.")
         return d.DescribedGroup(error_code=code, error_message=message, group_id=group_id,
-                                group_state="Dead", members=[])
+                                group_state="", members=[])
     topology = None
     if group.topology is not None:
         def infos(ts):

@@ -106,6 +106,12 @@ class StreamsGroups:
             self._remove_member(group, req.member_id)
             return HeartbeatResult(req.member_id, epoch)
         bump = False  # one new group epoch for every change this heartbeat makes
+        if epoch == 0 and req.user_endpoint is not None and any(
+                self.partitions_of(t) is None for sub in req.topology.subtopologies
+                for t in sub.source_topics):
+            # Kafka 4.4 fails such a join with UNKNOWN_SERVER_ERROR and no message (its IQ
+            # endpoint answer trips over the missing topic); a Streams client sees the same here
+            raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR)
         if epoch == 0:
             if group is not None and group.topology is not None and \
                     topo.Topology.from_request(req.topology) != group.topology:

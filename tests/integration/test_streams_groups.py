@@ -1,0 +1,146 @@
+"""Streams groups (KIP-1071) end to end: a real Kafka Streams application on
+``group.protocol=streams`` (compat/streams_app.py: word count with a repartition topic and a
+state store, two instances sharing the tasks, one stopping and the other taking over), run
+against pykafkad and against Apache Kafka 4.4 with the same results; kafka-streams-groups
+prints the same; the admin views (ListGroups, DescribeGroups, StreamsGroupDescribe) and
+heartbeat refusals answer as Kafka's."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+import wire.messages.streams_group_heartbeat_request as hb
+from compat import streams_app
+from compat.wire_client import WireClient
+from tests.integration.clients import create_topic, needs_java
+from wire.messages.describe_groups_request import DescribeGroupsRequest
+from wire.messages.find_coordinator_request import FindCoordinatorRequest
+from wire.messages.list_groups_request import ListGroupsRequest
+from wire.messages.streams_group_describe_request import StreamsGroupDescribeRequest
+
+pytestmark = needs_java
+
+
+def _normalize_tool(out: dict[str, str], prefix: str) -> dict:
+    """kafka-streams-groups output with the run's ids (member, process, client), epochs and
+    the coordinator's address replaced, rows sorted (Kafka prints them in hash order)."""
+    def rows(text: str) -> list[list[str]]:
+        text = text.replace(prefix, "APP")
+        return [line.split() for line in text.strip().splitlines()]
+    offsets = rows(out["offsets"])
+    state = rows(out["state"])
+    members = rows(out["members"])
+    for row in members[1:]:
+        # GROUP TARGET-EPOCH TOPOLOGY-EPOCH MEMBER PROTOCOL EPOCH PROCESS CLIENT-ID ASSIGNMENTS
+        row[1] = row[3] = row[5] = row[6] = row[7] = "*"
+    return {"listed": any(line.strip() == f"{prefix}-wordcount"
+                          for line in out["list"].splitlines()),
+            "offsets": [offsets[0], *sorted(offsets[1:])],
+            "state": [state[0], [c for i, c in enumerate(state[1]) if i not in (1, 2)]],
+            "members": members}
+
+
+def test_kafka_streams_word_count_matches_kafka(broker, reference_kafka):
+    reason = streams_app.unavailable()
+    if reason:
+        pytest.skip(reason)
+    seen = {}
+    for name, bootstrap in (("pykafkad", broker.bootstrap_servers),
+                            ("kafka", reference_kafka.bootstrap_servers)):
+        seen[name] = streams_app.word_count_scenario(bootstrap, "streams-wc", with_tools=True)
+    ours, theirs = seen["pykafkad"], seen["kafka"]
+    want_1 = streams_app.expected_counts(streams_app.BATCH_1)
+    want_2 = streams_app.expected_counts(streams_app.BATCH_1 + streams_app.BATCH_2)
+    assert ours["counts_1"] == theirs["counts_1"] == want_1
+    assert ours["counts_2"] == theirs["counts_2"] == want_2
+    for view in ("two_members", "one_member"):
+        assert ours[view] == theirs[view], view
+    # two instances split the four tasks (2 subtopologies x 2 partitions) evenly
+    assert [len(t) for t in ours["two_members"]["active_tasks"]] == [2, 2]
+    assert _normalize_tool(ours["tools"], "streams-wc") == \
+        _normalize_tool(theirs["tools"], "streams-wc")
+
+
+def _join(c: WireClient, group: str, **changes):
+    fields = dict(
+        group_id=group, member_id="m1", member_epoch=0, endpoint_information_epoch=0,
+        rebalance_timeout_ms=30000, topology=hb.Topology(epoch=0, subtopologies=[hb.Subtopology(
+            subtopology_id="0", source_topics=["streams-src"], source_topic_regex=[],
+            state_changelog_topics=[hb.TopicInfo(name=f"{group}-store-changelog", partitions=0,
+                                                 replication_factor=0, topic_configs=[])],
+            repartition_sink_topics=[], repartition_source_topics=[], copartition_groups=[])]),
+        active_tasks=[], standby_tasks=[], warmup_tasks=[], process_id="p1",
+        user_endpoint=hb.Endpoint(host="localhost", port=7070), client_tags=[],
+        task_offsets=[], task_end_offsets=[])
+    fields.update(changes)
+    r = c.send(hb.StreamsGroupHeartbeatRequest(**fields), 1)
+    return (r.error_code, r.error_message, r.member_epoch,
+            [(s.status_code, re.sub(r"streams-[a-z]+", "G", s.status_detail))
+             for s in r.status])
+
+
+def _admin_views(bootstrap: str) -> dict:
+    create_topic(bootstrap, "streams-src", 3)
+    out: dict = {}
+    with WireClient(bootstrap) as c:
+        deadline = time.monotonic() + 60
+        while c.send(FindCoordinatorRequest(key_type=0, coordinator_keys=["streams-a"]),
+                     6).coordinators[0].error_code:
+            assert time.monotonic() < deadline, "no group coordinator"
+            time.sleep(0.2)
+        out["join"] = _join(c, "streams-a")
+        # the coordinator may still be loading; Kafka answers -1 until it sees streams-src
+        while out["join"][0] in (-1, 14, 15, 16):
+            assert time.monotonic() < deadline, f"the group coordinator answers {out['join']}"
+            time.sleep(0.2)
+            out["join"] = _join(c, "streams-a")
+        out["missing_source"] = _join(c, "streams-b", topology=hb.Topology(epoch=0, subtopologies=[
+            hb.Subtopology(subtopology_id="0", source_topics=["streams-nosuch"],
+                           source_topic_regex=[], state_changelog_topics=[],
+                           repartition_sink_topics=[], repartition_source_topics=[],
+                           copartition_groups=[])]))
+        out["missing_source_no_endpoint"] = _join(
+            c, "streams-c", user_endpoint=None, topology=hb.Topology(epoch=0, subtopologies=[
+                hb.Subtopology(subtopology_id="0", source_topics=["streams-nosuch"],
+                               source_topic_regex=[], state_changelog_topics=[],
+                               repartition_sink_topics=[], repartition_source_topics=[],
+                               copartition_groups=[])]))
+        out["refused"] = [
+            _join(c, "streams-a", member_epoch=3),
+            _join(c, "streams-a", member_id=""),
+            _join(c, "streams-a", rebalance_timeout_ms=-1),
+            _join(c, "streams-a", active_tasks=None),
+            _join(c, "streams-a", member_epoch=-3, topology=None),
+            _join(c, "streams-a", member_epoch=4, topology=None, member_id="x"),
+            _join(c, "streams-a", topology=hb.Topology(epoch=0, subtopologies=[])),
+        ]
+        listed = c.send(ListGroupsRequest(states_filter=[], types_filter=["streams"]), 5)
+        out["listed"] = sorted((g.group_id, g.protocol_type, g.group_state, g.group_type)
+                               for g in listed.groups)
+        out["listed_classic"] = [g.group_id for g in c.send(ListGroupsRequest(
+            states_filter=[], types_filter=["classic"]), 5).groups]
+        for v in (5, 6):
+            g = c.send(DescribeGroupsRequest(groups=["streams-a"],
+                                             include_authorized_operations=False), v).groups[0]
+            out[f"describe_groups_v{v}"] = (g.error_code, g.error_message, g.group_state)
+        d = c.send(StreamsGroupDescribeRequest(group_ids=["streams-a", "streams-none"],
+                                               include_authorized_operations=False), 0).groups
+        out["streams_describe"] = [
+            (g.error_code, g.error_message, g.group_state,
+             [(m.member_id, m.member_epoch, m.process_id, m.user_endpoint.port
+               if m.user_endpoint else None) for m in g.members]) for g in d]
+    return out
+
+
+def test_streams_group_admin_views_match_kafka(broker, reference_kafka):
+    ours = _admin_views(broker.bootstrap_servers)
+    theirs = _admin_views(reference_kafka.bootstrap_servers)
+    assert ours == theirs
+    assert ours["join"][3][1][0] == 3  # MISSING_INTERNAL_TOPICS
+    assert ours["missing_source"][0] == -1  # Kafka 4.4's answer (with a user endpoint)
+    assert ours["missing_source_no_endpoint"][3][1] == (1, "Source topics G are missing.")
+    assert ours["listed"] == [("streams-a", "streams", "NotReady", "streams"),
+                              ("streams-c", "streams", "NotReady", "streams")]

@@ -119,7 +119,8 @@ def _admin_views(bootstrap: str) -> dict:
         ]
         listed = c.send(ListGroupsRequest(states_filter=[], types_filter=["streams"]), 5)
         out["listed"] = sorted((g.group_id, g.protocol_type, g.group_state, g.group_type)
-                               for g in listed.groups)
+                               for g in listed.groups if g.group_id in ("streams-a", "streams-b",
+                                                                        "streams-c"))
         out["listed_classic"] = [g.group_id for g in c.send(ListGroupsRequest(
             states_filter=[], types_filter=["classic"]), 5).groups]
         for v in (5, 6):

@@ -38,6 +38,7 @@ from pykafkad.coordinator.records import (
     offset_commit_tombstone,
 )
 from pykafkad.coordinator.storage import CoordinatorStorage, StoredRecord
+from pykafkad.coordinator.streams_group import records as streams_records
 from pykafkad.coordinator.streams_group.coordinator import StreamsConfig, StreamsGroups
 from pykafkad.coordinator.timer import Timer
 from wire.errors import ErrorCode, KafkaError
@@ -136,6 +137,7 @@ class GroupCoordinator:
         self.loading_partitions: set[int] = set()
         #: streams groups (KIP-1071) share the group-id namespace, the timer and the offsets
         self.streams = StreamsGroups(StreamsConfig(), self.timer, clock, lambda _topic: None)
+        self.streams.write = self._write_group
 
     # -- storage -------------------------------------------------------------------------------
     def _write_group(self, group_id: str, records: list[Record]) -> None:
@@ -220,6 +222,7 @@ class GroupCoordinator:
             self.offsets.offsets.pop(group_id, None)
 
     def _after_load(self) -> None:
+        self.streams.finish_load()
         self.membership.on_loaded()
         self.timer.schedule(_CLEANUP_KEY, self.config.offsets_retention_check_interval_ms,
                             self._cleanup_cycle)
@@ -233,6 +236,10 @@ class GroupCoordinator:
             self.offsets.replay_end_transaction(rec.producer_id, rec.control)
             return
         if rec.key is None:
+            return
+        if len(rec.key) >= 2 and streams_records.record_type(rec.key) in streams_records.RECORD_TYPES:
+            if not live:
+                self.streams.replay(streams_records.decode_key(rec.key)[1], rec.key, rec.value)
             return
         try:
             key = decode_key(rec.key)
@@ -278,7 +285,7 @@ class GroupCoordinator:
             if streams.members:  # Kafka: a live streams group refuses classic members
                 return Pending.completed(JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
                                                     member_id=""))
-            self.streams.drop([req.group_id])  # an empty one becomes a classic group
+            self.streams.delete(req.group_id)  # an empty one becomes a classic group
         return self.membership.join_group(req)
 
     def sync_group(self, req: SyncRequest) -> Pending[SyncResult]:
@@ -539,7 +546,7 @@ class GroupCoordinator:
             self._write_and_replay(group_id, records)
         except KafkaError as e:
             return append_error(e.code)
-        self.streams.drop([group_id])
+        self.streams.delete(group_id)
         return ErrorCode.NONE
 
     def on_topic_deleted(self, topic: str) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pykafkad.coordinator.streams_group import persistence
 from pykafkad.coordinator.streams_group import topology as topo
 from pykafkad.coordinator.streams_group.assignor import AssignorMember, TaskSets, assign
 from pykafkad.coordinator.streams_group.group import STABLE, StreamsGroup, StreamsMember
@@ -71,6 +72,12 @@ class StreamsGroups:
         self.clock = clock
         self.partitions_of = partitions_of
         self.groups: dict[str, StreamsGroup] = {}
+        #: writes a group's records to __consumer_offsets (set by the coordinator)
+        self.write: Callable[[str, list], None] | None = None
+        #: per group, the records last written (or replayed): the next write is the difference
+        self.persisted: dict[str, dict[bytes, bytes]] = {}
+        #: per group, the records replayed so far by a partition load
+        self.loading: dict[str, dict[bytes, bytes | None]] = {}
 
     def group_ids(self) -> list[str]:
         return list(self.groups)
@@ -87,15 +94,65 @@ class StreamsGroups:
                 for g in self.groups.values() if not states or g.state.lower() in states]
 
     def drop(self, group_ids) -> None:
+        """Forgets groups without writing anything (their partition went elsewhere)."""
         for gid in list(group_ids):
+            self.persisted.pop(gid, None)
+            self.loading.pop(gid, None)
             group = self.groups.pop(gid, None)
             if group is not None:
                 for mid in group.members:
                     self.timer.cancel(self._session_key(gid, mid))
 
+    def delete(self, group_id: str) -> None:
+        """Deletes an empty group: tombstones for every record it had."""
+        old = self.persisted.get(group_id, {})
+        if old and self.write is not None:
+            self.write(group_id, [(k, None) for k in old])
+        self.drop([group_id])
+
+    # -- records -------------------------------------------------------------------------------
+    def _persist(self, group: StreamsGroup) -> None:
+        if self.write is None:
+            return
+        new = persistence.snapshot(group)
+        old = self.persisted.get(group.group_id, {})
+        changes = [(k, v) for k, v in new.items() if old.get(k) != v]
+        changes += [(k, None) for k in old if k not in new]
+        if changes:
+            self.write(group.group_id, changes)
+        self.persisted[group.group_id] = new
+
+    def replay(self, group_id: str, key: bytes, value: bytes | None) -> None:
+        """A record read while loading a partition (rebuilt into groups by ``finish_load``)."""
+        self.loading.setdefault(group_id, {})[key] = value
+
+    def finish_load(self) -> None:
+        created = self.clock() - self.config.initial_rebalance_delay_ms
+        for gid, replayed in self.loading.items():
+            records = {k: v for k, v in replayed.items() if v is not None}
+            group = persistence.rebuild(gid, records, created) if records else None
+            if group is None:
+                self.groups.pop(gid, None)
+                self.persisted.pop(gid, None)
+                continue
+            if group.topology is not None:
+                group.configured = topo.configure(group.topology, self.partitions_of)
+            self.groups[gid] = group
+            self.persisted[gid] = records
+            for m in group.members.values():
+                self._schedule_session(group, m)
+        self.loading.clear()
+
     # -- heartbeat -----------------------------------------------------------------------------
     def heartbeat(self, req, client_id: str, client_host: str) -> HeartbeatResult:
         """Raises KafkaError for a refused request (Kafka's error and message)."""
+        result = self._heartbeat(req, client_id, client_host)
+        group = self.groups.get(req.group_id)
+        if group is not None:
+            self._persist(group)
+        return result
+
+    def _heartbeat(self, req, client_id: str, client_host: str) -> HeartbeatResult:
         self._validate(req)
         group = self.groups.get(req.group_id)
         epoch = req.member_epoch
@@ -304,6 +361,7 @@ class StreamsGroups:
             log.info("[GroupId %s] Member %s fenced from the group because its session expired.",
                      group_id, member_id)
             self._remove_member(group, member_id)
+            self._persist(group)
 
     def _remove_member(self, group: StreamsGroup, member_id: str) -> None:
         self.timer.cancel(self._session_key(group.group_id, member_id))

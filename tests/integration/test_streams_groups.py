@@ -145,3 +145,59 @@ def test_streams_group_admin_views_match_kafka(broker, reference_kafka):
     assert ours["missing_source_no_endpoint"][3][1] == (1, "Source topics G are missing.")
     assert ours["listed"] == [("streams-a", "streams", "NotReady", "streams"),
                               ("streams-c", "streams", "NotReady", "streams")]
+
+
+def _describe_view(bootstrap: str) -> tuple:
+    g = streams_app.describe(bootstrap, "streams-a")
+    return (g.error_code, g.group_state, g.group_epoch, g.assignment_epoch,
+            g.topology.epoch if g.topology else None,
+            sorted((m.member_id, m.member_epoch, m.process_id, m.user_endpoint.port,
+                    [(t.subtopology_id, list(t.partitions)) for t in m.assignment.active_tasks])
+                   for m in g.members))
+
+
+def test_streams_group_records_survive_a_restart_and_kafka_reads_them(tmp_path):
+    """The group's records are written in Kafka's schemas (kafka-dump-log --offsets-decoder
+    decodes every one) and a restarted broker serves the same group, members and tasks."""
+    from compat.kafka_tools import run_tool
+    from pykafkad.testing import run_broker
+
+    config = {"group.streams.initial.rebalance.delay.ms": "0"}
+    with run_broker(tmp_path / "data", config=config) as b:
+        create_topic(b.bootstrap_servers, "streams-src", 3)
+        with WireClient(b.bootstrap_servers) as c:
+            deadline = time.monotonic() + 60
+            while c.send(FindCoordinatorRequest(key_type=0, coordinator_keys=["streams-a"]),
+                         6).coordinators[0].error_code:  # creates __consumer_offsets
+                assert time.monotonic() < deadline, "no group coordinator"
+                time.sleep(0.2)
+            joined = _join(c, "streams-a")
+            while joined[0] in (14, 15, 16):
+                assert time.monotonic() < deadline, joined
+                time.sleep(0.2)
+                joined = _join(c, "streams-a")
+            while True:  # heartbeats until the internal topic exists and tasks are assigned
+                r = c.send(hb.StreamsGroupHeartbeatRequest(
+                    group_id="streams-a", member_id="m1", member_epoch=joined[2],
+                    endpoint_information_epoch=0), 1)
+                assert r.error_code == 0
+                if r.active_tasks:
+                    break
+                assert time.monotonic() < deadline, r.status
+                time.sleep(0.2)
+        before = _describe_view(b.bootstrap_servers)
+    assert before[1] == "Stable" and before[5][0][4] == [("0", [0, 1, 2])]
+    with run_broker(tmp_path / "data", config=config) as b:
+        deadline = time.monotonic() + 60
+        while (after := _describe_view(b.bootstrap_servers))[0] in (14, 15, 16):
+            assert time.monotonic() < deadline, after
+            time.sleep(0.2)
+        assert after == before
+    segments = [str(p) for p in (tmp_path / "data").glob("__consumer_offsets-*/*.log")
+                if p.stat().st_size > 0]
+    out = run_tool("kafka-dump-log", ["--offsets-decoder", "--print-data-log", "--files",
+                                      ",".join(segments)], check=True).stdout
+    types = set(re.findall(r'key: \{"type":"(\d+)"', out))
+    assert {"17", "19", "20", "21", "22", "23"} <= types, out[-2000:]
+    assert "Error at offset" not in out, out[-2000:]
+    assert '"userEndpoint":{"host":"localhost","port":7070}' in out

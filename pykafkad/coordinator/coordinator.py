@@ -410,6 +410,13 @@ class GroupCoordinator:
             raise KafkaError(ErrorCode.REBALANCE_IN_PROGRESS)
         return group
 
+    def validate_offset_fetch(self, group_id: str, member_id: str | None,
+                              member_epoch: int) -> None:
+        """OffsetFetch v9+ names the member: a streams group checks it (classic groups do
+        not); raises KafkaError."""
+        if group_id in self.streams.groups and member_id is not None and member_epoch >= 0:
+            self.streams.validate_offset_fetch(group_id, member_id, member_epoch)
+
     def fetch_offsets(
         self, group_id: str, topics: list[tuple[str, list[int]]] | None, require_stable: bool
     ) -> list[tuple[str, list[FetchedOffset]]]:
@@ -444,6 +451,8 @@ class GroupCoordinator:
         """OffsetDelete; raises KafkaError for a group-level error."""
         if not group_id:
             raise KafkaError(ErrorCode.INVALID_GROUP_ID)
+        if group_id in self.streams.groups:
+            return self._delete_streams_offsets(group_id, topics)
         group = self.groups.get(group_id)
         if group is None or group.is_in(GroupState.DEAD):
             raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND)
@@ -535,6 +544,24 @@ class GroupCoordinator:
                 continue
             log.info("deleted group %s and %d offsets", group_id, len(records) - 1)
             out.append((group_id, ErrorCode.NONE))
+        return out
+
+    def _delete_streams_offsets(self, group_id: str, topics):
+        """OffsetDelete on a streams group: a topic its live members read (source or
+        repartition source) answers GROUP_SUBSCRIBED_TO_TOPIC, as in Kafka 4.4."""
+        out = []
+        records: list[Record] = []
+        for topic, partitions in topics:
+            if self.streams.is_subscribed_to(group_id, topic):
+                out.append((topic, [(p, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC) for p in partitions]))
+                continue
+            out.append((topic, [(p, ErrorCode.NONE) for p in partitions]))
+            records += [offset_commit_tombstone(group_id, topic, p) for p in partitions
+                        if self.offsets.get(group_id, topic, p) is not None]
+        try:
+            self._write_and_replay(group_id, records)
+        except KafkaError as e:
+            raise KafkaError(append_error(e.code), e.message) from None
         return out
 
     def _delete_streams_group(self, group_id: str) -> int:

@@ -19,6 +19,12 @@ from tests.integration.clients import create_topic, needs_java
 from wire.messages.describe_groups_request import DescribeGroupsRequest
 from wire.messages.find_coordinator_request import FindCoordinatorRequest
 from wire.messages.list_groups_request import ListGroupsRequest
+from wire.messages.offset_delete_request import (
+    OffsetDeleteRequest,
+    OffsetDeleteRequestPartition,
+    OffsetDeleteRequestTopic,
+)
+from wire.messages.offset_fetch_request import OffsetFetchRequest, OffsetFetchRequestGroup
 from wire.messages.streams_group_describe_request import StreamsGroupDescribeRequest
 
 pytestmark = needs_java
@@ -117,6 +123,15 @@ def _admin_views(bootstrap: str) -> dict:
             _join(c, "streams-a", member_epoch=4, topology=None, member_id="x"),
             _join(c, "streams-a", topology=hb.Topology(epoch=0, subtopologies=[])),
         ]
+        deleted = c.send(OffsetDeleteRequest(group_id="streams-a", topics=[
+            OffsetDeleteRequestTopic(name=t, partitions=[OffsetDeleteRequestPartition(
+                partition_index=0)]) for t in ("streams-src", "streams-other")]), 0)
+        out["offset_delete"] = sorted((t.name, [p.error_code for p in t.partitions])
+                                      for t in deleted.topics)
+        out["offset_fetch"] = [c.send(OffsetFetchRequest(groups=[OffsetFetchRequestGroup(
+            group_id="streams-a", member_id=member, member_epoch=epoch, topics=None)],
+            require_stable=True), 9).groups[0].error_code
+            for member, epoch in (("m1", 1), ("m1", 5), ("zz", 1), (None, -1))]
         listed = c.send(ListGroupsRequest(states_filter=[], types_filter=["streams"]), 5)
         out["listed"] = sorted((g.group_id, g.protocol_type, g.group_state, g.group_type)
                                for g in listed.groups if g.group_id in ("streams-a", "streams-b",
@@ -141,6 +156,8 @@ def test_streams_group_admin_views_match_kafka(broker, reference_kafka):
     theirs = _admin_views(reference_kafka.bootstrap_servers)
     assert ours == theirs
     assert ours["join"][3][1][0] == 3  # MISSING_INTERNAL_TOPICS
+    assert ours["offset_delete"] == [("streams-other", [3]), ("streams-src", [86])]
+    assert ours["offset_fetch"] == [0, 113, 25, 0]  # STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID
     assert ours["missing_source"][0] == -1  # Kafka 4.4's answer (with a user endpoint)
     assert ours["missing_source_no_endpoint"][3][1] == (1, "Source topics G are missing.")
     assert ours["listed"] == [("streams-a", "streams", "NotReady", "streams"),

@@ -392,6 +392,15 @@ class StreamsGroups:
         if member_epoch < member.member_epoch:
             raise KafkaError(ErrorCode.STALE_MEMBER_EPOCH)
 
+    def validate_offset_fetch(self, group_id: str, member_id: str, member_epoch: int) -> None:
+        """Kafka's StreamsGroup.validateOffsetFetch: a named member must exist and have this
+        epoch (any other answers STALE_MEMBER_EPOCH)."""
+        member = self.groups[group_id].members.get(member_id)
+        if member is None:
+            raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID)
+        if member_epoch != member.member_epoch:
+            raise KafkaError(ErrorCode.STALE_MEMBER_EPOCH)
+
     def is_subscribed_to(self, group_id: str, topic: str) -> bool:
         group = self.groups.get(group_id)
         if group is None or group.topology is None or not group.members:

@@ -153,3 +153,23 @@ def test_invalid_heartbeats_get_kafkas_messages(setup):
     with pytest.raises(KafkaError) as e:
         beat(groups, "a", 7)
     assert e.value.code == ErrorCode.FENCED_MEMBER_EPOCH
+
+
+def test_a_member_that_does_not_revoke_in_time_is_fenced(setup):
+    groups, clock, topics = setup
+    topics.update({"app-rep": 2, "app-store-changelog": 2})
+    a = join(groups, "a")
+    clock.now += 3000
+    everything = {("0", 0), ("0", 1), ("1", 0), ("1", 1)}
+    a = beat(groups, "a", a.member_epoch, owned=set())
+    b = join(groups, "b")
+    a = beat(groups, "a", a.member_epoch, owned=everything)
+    assert groups.get("app").members["a"].state == "UNREVOKED_TASKS"
+    clock.now += 29_000  # "a" keeps heartbeating but never gives its tasks up
+    beat(groups, "a", a.member_epoch, owned=everything)
+    b = beat(groups, "b", b.member_epoch, owned=set())
+    clock.now += 1_001  # its rebalance timeout (30 s) is over
+    groups.timer.run_due()
+    assert set(groups.get("app").members) == {"b"}
+    b = beat(groups, "b", b.member_epoch, owned=set())
+    assert b.tasks.active == everything

@@ -13,7 +13,12 @@ from typing import Any
 from pykafkad.coordinator.streams_group import persistence
 from pykafkad.coordinator.streams_group import topology as topo
 from pykafkad.coordinator.streams_group.assignor import AssignorMember, TaskSets, assign
-from pykafkad.coordinator.streams_group.group import STABLE, StreamsGroup, StreamsMember
+from pykafkad.coordinator.streams_group.group import (
+    STABLE,
+    UNREVOKED_TASKS,
+    StreamsGroup,
+    StreamsMember,
+)
 from pykafkad.coordinator.timer import Timer
 from wire.errors import ErrorCode, KafkaError
 
@@ -248,6 +253,7 @@ class StreamsGroups:
         owned = self._owned(req)
         before = (member.member_epoch, member.assigned.copy())
         group.reconcile(member, owned)
+        self._schedule_revocation(group, member)
         if (member.member_epoch, member.assigned) != before:
             group.endpoint_epoch += 1
         if group.shutdown_requested:
@@ -355,16 +361,33 @@ class StreamsGroups:
         self.timer.schedule(self._session_key(gid, mid), self.config.session_timeout_ms,
                             lambda: self._expire(gid, mid))
 
-    def _expire(self, group_id: str, member_id: str) -> None:
+    @staticmethod
+    def _revocation_key(group_id: str, member_id: str) -> str:
+        return f"streams-rebalance:{group_id}:{member_id}"
+
+    def _schedule_revocation(self, group: StreamsGroup, m: StreamsMember) -> None:
+        """A member revoking tasks has its rebalance timeout to finish, or it is fenced."""
+        key = self._revocation_key(group.group_id, m.member_id)
+        if m.state != UNREVOKED_TASKS:
+            self.timer.cancel(key)
+        elif not self.timer.is_scheduled(key):
+            gid, mid = group.group_id, m.member_id
+            self.timer.schedule(key, max(m.rebalance_timeout_ms, 0),
+                                lambda: self._expire(gid, mid, "it did not revoke its tasks "
+                                                     "within its rebalance timeout"))
+
+    def _expire(self, group_id: str, member_id: str,
+                why: str = "its session expired") -> None:
         group = self.groups.get(group_id)
         if group is not None and member_id in group.members:
-            log.info("[GroupId %s] Member %s fenced from the group because its session expired.",
-                     group_id, member_id)
+            log.info("[GroupId %s] Member %s fenced from the group: %s.", group_id, member_id,
+                     why)
             self._remove_member(group, member_id)
             self._persist(group)
 
     def _remove_member(self, group: StreamsGroup, member_id: str) -> None:
         self.timer.cancel(self._session_key(group.group_id, member_id))
+        self.timer.cancel(self._revocation_key(group.group_id, member_id))
         group.members.pop(member_id, None)
         group.target.pop(member_id, None)
         group.group_epoch += 1

@@ -150,7 +150,7 @@ def _summary(group) -> dict:
         tasks.append(sorted((t.subtopology_id, p) for t in m.assignment.active_tasks
                             for p in t.partitions))
     return {"state": group.group_state, "members": len(group.members),
-            "active_tasks": sorted(tasks, key=len),
+            "active_tasks": sorted(tasks, key=lambda t: (len(t), t)),
             "subtopologies": sorted(s.subtopology_id for s in group.topology.subtopologies)
             if group.topology else []}
 

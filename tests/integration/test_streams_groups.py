@@ -27,8 +27,6 @@ from wire.messages.offset_delete_request import (
 from wire.messages.offset_fetch_request import OffsetFetchRequest, OffsetFetchRequestGroup
 from wire.messages.streams_group_describe_request import StreamsGroupDescribeRequest
 
-pytestmark = needs_java
-
 
 def _normalize_tool(out: dict[str, str], prefix: str) -> dict:
     """kafka-streams-groups output with the run's ids (member, process, client), epochs and
@@ -49,6 +47,7 @@ def _normalize_tool(out: dict[str, str], prefix: str) -> dict:
             "members": members}
 
 
+@needs_java
 def test_kafka_streams_word_count_matches_kafka(broker, reference_kafka):
     reason = streams_app.unavailable()
     if reason:
@@ -151,6 +150,7 @@ def _admin_views(bootstrap: str) -> dict:
     return out
 
 
+@needs_java
 def test_streams_group_admin_views_match_kafka(broker, reference_kafka):
     ours = _admin_views(broker.bootstrap_servers)
     theirs = _admin_views(reference_kafka.bootstrap_servers)
@@ -173,6 +173,7 @@ def _describe_view(bootstrap: str) -> tuple:
                    for m in g.members))
 
 
+@needs_java
 def test_streams_group_records_survive_a_restart_and_kafka_reads_them(tmp_path):
     """The group's records are written in Kafka's schemas (kafka-dump-log --offsets-decoder
     decodes every one) and a restarted broker serves the same group, members and tasks."""
@@ -218,3 +219,57 @@ def test_streams_group_records_survive_a_restart_and_kafka_reads_them(tmp_path):
     assert {"17", "19", "20", "21", "22", "23"} <= types, out[-2000:]
     assert "Error at offset" not in out, out[-2000:]
     assert '"userEndpoint":{"host":"localhost","port":7070}' in out
+
+
+def test_streams_group_moves_with_its_coordinator(tmp_path):
+    """Three KRaft nodes: the node coordinating the group dies; the new leader of its
+    __consumer_offsets partition loads the group's records and serves the same members,
+    epochs and tasks, and the member's next heartbeat is accepted there."""
+    from compat.failover import CLUSTER_CONFIG, PykafkadTarget
+    from pykafkad.testing import run_cluster
+
+    def coordinator(bootstrap: str) -> tuple[int, str]:
+        deadline = time.monotonic() + 60
+        with WireClient(bootstrap) as c:
+            while True:
+                r = c.send(FindCoordinatorRequest(key_type=0, coordinator_keys=["streams-a"]),
+                           6).coordinators[0]
+                if r.error_code == 0:
+                    return r.node_id, f"{r.host}:{r.port}"
+                assert time.monotonic() < deadline, r.error_code
+                time.sleep(0.2)
+
+    config = dict(CLUSTER_CONFIG, **{"group.streams.initial.rebalance.delay.ms": "0",
+                                     "offsets.topic.replication.factor": "3"})
+    with run_cluster(3, config=config, data_dir=tmp_path / "cluster") as cluster:
+        target = PykafkadTarget(cluster)
+        create_topic(target.bootstrap(1), "streams-src", 3)
+        node, address = coordinator(target.bootstrap(1))
+        deadline = time.monotonic() + 60
+        with WireClient(address) as c:
+            joined = _join(c, "streams-a")
+            while joined[0]:
+                assert time.monotonic() < deadline, joined
+                time.sleep(0.2)
+                joined = _join(c, "streams-a")
+            while not c.send(hb.StreamsGroupHeartbeatRequest(
+                    group_id="streams-a", member_id="m1", member_epoch=joined[2],
+                    endpoint_information_epoch=0), 1).active_tasks:
+                assert time.monotonic() < deadline, "no tasks assigned"
+                time.sleep(0.2)
+        before = _describe_view(address)
+        target.kill_node(node)
+        survivor = next(n for n in (1, 2, 3) if n != node)
+        deadline = time.monotonic() + 90
+        while True:
+            new_node, new_address = coordinator(target.bootstrap(survivor))
+            if new_node != node and (after := _describe_view(new_address))[0] == 0:
+                break
+            assert time.monotonic() < deadline, "the group did not move"
+            time.sleep(0.2)
+        assert after == before and after[1] == "Stable"
+        with WireClient(new_address) as c:
+            r = c.send(hb.StreamsGroupHeartbeatRequest(
+                group_id="streams-a", member_id="m1", member_epoch=before[5][0][1],
+                endpoint_information_epoch=0), 1)
+        assert (r.error_code, r.member_epoch) == (0, before[5][0][1])

@@ -121,6 +121,11 @@ def _admin_views(bootstrap: str) -> dict:
             _join(c, "streams-a", member_epoch=-3, topology=None),
             _join(c, "streams-a", member_epoch=4, topology=None, member_id="x"),
             _join(c, "streams-a", topology=hb.Topology(epoch=0, subtopologies=[])),
+            _join(c, "streams-d", topology=hb.Topology(epoch=0, subtopologies=[hb.Subtopology(
+                subtopology_id="0", source_topics=[], source_topic_regex=["streams-.*"],
+                state_changelog_topics=[], repartition_sink_topics=[],
+                repartition_source_topics=[], copartition_groups=[])])),
+            _join(c, "streams-d", member_epoch=1, topology=None),
         ]
         deleted = c.send(OffsetDeleteRequest(group_id="streams-a", topics=[
             OffsetDeleteRequestTopic(name=t, partitions=[OffsetDeleteRequestPartition(

@@ -294,6 +294,8 @@ class StreamsGroups:
                                 ("WarmupTasks", req.warmup_tasks)):
                 if tasks is None or tasks:
                     invalid(f"{name} must be empty when (re-)joining.")
+            if any(sub.source_topic_regex for sub in req.topology.subtopologies):
+                invalid("Regular expressions for source topics are not supported yet.")
         elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH and req.instance_id is None:
             invalid("InstanceId can't be null.")
         elif epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:

@@ -173,3 +173,43 @@ def test_a_member_that_does_not_revoke_in_time_is_fenced(setup):
     assert set(groups.get("app").members) == {"b"}
     b = beat(groups, "b", b.member_epoch, owned=set())
     assert b.tasks.active == everything
+
+
+def test_a_static_member_that_leaves_is_replaced_by_its_successor(setup):
+    """As Kafka 4.4 answers (seen on a live broker): epoch -2 keeps the member and its tasks,
+    a new member id with the same instance id resumes its epoch and tasks, a second one is
+    refused, and a -1 leave empties the group with a new target epoch."""
+    groups, clock, topics = setup
+    topics.update({"app-rep": 2, "app-store-changelog": 2})
+
+    def join_static(member):
+        req = m.StreamsGroupHeartbeatRequest(
+            group_id="app", member_id=member, member_epoch=0, endpoint_information_epoch=0,
+            instance_id="i1", rebalance_timeout_ms=30000, topology=_topology(),
+            active_tasks=[], standby_tasks=[], warmup_tasks=[], process_id="p1",
+            client_tags=[], task_offsets=[], task_end_offsets=[])
+        return groups.heartbeat(req, "client", "/127.0.0.1")
+
+    a = join_static("m1")
+    clock.now += 3000
+    a = beat(groups, "m1", a.member_epoch, owned=set())
+    tasks = a.tasks.active
+    assert len(tasks) == 4
+    left = groups.heartbeat(m.StreamsGroupHeartbeatRequest(
+        group_id="app", member_id="m1", member_epoch=-2, instance_id="i1",
+        endpoint_information_epoch=0), "client", "/127.0.0.1")
+    assert left.member_epoch == -2
+    group = groups.get("app")
+    assert group.state == "Reconciling" and group.members["m1"].assigned.active == tasks
+    epoch = group.group_epoch
+    b = join_static("m2")
+    assert (b.member_epoch, b.tasks.active) == (a.member_epoch, tasks)
+    assert set(group.members) == {"m2"} and group.group_epoch == epoch
+    with pytest.raises(KafkaError) as e:
+        join_static("m3")
+    assert (e.value.code, e.value.message) == (
+        ErrorCode.UNRELEASED_INSTANCE_ID, "Static member m3 with instance id i1 cannot join "
+        "the group because the instance id is owned by m2 member.")
+    assert beat(groups, "m2", -1).member_epoch == -1
+    assert (group.state, group.group_epoch, group.target_epoch) == ("Empty", epoch + 1,
+                                                                    epoch + 1)

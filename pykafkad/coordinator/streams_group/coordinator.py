@@ -165,6 +165,14 @@ class StreamsGroups:
             if group is None or req.member_id not in group.members:
                 raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID,
                                  f"Member {req.member_id} is not a member of group {req.group_id}.")
+            member = group.members[req.member_id]
+            if epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH and member.instance_id is not None:
+                # a static member that will come back keeps its tasks until its session ends
+                if member.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                    member.previous_member_epoch = member.member_epoch
+                member.member_epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH
+                self.timer.cancel(self._revocation_key(group.group_id, member.member_id))
+                return HeartbeatResult(req.member_id, epoch)
             self._remove_member(group, req.member_id)
             return HeartbeatResult(req.member_id, epoch)
         bump = False  # one new group epoch for every change this heartbeat makes
@@ -183,6 +191,8 @@ class StreamsGroups:
                 group = StreamsGroup(req.group_id, self.clock())
                 self.groups[req.group_id] = group
             member = group.members.get(req.member_id)
+            if member is None and req.instance_id is not None:
+                member = self._replace_static_member(group, req, client_id, client_host)
             if member is None:
                 member = StreamsMember(req.member_id, client_id, client_host)
                 group.members[req.member_id] = member
@@ -270,6 +280,30 @@ class StreamsGroups:
         return HeartbeatResult(member.member_id, member.member_epoch,
                                self.config.heartbeat_interval_ms, statuses, tasks,
                                group.endpoint_epoch, endpoints, create)
+
+    def _replace_static_member(self, group: StreamsGroup, req, client_id: str,
+                               client_host: str) -> StreamsMember | None:
+        """A new member id with a known instance id takes the place (epoch, tasks) of the
+        static member that left with epoch -2; one still in the group refuses it."""
+        old = next((m for m in group.members.values() if m.instance_id == req.instance_id),
+                   None)
+        if old is None:
+            return None
+        if old.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            raise KafkaError(ErrorCode.UNRELEASED_INSTANCE_ID,
+                             f"Static member {req.member_id} with instance id {req.instance_id} "
+                             f"cannot join the group because the instance id is owned by "
+                             f"{old.member_id} member.")
+        old_id = old.member_id
+        for key in (self._session_key, self._revocation_key):
+            self.timer.cancel(key(group.group_id, old_id))
+        del group.members[old_id]
+        old.member_id, old.client_id, old.client_host = req.member_id, client_id, client_host
+        old.member_epoch, old.last_sent = old.previous_member_epoch, None
+        group.members[req.member_id] = old
+        if old_id in group.target:
+            group.target[req.member_id] = group.target.pop(old_id)
+        return old
 
     def _validate(self, req) -> None:
         """Kafka's throwIfStreamsGroupHeartbeatRequestIsInvalid (messages as Kafka 4.4's)."""
@@ -396,6 +430,7 @@ class StreamsGroups:
         group.endpoint_epoch += 1
         if not group.members:
             group.shutdown_requested = False
+            group.target, group.target_epoch = {}, group.group_epoch
         elif group.configured is not None and group.configured.ready:
             self._compute_target(group)
 

@@ -61,7 +61,7 @@ class StreamsGroup:
         if self.group_epoch != self.target_epoch:
             return "Assigning"
         if any(m.member_epoch != self.target_epoch or m.state != STABLE
-               for m in self.members.values()):
+               for m in self.members.values()):  # a static member away (-2) counts too
             return "Reconciling"
         return "Stable"
 
@@ -76,6 +76,8 @@ class StreamsGroup:
         """Moves ``m`` along towards its target; ``owned`` is what the member reported
         (None: unchanged since its last heartbeat)."""
         target = self.target.get(m.member_id, TaskSets())
+        if m.member_epoch < 0:  # a static member away until its session ends
+            return
         if m.state == UNREVOKED_TASKS:
             if owned is not None and not (owned.active & m.pending_revocation.active):
                 m.pending_revocation = TaskSets()

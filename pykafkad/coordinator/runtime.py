@@ -40,6 +40,9 @@ class GroupCoordinatorService:
         self.coordinator = GroupCoordinator(self.config, self.storage, self.clock)
         self.coordinator.streams.config = StreamsConfig.from_broker(broker.config)
         self.coordinator.streams.partitions_of = self._partitions_of
+        group_configs = getattr(broker, "group_configs", None)
+        if group_configs is not None:
+            self.coordinator.streams.group_config = group_configs.get
         self.coordinator.load()
         self._wake = trio.Event()
         self._sleep_until = math.inf

@@ -126,7 +126,8 @@ def test_tasks_are_revoked_before_another_member_gets_them(setup):
 
 def test_standby_tasks_go_to_another_process(setup):
     groups, clock, topics = setup
-    groups.config = StreamsConfig(num_standby_replicas=1)
+    # the group's own config (IncrementalAlterConfigs on the group) overrides the broker's
+    groups.group_config = lambda group_id: {"streams.num.standby.replicas": "1"}
     topics.update({"app-rep": 2, "app-store-changelog": 2})
     a = join(groups, "a", "p1")
     b = join(groups, "b", "p2")

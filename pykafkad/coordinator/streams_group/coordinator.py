@@ -81,6 +81,8 @@ class StreamsGroups:
         self.write: Callable[[str, list], None] | None = None
         #: per group, the records last written (or replayed): the next write is the difference
         self.persisted: dict[str, dict[bytes, bytes]] = {}
+        #: a group's config overrides (IncrementalAlterConfigs on the group: streams.*)
+        self.group_config: Callable[[str], dict[str, str]] = lambda _group_id: {}
         #: per group, the records replayed so far by a partition load
         self.loading: dict[str, dict[bytes, bytes | None]] = {}
 
@@ -114,6 +116,13 @@ class StreamsGroups:
         if old and self.write is not None:
             self.write(group_id, [(k, None) for k in old])
         self.drop([group_id])
+
+    def _setting(self, group_id: str, name: str) -> int:
+        """A group's ``streams.<name>`` override, else the broker's ``group.streams.<name>``."""
+        value = self.group_config(group_id).get(f"streams.{name}")
+        if value is not None:
+            return int(value)
+        return getattr(self.config, name.replace(".", "_"))
 
     # -- records -------------------------------------------------------------------------------
     def _persist(self, group: StreamsGroup) -> None:
@@ -245,7 +254,8 @@ class StreamsGroups:
             create = configured.missing_internal_topics
         if bump:
             group.group_epoch += 1
-        if group.created_ms + self.config.initial_rebalance_delay_ms > self.clock():
+        if group.created_ms + self._setting(group.group_id, "initial.rebalance.delay.ms") \
+                > self.clock():
             statuses.insert(0, (topo.ASSIGNMENT_DELAYED,
                                 "Assignment delayed due to the configured initial rebalance "
                                 "delay."))
@@ -278,7 +288,8 @@ class StreamsGroups:
         if full or req.endpoint_information_epoch < group.endpoint_epoch:
             endpoints = self._endpoints(group)
         return HeartbeatResult(member.member_id, member.member_epoch,
-                               self.config.heartbeat_interval_ms, statuses, tasks,
+                               self._setting(group.group_id, "heartbeat.interval.ms"),
+                               statuses, tasks,
                                group.endpoint_epoch, endpoints, create)
 
     def _replace_static_member(self, group: StreamsGroup, req, client_id: str,
@@ -369,7 +380,8 @@ class StreamsGroups:
         members = [AssignorMember(m.member_id, m.process_id,
                                   group.target.get(m.member_id, m.assigned))
                    for m in group.members.values()]
-        group.target = assign(members, counts, self.config.num_standby_replicas)
+        group.target = assign(members, counts,
+                              self._setting(group.group_id, "num.standby.replicas"))
         group.target_epoch = group.group_epoch
 
     def _endpoints(self, group: StreamsGroup) -> list:
@@ -394,7 +406,8 @@ class StreamsGroups:
 
     def _schedule_session(self, group: StreamsGroup, m: StreamsMember) -> None:
         gid, mid = group.group_id, m.member_id
-        self.timer.schedule(self._session_key(gid, mid), self.config.session_timeout_ms,
+        self.timer.schedule(self._session_key(gid, mid),
+                            self._setting(gid, "session.timeout.ms"),
                             lambda: self._expire(gid, mid))
 
     @staticmethod

@@ -147,10 +147,13 @@ def describe(bootstrap: str, group_id: str):
 def _summary(group) -> dict:
     tasks = []
     for m in group.members:
-        tasks.append(sorted((t.subtopology_id, p) for t in m.assignment.active_tasks
-                            for p in t.partitions))
+        tasks.append((sorted((t.subtopology_id, p) for t in m.assignment.active_tasks
+                             for p in t.partitions),
+                      sorted((t.subtopology_id, p) for t in m.assignment.standby_tasks
+                             for p in t.partitions)))
     return {"state": group.group_state, "members": len(group.members),
-            "active_tasks": sorted(tasks, key=lambda t: (len(t), t)),
+            "active_tasks": sorted(a for a, _ in tasks),
+            "standby_tasks": sorted(s for _, s in tasks),
             "subtopologies": sorted(s.subtopology_id for s in group.topology.subtopologies)
             if group.topology else []}
 
@@ -166,13 +169,12 @@ def wait_described(bootstrap: str, group_id: str, members: int, deadline: float)
 
 
 def streams_groups_tool(bootstrap: str, group_id: str) -> dict[str, str]:
-    """What kafka-streams-groups prints for the group: --list, --describe (offsets),
-    --describe --state, --describe --members."""
+    """What kafka-streams-groups prints for the group: --describe (offsets), --describe
+    --state, --describe --members (--list is ListGroups, compared elsewhere)."""
     from compat.kafka_tools import run_tool
 
     out = {}
-    for name, args in (("list", ["--list"]),
-                       ("offsets", ["--describe", "--group", group_id]),
+    for name, args in (("offsets", ["--describe", "--group", group_id]),
                        ("state", ["--describe", "--state", "--group", group_id]),
                        ("members", ["--describe", "--members", "--verbose", "--group", group_id])):
         proc = run_tool("kafka-streams-groups", ["--bootstrap-server", bootstrap, *args])
@@ -181,9 +183,28 @@ def streams_groups_tool(bootstrap: str, group_id: str) -> dict[str, str]:
     return out
 
 
+def set_group_config(bootstrap: str, group_id: str, name: str, value: str) -> None:
+    """IncrementalAlterConfigs SET on the group (what kafka-configs --entity-type groups
+    sends), without a JVM."""
+    from wire.messages.incremental_alter_configs_request import (
+        AlterableConfig,
+        AlterConfigsResource,
+        IncrementalAlterConfigsRequest,
+    )
+
+    with WireClient(bootstrap) as c:
+        r = c.send(IncrementalAlterConfigsRequest(resources=[AlterConfigsResource(
+            resource_type=32, resource_name=group_id,
+            configs=[AlterableConfig(name=name, config_operation=0, value=value)])],
+            validate_only=False), 1)
+    assert r.responses[0].error_code == 0, r.responses[0].error_message
+
+
 def word_count_scenario(bootstrap: str, prefix: str, timeout: float = 180,
-                        with_tools: bool = False) -> dict:
-    """Runs the two-instance scenario; returns what it saw (counts and group views)."""
+                        with_tools: bool = False, standby_replicas: int = 0) -> dict:
+    """Runs the two-instance scenario; returns what it saw (counts and group views).
+    ``standby_replicas``: the group's streams.num.standby.replicas (set with kafka-configs
+    before the instances start)."""
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -198,6 +219,9 @@ def word_count_scenario(bootstrap: str, prefix: str, timeout: float = 180,
             producer.produce(source, key=str(i).encode(), value=line.encode())
         assert producer.flush(30) == 0
 
+    if standby_replicas:
+        set_group_config(bootstrap, app_id, "streams.num.standby.replicas",
+                         str(standby_replicas))
     produce(BATCH_1)
     deadline = time.monotonic() + timeout
     result: dict = {}

@@ -1,6 +1,6 @@
 """The server-side task assignor (Kafka's default "sticky" streams assignor, simplified):
 active tasks stay where they were and the rest go to the least loaded member; each active
-task gets up to ``num_standby`` standby replicas on members of other processes."""
+stateful task gets up to ``num_standby`` standby replicas on members of other processes."""
 
 from __future__ import annotations
 
@@ -34,7 +34,9 @@ class AssignorMember:
 
 
 def assign(members: list[AssignorMember], task_counts: dict[str, int],
-           num_standby: int) -> dict[str, TaskSets]:
+           num_standby: int, stateful: frozenset[str] | set[str] = frozenset()) -> dict[str, TaskSets]:
+    """``stateful``: the subtopologies with state (changelog topics), the only ones whose
+    tasks get standbys."""
     tasks = sorted((s, p) for s, n in task_counts.items() for p in range(n))
     valid = set(tasks)
     out = {m.member_id: TaskSets() for m in members}
@@ -66,6 +68,8 @@ def assign(members: list[AssignorMember], task_counts: dict[str, int],
     process = {m.member_id: m.process_id for m in members}
     if num_standby > 0:
         for t in tasks:
+            if t[0] not in stateful:
+                continue
             used = {process[owner[t]]}
             prev = [m.member_id for m in order if t in m.previous.standby]
             for _ in range(num_standby):

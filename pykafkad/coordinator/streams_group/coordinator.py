@@ -380,8 +380,10 @@ class StreamsGroups:
         members = [AssignorMember(m.member_id, m.process_id,
                                   group.target.get(m.member_id, m.assigned))
                    for m in group.members.values()]
+        stateful = {sub.subtopology_id for sub in group.topology.subtopologies
+                    if sub.changelog_topics} if group.topology else set()
         group.target = assign(members, counts,
-                              self._setting(group.group_id, "num.standby.replicas"))
+                              self._setting(group.group_id, "num.standby.replicas"), stateful)
         group.target_epoch = group.group_epoch
 
     def _endpoints(self, group: StreamsGroup) -> list:

@@ -10,6 +10,10 @@ from __future__ import annotations
 import logging
 
 from pykafkad.coordinator.streams_group.assignor import TaskSets
+from pykafkad.coordinator.streams_group.coordinator import (
+    ACCEPTABLE_RECOVERY_LAG,
+    TASK_OFFSET_INTERVAL_MS,
+)
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers import authorized_operations
 from pykafkad.handlers.groups import client_host
@@ -89,9 +93,9 @@ async def handle_streams_group_heartbeat(ctx: RequestContext, req):
     return h.StreamsGroupHeartbeatResponse(
         throttle_time_ms=0, error_code=0, error_message=None, member_id=r.member_id,
         member_epoch=r.member_epoch, heartbeat_interval_ms=r.heartbeat_interval_ms,
-        acceptable_recovery_lag_legacy=10_000 if v == 0 else 0,
-        task_offset_interval_ms=60_000,
-        acceptable_recovery_lag=10_000,
+        acceptable_recovery_lag_legacy=ACCEPTABLE_RECOVERY_LAG if v == 0 else 0,
+        task_offset_interval_ms=TASK_OFFSET_INTERVAL_MS,
+        acceptable_recovery_lag=ACCEPTABLE_RECOVERY_LAG,
         status=[h.Status(status_code=c, status_detail=m) for c, m in r.statuses],
         active_tasks=None if tasks is None else _task_ids(h.TaskIds, tasks.active),
         standby_tasks=None if tasks is None else _task_ids(h.TaskIds, tasks.standby),

@@ -14,7 +14,6 @@ from pykafkad.coordinator.streams_group import persistence
 from pykafkad.coordinator.streams_group import topology as topo
 from pykafkad.coordinator.streams_group.assignor import AssignorMember, TaskSets, assign
 from pykafkad.coordinator.streams_group.group import (
-    STABLE,
     UNREVOKED_TASKS,
     StreamsGroup,
     StreamsMember,
@@ -483,7 +482,3 @@ class StreamsGroups:
         return any(topic in s.source_topics or topic in
                    {r.name for r in s.repartition_source_topics}
                    for s in group.topology.subtopologies)
-
-    def member_is_stable(self, group_id: str, member_id: str) -> bool:
-        m = self.groups[group_id].members.get(member_id)
-        return m is not None and m.state == STABLE

@@ -223,6 +223,10 @@ class GroupCoordinator:
 
     def _after_load(self) -> None:
         self.streams.finish_load()
+        for group_id in self.streams.group_ids():  # offsets replayed before the group's records
+            classic = self.groups.get(group_id)
+            if classic is not None and classic.is_empty:
+                del self.groups[group_id]
         self.membership.on_loaded()
         self.timer.schedule(_CLEANUP_KEY, self.config.offsets_retention_check_interval_ms,
                             self._cleanup_cycle)
@@ -249,7 +253,8 @@ class GroupCoordinator:
         if isinstance(key, OffsetCommitKey):
             value = None if rec.value is None else decode_offset_commit_value(rec.value)
             if value is not None and key.group not in self.groups \
-                    and key.group not in self.streams.groups:
+                    and key.group not in self.streams.groups \
+                    and key.group not in self.streams.loading:
                 # offsets without membership imply a "simple" group (assign() + commit)
                 self.membership.get_or_create(key.group)
             self.offsets.replay(key.group, key.topic, key.partition, value,

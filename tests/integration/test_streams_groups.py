@@ -20,6 +20,11 @@ from tests.integration.clients import create_topic, needs_java
 from wire.messages.describe_groups_request import DescribeGroupsRequest
 from wire.messages.find_coordinator_request import FindCoordinatorRequest
 from wire.messages.list_groups_request import ListGroupsRequest
+from wire.messages.offset_commit_request import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
 from wire.messages.offset_delete_request import (
     OffsetDeleteRequest,
     OffsetDeleteRequestPartition,
@@ -210,6 +215,13 @@ def test_streams_group_records_survive_a_restart_and_kafka_reads_them(tmp_path):
                     break
                 assert time.monotonic() < deadline, r.status
                 time.sleep(0.2)
+            committed = c.send(OffsetCommitRequest(
+                group_id="streams-a", generation_id_or_member_epoch=r.member_epoch,
+                member_id="m1", group_instance_id=None, topics=[OffsetCommitRequestTopic(
+                    name="streams-src", partitions=[OffsetCommitRequestPartition(
+                        partition_index=1, committed_offset=42, committed_leader_epoch=-1,
+                        committed_metadata="")])]), 9)
+            assert committed.topics[0].partitions[0].error_code == 0
         before = _describe_view(b.bootstrap_servers)
     assert before[1] == "Stable" and before[5][0][4] == [("0", [0, 1, 2])]
     with run_broker(tmp_path / "data", config=config) as b:
@@ -218,6 +230,14 @@ def test_streams_group_records_survive_a_restart_and_kafka_reads_them(tmp_path):
             assert time.monotonic() < deadline, after
             time.sleep(0.2)
         assert after == before
+        with WireClient(b.bootstrap_servers) as c:  # the offsets stay the streams group's
+            listed = c.send(ListGroupsRequest(states_filter=[], types_filter=[]), 5).groups
+            assert [(g.group_id, g.group_type) for g in listed] == [("streams-a", "streams")]
+            fetched = c.send(OffsetFetchRequest(groups=[OffsetFetchRequestGroup(
+                group_id="streams-a", member_id="m1", member_epoch=before[5][0][1],
+                topics=None)], require_stable=True), 9).groups[0]
+            assert [(t.name, [(p.partition_index, p.committed_offset) for p in t.partitions])
+                    for t in fetched.topics] == [("streams-src", [(1, 42)])]
     segments = [str(p) for p in (tmp_path / "data").glob("__consumer_offsets-*/*.log")
                 if p.stat().st_size > 0]
     out = run_tool("kafka-dump-log", ["--offsets-decoder", "--print-data-log", "--files",

@@ -38,6 +38,8 @@ from pykafkad.coordinator.records import (
     offset_commit_tombstone,
 )
 from pykafkad.coordinator.storage import CoordinatorStorage, StoredRecord
+from pykafkad.coordinator.streams_group import records as streams_records
+from pykafkad.coordinator.streams_group.coordinator import StreamsConfig, StreamsGroups
 from pykafkad.coordinator.timer import Timer
 from wire.errors import ErrorCode, KafkaError
 
@@ -105,6 +107,8 @@ class DescribedGroup:
     protocol_data: str = ""
     members: list[DescribedMember] = field(default_factory=list)
     error: int = ErrorCode.NONE
+    #: DescribeGroups v6+'s message for a group of another kind
+    error_message: str | None = None
 
 
 class GroupCoordinator:
@@ -131,6 +135,9 @@ class GroupCoordinator:
         #: __consumer_offsets partitions led here whose load is under way: their groups
         #: answer COORDINATOR_LOAD_IN_PROGRESS (Kafka's loading coordinator shard)
         self.loading_partitions: set[int] = set()
+        #: streams groups (KIP-1071) share the group-id namespace, the timer and the offsets
+        self.streams = StreamsGroups(StreamsConfig(), self.timer, clock, lambda _topic: None)
+        self.streams.write = self._write_group
 
     # -- storage -------------------------------------------------------------------------------
     def _write_group(self, group_id: str, records: list[Record]) -> None:
@@ -208,11 +215,18 @@ class GroupCoordinator:
     def _drop_partition_state(self, partition: int) -> None:
         for group_id in [g for g in self.groups if self.storage.partition_for(g) == partition]:
             self.groups.pop(group_id, None)
+        self.streams.drop(g for g in self.streams.group_ids()
+                          if self.storage.partition_for(g) == partition)
         for group_id in [g for g in self.offsets.offsets
                          if self.storage.partition_for(g) == partition]:
             self.offsets.offsets.pop(group_id, None)
 
     def _after_load(self) -> None:
+        self.streams.finish_load()
+        for group_id in self.streams.group_ids():  # offsets replayed before the group's records
+            classic = self.groups.get(group_id)
+            if classic is not None and classic.is_empty:
+                del self.groups[group_id]
         self.membership.on_loaded()
         self.timer.schedule(_CLEANUP_KEY, self.config.offsets_retention_check_interval_ms,
                             self._cleanup_cycle)
@@ -227,6 +241,10 @@ class GroupCoordinator:
             return
         if rec.key is None:
             return
+        if len(rec.key) >= 2 and streams_records.record_type(rec.key) in streams_records.RECORD_TYPES:
+            if not live:
+                self.streams.replay(streams_records.decode_key(rec.key)[1], rec.key, rec.value)
+            return
         try:
             key = decode_key(rec.key)
         except UnknownRecordKey as e:
@@ -234,7 +252,9 @@ class GroupCoordinator:
             return
         if isinstance(key, OffsetCommitKey):
             value = None if rec.value is None else decode_offset_commit_value(rec.value)
-            if value is not None and key.group not in self.groups:
+            if value is not None and key.group not in self.groups \
+                    and key.group not in self.streams.groups \
+                    and key.group not in self.streams.loading:
                 # offsets without membership imply a "simple" group (assign() + commit)
                 self.membership.get_or_create(key.group)
             self.offsets.replay(key.group, key.topic, key.partition, value,
@@ -265,6 +285,12 @@ class GroupCoordinator:
 
     # -- membership ----------------------------------------------------------------------------
     def join_group(self, req: JoinRequest) -> Pending[JoinResult]:
+        streams = self.streams.get(req.group_id)
+        if streams is not None:
+            if streams.members:  # Kafka: a live streams group refuses classic members
+                return Pending.completed(JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+                                                    member_id=""))
+            self.streams.delete(req.group_id)  # an empty one becomes a classic group
         return self.membership.join_group(req)
 
     def sync_group(self, req: SyncRequest) -> Pending[SyncResult]:
@@ -311,8 +337,13 @@ class GroupCoordinator:
         """Returns each partition with its error; raises KafkaError when the whole request is
         refused (its code then applies to every partition)."""
         self._check_available(req.group_id)
-        group = self._validate_commit(req, transactional=False)
-        if group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE):
+        if req.group_id in self.streams.groups:
+            self.streams.validate_offset_commit(req.group_id, req.member_id, req.generation_id,
+                                                req.api_version)
+            group = None
+        else:
+            group = self._validate_commit(req, transactional=False)
+        if group is not None and group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE):
             self.membership.reschedule_heartbeat(group, req.member_id)
         results, records = self._commit_records(req)
         try:
@@ -327,7 +358,11 @@ class GroupCoordinator:
         """TxnOffsetCommit (after the transaction coordinator checked the producer): the offsets
         stay pending until the transaction's marker reaches the group's partition."""
         self._check_available(req.group_id)
-        self._validate_commit(req, transactional=True)
+        if req.group_id in self.streams.groups:
+            self.streams.validate_offset_commit(req.group_id, req.member_id, req.generation_id,
+                                                req.api_version, transactional=True)
+        else:
+            self._validate_commit(req, transactional=True)
         results, records = self._commit_records(req)
         if not records:
             return results
@@ -380,6 +415,13 @@ class GroupCoordinator:
             raise KafkaError(ErrorCode.REBALANCE_IN_PROGRESS)
         return group
 
+    def validate_offset_fetch(self, group_id: str, member_id: str | None,
+                              member_epoch: int) -> None:
+        """OffsetFetch v9+ names the member: a streams group checks it (classic groups do
+        not); raises KafkaError."""
+        if group_id in self.streams.groups and member_id is not None and member_epoch >= 0:
+            self.streams.validate_offset_fetch(group_id, member_id, member_epoch)
+
     def fetch_offsets(
         self, group_id: str, topics: list[tuple[str, list[int]]] | None, require_stable: bool
     ) -> list[tuple[str, list[FetchedOffset]]]:
@@ -388,7 +430,8 @@ class GroupCoordinator:
         group's partition failed to load."""
         self._check_available(group_id)
         group = self.groups.get(group_id)
-        exists = group is not None and not group.is_in(GroupState.DEAD)
+        exists = (group is not None and not group.is_in(GroupState.DEAD)) \
+            or group_id in self.streams.groups
         stored = self.offsets.group_offsets(group_id) if exists else {}
         if topics is None:
             topics = [(t, sorted(parts)) for t, parts in stored.items()]
@@ -413,6 +456,8 @@ class GroupCoordinator:
         """OffsetDelete; raises KafkaError for a group-level error."""
         if not group_id:
             raise KafkaError(ErrorCode.INVALID_GROUP_ID)
+        if group_id in self.streams.groups:
+            return self._delete_streams_offsets(group_id, topics)
         group = self.groups.get(group_id)
         if group is None or group.is_in(GroupState.DEAD):
             raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND)
@@ -446,6 +491,7 @@ class GroupCoordinator:
             if wanted_types and GROUP_TYPE_CLASSIC not in wanted_types:
                 continue
             out.append(ListedGroup(group.group_id, group.protocol_type or "", group.state.value))
+        out += [ListedGroup(*g) for g in self.streams.list_groups(states, types)]
         return out
 
     def describe_groups(self, group_ids: Iterable[str]) -> list[DescribedGroup]:
@@ -457,7 +503,10 @@ class GroupCoordinator:
                 continue
             group = self.groups.get(group_id)
             if group is None:
-                out.append(DescribedGroup(group_id, GroupState.DEAD.value))
+                out.append(DescribedGroup(
+                    group_id, GroupState.DEAD.value,
+                    error_message=f"Group {group_id} is not a classic group."
+                    if group_id in self.streams.groups else None))
                 continue
             stable = group.is_in(GroupState.STABLE) and group.protocol_name is not None
             members = [
@@ -479,6 +528,10 @@ class GroupCoordinator:
             if code:
                 out.append((group_id, code))
                 continue
+            streams = self.streams.get(group_id)
+            if streams is not None:
+                out.append((group_id, self._delete_streams_group(group_id)))
+                continue
             group = self.groups.get(group_id)
             if group is None or group.is_in(GroupState.DEAD):
                 out.append((group_id, ErrorCode.GROUP_ID_NOT_FOUND))
@@ -497,6 +550,36 @@ class GroupCoordinator:
             log.info("deleted group %s and %d offsets", group_id, len(records) - 1)
             out.append((group_id, ErrorCode.NONE))
         return out
+
+    def _delete_streams_offsets(self, group_id: str, topics):
+        """OffsetDelete on a streams group: a topic its live members read (source or
+        repartition source) answers GROUP_SUBSCRIBED_TO_TOPIC, as in Kafka 4.4."""
+        out = []
+        records: list[Record] = []
+        for topic, partitions in topics:
+            if self.streams.is_subscribed_to(group_id, topic):
+                out.append((topic, [(p, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC) for p in partitions]))
+                continue
+            out.append((topic, [(p, ErrorCode.NONE) for p in partitions]))
+            records += [offset_commit_tombstone(group_id, topic, p) for p in partitions
+                        if self.offsets.get(group_id, topic, p) is not None]
+        try:
+            self._write_and_replay(group_id, records)
+        except KafkaError as e:
+            raise KafkaError(append_error(e.code), e.message) from None
+        return out
+
+    def _delete_streams_group(self, group_id: str) -> int:
+        if self.streams.groups[group_id].members:
+            return ErrorCode.NON_EMPTY_GROUP
+        records = [offset_commit_tombstone(group_id, t, p)
+                   for t, p in self.offsets.partitions_to_delete(group_id)]
+        try:
+            self._write_and_replay(group_id, records)
+        except KafkaError as e:
+            return append_error(e.code)
+        self.streams.delete(group_id)
+        return ErrorCode.NONE
 
     def on_topic_deleted(self, topic: str) -> None:
         """Kafka's onPartitionsDeleted: committed offsets of a deleted topic are tombstoned."""

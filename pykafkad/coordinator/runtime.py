@@ -22,6 +22,7 @@ from pykafkad.coordinator.coordinator import GroupCoordinator
 from pykafkad.coordinator.group import JoinResult, Pending, SyncResult
 from pykafkad.coordinator.membership import JoinRequest, SyncRequest
 from pykafkad.coordinator.storage import OffsetsTopicStorage
+from pykafkad.coordinator.streams_group.coordinator import StreamsConfig
 from wire.errors import ErrorCode
 
 log = logging.getLogger("pykafkad.coordinator")
@@ -37,6 +38,11 @@ class GroupCoordinatorService:
         self.config = GroupCoordinatorConfig.from_broker(broker.config)
         self.storage = OffsetsTopicStorage(broker, self.config, leader_epoch)
         self.coordinator = GroupCoordinator(self.config, self.storage, self.clock)
+        self.coordinator.streams.config = StreamsConfig.from_broker(broker.config)
+        self.coordinator.streams.partitions_of = self._partitions_of
+        group_configs = getattr(broker, "group_configs", None)
+        if group_configs is not None:
+            self.coordinator.streams.group_config = group_configs.get
         self.coordinator.load()
         self._wake = trio.Event()
         self._sleep_until = math.inf
@@ -50,6 +56,10 @@ class GroupCoordinatorService:
     def ensure_ready(self) -> None:
         """FindCoordinator for a group: creates __consumer_offsets on first use, as Kafka."""
         self.storage.ensure_topic()
+
+    def _partitions_of(self, topic: str) -> int | None:
+        t = self.broker.topics.get(topic)
+        return None if t is None else t.num_partitions
 
     def partition_for(self, group_id: str) -> int:
         return self.storage.partition_for(group_id)

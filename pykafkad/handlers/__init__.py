@@ -23,6 +23,7 @@ from pykafkad.handlers import (  # noqa: F401
     quorum,
     sasl,
     scram_credentials,
+    streams_groups,
     txn,
     write_txn_markers,
 )

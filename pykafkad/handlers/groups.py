@@ -158,7 +158,8 @@ async def handle_describe_groups(ctx: RequestContext, req) -> DescribeGroupsResp
                                       authorized_operations=authorized_operations.OMITTED))
             continue
         if ctx.version >= GROUP_ID_NOT_FOUND_VERSION and not error and g.state == "Dead":
-            error, message = ErrorCode.GROUP_ID_NOT_FOUND, f"Group {g.group_id} not found."
+            error, message = ErrorCode.GROUP_ID_NOT_FOUND, \
+                g.error_message or f"Group {g.group_id} not found."
         out.append(DescribedGroup(
             error_code=error, error_message=message, group_id=g.group_id, group_state=g.state,
             protocol_type=g.protocol_type, protocol_data=g.protocol_data,

@@ -138,7 +138,18 @@ async def handle_offset_fetch(ctx: RequestContext, req) -> OffsetFetchResponse:
             return e.code, [(t, [FetchedOffset(p, error=e.code) for p in parts])
                             for t, parts in topics or ()]
 
-    answers = [(group_id, *fetch(group_id, topics)) for group_id, topics in wanted]
+    members = [(g.member_id, g.member_epoch) for g in req.groups] if v >= 9 else \
+        [(None, -1)] * len(wanted)
+
+    def checked_fetch(group_id, topics, member):
+        try:  # a streams (or consumer) group checks the member's epoch (v9+)
+            groups.call(groups.coordinator.validate_offset_fetch, group_id, *member)
+        except KafkaError as e:
+            return e.code, []
+        return fetch(group_id, topics)
+
+    answers = [(group_id, *checked_fetch(group_id, topics, member))
+               for (group_id, topics), member in zip(wanted, members, strict=True)]
     if v >= 8:
         return OffsetFetchResponse(throttle_time_ms=0, groups=[
             OffsetFetchResponseGroup(group_id=group_id, error_code=error, topics=[
@@ -176,6 +187,13 @@ def _offset_fetch_by_id(broker, req, require_stable: bool) -> OffsetFetchRespons
                     unknown.append(t)
                 else:
                     topics.append((name, list(t.partition_indexes)))
+        try:
+            groups.call(groups.coordinator.validate_offset_fetch, g.group_id, g.member_id,
+                        g.member_epoch)
+        except KafkaError as e:
+            out.append(OffsetFetchResponseGroup(group_id=g.group_id, error_code=e.code,
+                                                topics=[]))
+            continue
         result = groups.call(groups.coordinator.fetch_offsets, g.group_id, topics, require_stable)
         answered = []
         for name, fetched in result:

@@ -182,8 +182,9 @@ class TransactionCoordinator:
         return dict(levels).get("transaction.version", 0)
 
     def log_value_version(self) -> int:
-        """TransactionLogValue v1 (flexible) from transaction.version 2 on, v0 below."""
-        return FLEXIBLE_VALUE_VERSION if self.transaction_version() >= TV_2 else VALUE_VERSION
+        """TransactionLogValue v1 (flexible) from transaction.version 1 on, v0 at 0 (Kafka's
+        TransactionVersion.transactionLogValueVersion)."""
+        return FLEXIBLE_VALUE_VERSION if self.transaction_version() >= 1 else VALUE_VERSION
 
     def _apply(self, txn: TransactionMetadata) -> TransactionMetadata:
         old = self.txns.get(txn.transactional_id)
@@ -458,8 +459,12 @@ class TransactionCoordinator:
         return ErrorCode.NONE
 
     # -- EndTxn --------------------------------------------------------------------------------
-    def end_txn(self, transactional_id: str, pid: int, epoch: int, commit: bool,
-                client_transaction_version: int = 0) -> tuple[int, int, int]:
+    def end_txn(self, transactional_id: str, pid: int, epoch: int, commit: bool) -> int:
+        """EndTxn below v5 (transaction version 1): the error code."""
+        return self.end_transaction(transactional_id, pid, epoch, commit)[0]
+
+    def end_transaction(self, transactional_id: str, pid: int, epoch: int, commit: bool,
+                        client_transaction_version: int = 0) -> tuple[int, int, int]:
         """(error, producer id, epoch) for EndTxn (Kafka's endTransaction).  With
         ``client_transaction_version`` 2 (EndTxn v5) the prepare bumps the epoch (markers go
         out with it) and the answer carries the id and epoch the transaction completes with; an

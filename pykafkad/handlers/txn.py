@@ -164,7 +164,7 @@ async def handle_end_txn(ctx: RequestContext, req) -> EndTxnResponse:
     answer: list[tuple[int, int]] = [(-1, -1)]
 
     def end() -> int:
-        code, pid, epoch = coordinator.end_txn(
+        code, pid, epoch = coordinator.end_transaction(
             req.transactional_id, req.producer_id, req.producer_epoch, req.committed,
             client_transaction_version=2 if ctx.version >= TV2_END_TXN_VERSION else 0)
         answer[0] = (pid, epoch)

@@ -15,6 +15,7 @@ from tests.integration.test_transactions import (
     kafka_python_read,
     read_all,
     txn_producer,
+    wait_for,
 )
 from wire.errors import ErrorCode, KafkaError
 
@@ -196,3 +197,37 @@ def test_java_client_transactions_use_version_2(broker):
     for t in mine:
         assert t.client_transaction_version == 2, t
         assert t.producer_epoch >= 1, t
+
+
+@needs_java
+def test_transaction_version_downgrade_as_kafka(broker, reference_kafka, topic_name):
+    """UpdateFeatures: Kafka lets transaction.version go down to 1 or 0 (kafka-features
+    --dry-run says so on both brokers); once it is down, the coordinator writes what Kafka's
+    writes at that level (value version 1 from level 1, 0 at level 0) and a version 1 client
+    (librdkafka) keeps committing."""
+    from compat.kafka_tools import run_tool
+
+    def features(bs, *args):
+        p = run_tool("kafka-features", ["--bootstrap-server", bs, *args])
+        assert p.returncode == 0, p.stderr[-2000:]
+        return p.stdout.strip()
+
+    for level in ("1", "0"):
+        args = ("downgrade", "--feature", f"transaction.version={level}", "--dry-run")
+        assert features(broker.bootstrap_servers, *args) == features(
+            reference_kafka.bootstrap_servers, *args)
+    bs = broker.bootstrap_servers
+    create_topic(bs, topic_name, 1)
+    coordinator = broker.broker.txn_coordinator
+    for level, value_version in (("1", 1), ("0", 0)):
+        assert features(bs, "downgrade", "--feature", f"transaction.version={level}") == (
+            f"transaction.version was downgraded to {level}.")
+        wait_for(lambda want=int(level): coordinator.transaction_version() == want,
+                 "the new level")
+        txn_id = _unique(f"at-{level}")
+        p = txn_producer(bs, txn_id)
+        p.begin_transaction()
+        p.produce(topic_name, level.encode(), partition=0)
+        p.commit_transaction(TXN_WAIT)
+        assert {v for v, _ in _log_values(broker, txn_id)} == {value_version}
+    assert sorted(read_all(bs, topic_name, (0,), "read_committed")) == [b"0", b"1"]

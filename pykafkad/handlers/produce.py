@@ -61,7 +61,8 @@ async def _verify_with_remote_coordinator(broker, transactional_id: str, partiti
         return ErrorCode.NONE, None  # the append's own checks answer
     header = BatchHeader(records)
     if (header.producer_id < 0 or not header.is_transactional or not partition.is_leader
-            or partition.log.producer_state.has_ongoing_txn(header.producer_id)):
+            or partition.log.producer_state.has_ongoing_txn(
+                header.producer_id, header.producer_epoch)):
         return ErrorCode.NONE, None
     return await broker.txn_verification.verify(
         transactional_id, header.producer_id, header.producer_epoch, partition.topic,
@@ -95,9 +96,11 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
     fault = broker.produce_fault
     txn_id = req.transactional_id
     adds = txn_id is not None and v >= ADD_PARTITION_VERSION
-    remote_coordinator = adds or (
-        txn_id is not None and broker.config["transaction.partition.verification.enable"]
-        and broker.txn_verification.is_remote(txn_id))
+    remote = txn_id is not None and broker.txn_verification.is_remote(txn_id)
+    # v12+: the partition is added first (here or by the remote coordinator); below, a
+    # remote coordinator is asked to verify instead of the local check in the append
+    ask_coordinator = adds or (
+        remote and broker.config["transaction.partition.verification.enable"])
     for td in req.topic_data:
         if uses_ids:
             topic = broker.topics.by_id.get(td.topic_id)
@@ -124,14 +127,14 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
             try:
                 partition = replicas.get_partition_or_error(name, pd.index)
                 verifier = _transaction_verifier(broker, name, pd.index)
-                if remote_coordinator:
+                if ask_coordinator:
                     code, message = await _verify_with_remote_coordinator(
                         broker, txn_id, partition, pd.records, add=adds)
                     if code:
                         parts.append(_error(pd.index, code, message))
                         continue
-                    if not adds:
-                        verifier = None
+                if remote:
+                    verifier = None
                 before = None
                 if fault is not None:
                     def before(header, name=name, index=pd.index):

@@ -41,7 +41,7 @@ def test_wire_scenario_answers_as_kafka(broker, reference_kafka):
     """Produce v12 to partitions never added is accepted and they appear in
     DescribeTransactions; TxnOffsetCommit v5 adds the group's partition; EndTxn v5 answers the
     bumped epoch, markers carry it (DescribeProducers), a retry and an empty abort are answered
-    as Kafka answers them."""
+    as Kafka answers them; so is a transaction aborted for its timeout."""
     seen = {}
     for name, bs in (("pykafkad", broker.bootstrap_servers),
                      ("kafka", reference_kafka.bootstrap_servers)):
@@ -50,11 +50,13 @@ def test_wire_scenario_answers_as_kafka(broker, reference_kafka):
         seen[name] = txn_v2_wire.run(bs, topic, _unique("txn"), _unique("group"))
         for key in ("described_ongoing", "offsets_partition_added"):
             seen[name][key] = str(seen[name][key]).replace(topic, "T")
+        seen[name]["timed_out"] = txn_v2_wire.run_timed_out(bs, topic, _unique("timeout"))
     ours = seen["pykafkad"]
     assert ours["produce_v12"] == [0, 0]
     assert ours["described_ongoing"] == str((0, "Ongoing", [("T", [0, 1])]))
     assert ours["end_commit"] == (0, True, 1)
     assert ours["partition_epochs"] == {0: [1], 1: [1]}
+    assert ours["timed_out"]["end_abort_old_epoch"] == (0, 1)
     assert ours == seen["kafka"]
 
 

@@ -130,3 +130,31 @@ def run(bootstrap: str, topic: str, txn_id: str, group: str) -> dict:
                                       producer_epoch=epoch, committed=True), 5)
         seen["end_stale_epoch"] = stale.error_code
     return seen
+
+
+def run_timed_out(bootstrap: str, topic: str, txn_id: str) -> dict:
+    """A transaction version 2 transaction left open past its timeout (1 s): the coordinator
+    aborts it with the epoch bumped once; the client's abort at its old epoch is then answered
+    as a retry (it goes on at the new epoch), a commit is refused, a Produce fenced."""
+    seen: dict = {}
+    with WireClient(bootstrap) as wc:
+        _retry(lambda: wc.send(FindCoordinatorRequest(key=txn_id, key_type=1), 3),
+               "FindCoordinator")
+        init = _retry(lambda: wc.send(InitProducerIdRequest(
+            transactional_id=txn_id, transaction_timeout_ms=1000), 5), "InitProducerId")
+        pid, epoch = init.producer_id, init.producer_epoch
+        seen["produce"] = _produce(wc, 12, txn_id, topic, 0, pid, epoch, 0, b"x")
+        seen["state"] = _wait_state(wc, txn_id, "CompleteAbort")
+        (s,) = wc.send(DescribeTransactionsRequest(transactional_ids=[txn_id]),
+                       0).transaction_states
+        seen["epoch_after_timeout"] = s.producer_epoch - epoch
+        seen["partition_epochs"] = _producer_epochs(wc, topic, (0,))
+        r = wc.send(EndTxnRequest(transactional_id=txn_id, producer_id=pid,
+                                  producer_epoch=epoch, committed=False), 5)
+        seen["end_abort_old_epoch"] = (r.error_code, r.producer_epoch - epoch
+                                       if r.error_code == 0 else None)
+        r = wc.send(EndTxnRequest(transactional_id=txn_id, producer_id=pid,
+                                  producer_epoch=epoch, committed=True), 5)
+        seen["end_commit_old_epoch"] = r.error_code
+        seen["produce_old_epoch"] = _produce(wc, 12, txn_id, topic, 0, pid, epoch, 1, b"y")
+    return seen

@@ -210,10 +210,13 @@ async def handle_txn_offset_commit(ctx: RequestContext, req) -> TxnOffsetCommitR
     codes: dict[tuple[str, int], int] = {}
     partitions = []
     by_id = v >= TXN_OFFSET_COMMIT_TOPIC_IDS_VERSION
+    unknown_topics: set[str] = set()
     for t in req.topics:
         topic = broker.topics.by_id.get(t.topic_id) if by_id else broker.topics.get(t.name)
         if by_id:
             t.name = topic.name if topic is not None else ""
+        if topic is None:
+            unknown_topics.add(t.name)
         for p in t.partitions:
             if topic is None:
                 codes[(t.name, p.partition_index)] = (
@@ -244,13 +247,15 @@ async def handle_txn_offset_commit(ctx: RequestContext, req) -> TxnOffsetCommitR
         except KafkaError as e:
             for cp in partitions:
                 codes[(cp.topic, cp.partition)] = e.code
+    # Kafka answers the unknown topics first (its response builder starts with them), then
+    # what the group coordinator answered
     return TxnOffsetCommitResponse(throttle_time_ms=0, topics=[
         TxnOffsetCommitResponseTopic(name=t.name, topic_id=t.topic_id, partitions=[
             TxnOffsetCommitResponsePartition(
                 partition_index=p.partition_index,
                 error_code=codes.get((t.name, p.partition_index), ErrorCode.NONE))
             for p in t.partitions])
-        for t in req.topics])
+        for t in sorted(req.topics, key=lambda t: t.name not in unknown_topics)])
 
 
 async def _add_offsets_partition(broker, verification, req) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from compat.wire_client import WireClient
+from compat.wire_client import WireClient, topic_metadata
 from wire.messages.describe_producers_request import DescribeProducersRequest, TopicRequest
 from wire.messages.describe_transactions_request import DescribeTransactionsRequest
 from wire.messages.end_txn_request import EndTxnRequest
@@ -90,6 +90,16 @@ def run(bootstrap: str, topic: str, txn_id: str, group: str) -> dict:
                 TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=7)])]),
             5).topics[0].partitions[0], "TxnOffsetCommit")
         seen["txn_offset_commit_v5"] = r.error_code
+        # v6 names topics by id: a known one is stored, an unknown one UNKNOWN_TOPIC_ID
+        (md,) = topic_metadata(bootstrap, [topic])
+        r = wc.send(TxnOffsetCommitRequest(
+            transactional_id=txn_id, group_id=group, producer_id=pid, producer_epoch=epoch,
+            topics=[TxnOffsetCommitRequestTopic(topic_id=tid, partitions=[
+                TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=8)])
+                for tid in (md.topic_id, bytes(15) + b"\x07")]), 6)
+        seen["txn_offset_commit_v6"] = [
+            (t.topic_id == md.topic_id, t.name, [p.error_code for p in t.partitions])
+            for t in r.topics]
         _, state, parts = _described(wc, txn_id)
         seen["offsets_partition_added"] = (state, [t for t, _ in parts])
         # EndTxn v5: the epoch is bumped, the answer carries it

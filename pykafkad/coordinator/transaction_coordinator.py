@@ -10,6 +10,11 @@ marker; meanwhile the transaction answers CONCURRENT_TRANSACTIONS.  A transactio
 PrepareCommit/PrepareAbort when a partition of the log is loaded (at start, or when this broker
 becomes its leader: ``on_election``) gets its markers sent again.
 
+Transaction version 2 (KIP-890 part 2), per transaction as its client uses it: partitions come
+from the brokers (AddPartitionsToTxn v5 on the client's Produce v12+ / TxnOffsetCommit v5+),
+every EndTxn bumps the epoch (its markers carry the bumped one) and an exhausted epoch moves the
+transactional id to a new producer id when the transaction completes.
+
 Time comes from the broker's injected clock; ``abort_timed_out_transactions`` and
 ``expire_transactional_ids`` are the periodic timers (the server fires them, tests call them).
 """

@@ -3,7 +3,9 @@ views DescribeProducers, DescribeTransactions, ListTransactions.
 
 The logic lives in pykafkad.coordinator.transaction_coordinator; these handlers map requests
 and Kafka's per-version error codes (PRODUCER_FENCED is INVALID_PRODUCER_EPOCH below v2 of
-AddPartitionsToTxn, AddOffsetsToTxn and EndTxn).
+AddPartitionsToTxn, AddOffsetsToTxn and EndTxn).  The transaction version follows what the
+client sends, as in Kafka: EndTxn v5 and TxnOffsetCommit v5+ (and Produce v12+, in produce.py)
+are transaction version 2, older versions version 1, whatever transaction.version is finalized.
 """
 
 from __future__ import annotations

@@ -3,11 +3,11 @@
 Kafka 4.4 finalizes metadata.version=33, group.version=1 (KIP-848 consumer groups),
 streams.version=1, share.version=2, transaction.version=2 (KIP-890 part 2) and
 eligible.leader.replicas.version=1.  Clients act on the finalized levels: a Java 4.x
-transactional producer switches to transaction version 2 when it sees transaction.version>=2,
-which this broker does not serve yet (CLIENTS.md).  So the group, share and transaction
-features are supported and finalized only at level 0 (not listed as finalized, as Kafka omits a
-level-0 feature); streams groups are served (streams.version 1) and the cluster-level features
-are reported as Kafka reports them.
+transactional producer switches to transaction version 2 when it sees transaction.version>=2
+(served: an epoch bump per transaction, partitions added by Produce v12+ and TxnOffsetCommit
+v5+); streams groups are served (streams.version 1).  The group and share features are
+supported and finalized only at level 0 until they are served (not listed as finalized, as Kafka
+omits a level-0 feature); the others are reported as Kafka reports them.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("metadata.version", 7, 33, 33),
     Feature("share.version", 0, 0, 0),
     Feature("streams.version", 0, 1, 1),
-    Feature("transaction.version", 0, 0, 0),
+    Feature("transaction.version", 0, 2, 2),
     Feature("eligible.leader.replicas.version", 0, 1, 1),
 )
 #: the order of Kafka 4.4's finalized features

@@ -579,6 +579,37 @@ public class CompatClient {
         }
     }
 
+    /** Transaction version 2 (KIP-890 part 2) when the broker finalizes it: commits and aborts
+     *  across three partitions with a group's offsets in each transaction; read_committed sees
+     *  exactly the committed records and the group's committed offset is the last committed one. */
+    static void transactionsV2(String prefix) throws Exception {
+        String source = topic(prefix, "in", 1, Map.of()), sink = topic(prefix, "out", 3, Map.of());
+        String group = prefix + "-group";
+        var tp = new TopicPartition(source, 0);
+        try (var p = txnProducer(prefix); var c = groupConsumer(group, source, Map.of())) {
+            long offset = 0;
+            for (String[] step : new String[][]{{"commit", "a"}, {"abort", "b"}, {"commit", "c"}, {"abort", "d"}}) {
+                p.beginTransaction();
+                for (int part = 0; part < 3; part++)
+                    for (String v : values(2, step[1] + part)) p.send(new ProducerRecord<>(sink, part, null, b(v)));
+                offset += 5;
+                p.sendOffsetsToTransaction(Map.of(tp, new OffsetAndMetadata(offset)), c.groupMetadata());
+                p.flush();
+                if (step[0].equals("commit")) p.commitTransaction(); else p.abortTransaction();
+            }
+        }
+        List<String> want = new ArrayList<>();
+        for (String s : new String[]{"a", "c"}) for (int part = 0; part < 3; part++) want.addAll(values(2, s + part));
+        Collections.sort(want);
+        List<String> got = valuesOf(consume(sink, 12, List.of(0, 1, 2), Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed")));
+        Collections.sort(got);
+        expect(got, want, "read_committed");
+        expect(consume(sink, 24, List.of(0, 1, 2), Map.of()).size(), 24, "read_uncommitted (aborted ones too)");
+        try (var c = new KafkaConsumer<byte[], byte[]>(consumerProps(Map.of(ConsumerConfig.GROUP_ID_CONFIG, group)))) {
+            expect(c.committed(Set.of(tp)).get(tp).offset(), 15L, "offset of the last committed transaction");
+        }
+    }
+
     // ------------------------------------------------------------------ cluster scenarios
     /** The first bootstrap address alone: reaching the other brokers proves Metadata was followed. */
     static String firstBroker() { return bootstrap.split(",")[0].trim(); }
@@ -764,6 +795,7 @@ public class CompatClient {
         SCENARIOS.put("idempotent-producer", CompatClient::idempotentProducer);
         SCENARIOS.put("transactions", CompatClient::transactions);
         SCENARIOS.put("transactions-offsets", CompatClient::transactionsOffsets);
+        SCENARIOS.put("transactions-v2", CompatClient::transactionsV2);
         SCENARIOS.put("replicated-acks-all", CompatClient::replicatedAcksAll);
         SCENARIOS.put("leaders-on-several-brokers", CompatClient::leadersOnSeveralBrokers);
         SCENARIOS.put("group-coordinator-elsewhere", CompatClient::groupCoordinatorElsewhere);

@@ -10,6 +10,11 @@ marker; meanwhile the transaction answers CONCURRENT_TRANSACTIONS.  A transactio
 PrepareCommit/PrepareAbort when a partition of the log is loaded (at start, or when this broker
 becomes its leader: ``on_election``) gets its markers sent again.
 
+Transaction version 2 (KIP-890 part 2), per transaction as its client uses it: partitions come
+from the brokers (AddPartitionsToTxn v5 on the client's Produce v12+ / TxnOffsetCommit v5+),
+every EndTxn bumps the epoch (its markers carry the bumped one) and an exhausted epoch moves the
+transactional id to a new producer id when the transaction completes.
+
 Time comes from the broker's injected clock; ``abort_timed_out_transactions`` and
 ``expire_transactional_ids`` are the periodic timers (the server fires them, tests call them).
 """
@@ -24,8 +29,12 @@ import trio
 
 from pykafkad.coordinator.partitioning import GROUP_METADATA_TOPIC, partition_for
 from pykafkad.coordinator.transaction_log import (
+    FLEXIBLE_VALUE_VERSION,
+    MAX_EPOCH,
     NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
     TRANSACTION_STATE_TOPIC,
+    VALUE_VERSION,
     TransactionMetadata,
     TxnState,
     decode_key,
@@ -45,6 +54,9 @@ log = logging.getLogger("pykafkad.txn")
 
 #: a single node leads every partition of __transaction_state at epoch 0: its coordinator epoch
 COORDINATOR_EPOCH = 0
+#: transaction version 2 (KIP-890 part 2): the client's EndTxn bumps the epoch, partitions are
+#: added by the broker on Produce v12+ / TxnOffsetCommit v5+
+TV_2 = 2
 #: how long a marker (or a completion) that failed waits before it is tried again
 MARKER_RETRY_BACKOFF_MS = 100
 
@@ -144,7 +156,10 @@ class TransactionCoordinator:
         below min.insync.replicas); only then may the caller apply the transition."""
         p = self.partition_for(txn.transactional_id)
         partition = self.broker.partition(TRANSACTION_STATE_TOPIC, p)
-        value = None if tombstone else encode_value(txn)
+        old = self.txns.get(txn.transactional_id)
+        value = None if tombstone else encode_value(
+            txn, self.log_value_version(),
+            old.producer_id if old is not None else txn.producer_id)
         batch = build_batch([(encode_key(txn.transactional_id), value, (), self.clock())])
         info = partition.append_as_leader(batch, required_acks=-1)
         self._last_write[txn.transactional_id] = (partition, info.last_offset + 1)
@@ -162,6 +177,19 @@ class TransactionCoordinator:
         deadline = trio.current_time() + timeout_ms / 1000
         code = await self.broker.replicas.wait_for_acks(partition, offset, deadline)
         return log_append_error(code)
+
+    def transaction_version(self) -> int:
+        """The finalized transaction.version (Kafka's TransactionStateManager reads the
+        metadata image's on every write)."""
+        from pykafkad.features import finalized_levels
+
+        _, levels = finalized_levels(self.broker)
+        return dict(levels).get("transaction.version", 0)
+
+    def log_value_version(self) -> int:
+        """TransactionLogValue v1 (flexible) from transaction.version 1 on, v0 at 0 (Kafka's
+        TransactionVersion.transactionLogValueVersion)."""
+        return FLEXIBLE_VALUE_VERSION if self.transaction_version() >= 1 else VALUE_VERSION
 
     def _apply(self, txn: TransactionMetadata) -> TransactionMetadata:
         old = self.txns.get(txn.transactional_id)
@@ -356,8 +384,11 @@ class TransactionCoordinator:
 
     def add_partitions(
         self, transactional_id: str, pid: int, epoch: int, partitions: Iterable[tuple[str, int]],
-        *, verify_only: bool = False,
+        *, verify_only: bool = False, client_transaction_version: int = 0,
     ) -> int:
+        """AddPartitionsToTxn (v5+ from a broker serving Produce v12+ or TxnOffsetCommit v5+:
+        ``client_transaction_version`` 2, recorded on the transaction as Kafka's
+        prepareAddPartitions does)."""
         err, txn = self._check_producer(transactional_id, pid, epoch)
         if err:
             return err
@@ -376,6 +407,7 @@ class TransactionCoordinator:
             new.partitions = set()
         new.partitions |= wanted
         new.state = TxnState.ONGOING
+        new.client_transaction_version = client_transaction_version
         new.txn_last_update_timestamp = now
         self._commit(new)
         return ErrorCode.NONE
@@ -387,9 +419,11 @@ class TransactionCoordinator:
             n = topic.num_partitions
         return GROUP_METADATA_TOPIC, partition_for(group_id, n)
 
-    def add_offsets(self, transactional_id: str, pid: int, epoch: int, group_id: str) -> int:
+    def add_offsets(self, transactional_id: str, pid: int, epoch: int, group_id: str,
+                    client_transaction_version: int = 0) -> int:
         return self.add_partitions(
-            transactional_id, pid, epoch, [self.offsets_partition(group_id)])
+            transactional_id, pid, epoch, [self.offsets_partition(group_id)],
+            client_transaction_version=client_transaction_version)
 
     def check_txn_offset_commit(
         self, transactional_id: str, pid: int, epoch: int, group_id: str
@@ -431,24 +465,65 @@ class TransactionCoordinator:
 
     # -- EndTxn --------------------------------------------------------------------------------
     def end_txn(self, transactional_id: str, pid: int, epoch: int, commit: bool) -> int:
-        err, txn = self._check_producer(transactional_id, pid, epoch)
-        if err:
-            return err
-        assert txn is not None
+        """EndTxn below v5 (transaction version 1): the error code."""
+        return self.end_transaction(transactional_id, pid, epoch, commit)[0]
+
+    def end_transaction(self, transactional_id: str, pid: int, epoch: int, commit: bool,
+                        client_transaction_version: int = 0) -> tuple[int, int, int]:
+        """(error, producer id, epoch) for EndTxn (Kafka's endTransaction).  With
+        ``client_transaction_version`` 2 (EndTxn v5) the prepare bumps the epoch (markers go
+        out with it) and the answer carries the id and epoch the transaction completes with; an
+        exhausted epoch moves to a new producer id once the transaction completes.  A
+        transaction whose client uses version 2 takes the previous epoch only as a retry of
+        the last EndTxn, and may be aborted with nothing added (the broker adds partitions, so
+        the client cannot know)."""
+        if not transactional_id:
+            return ErrorCode.INVALID_REQUEST, -1, -1
+        code = self.unavailable_error(transactional_id)
+        if code:
+            return code, -1, -1
+        txn = self.txns.get(transactional_id)
+        if txn is None:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING, -1, -1
         state = txn.state
-        if state == TxnState.ONGOING:
-            self._prepare_and_complete(
-                txn, TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT)
-            return ErrorCode.NONE
-        if state == TxnState.COMPLETE_COMMIT:
-            return ErrorCode.NONE if commit else ErrorCode.INVALID_TXN_STATE
-        if state == TxnState.COMPLETE_ABORT:
-            return ErrorCode.NONE if not commit else ErrorCode.INVALID_TXN_STATE
-        if state == TxnState.PREPARE_COMMIT:
-            return ErrorCode.CONCURRENT_TRANSACTIONS if commit else ErrorCode.INVALID_TXN_STATE
-        if state == TxnState.PREPARE_ABORT:
-            return ErrorCode.CONCURRENT_TRANSACTIONS if not commit else ErrorCode.INVALID_TXN_STATE
-        return ErrorCode.INVALID_TXN_STATE
+        v2 = txn.client_transaction_version >= TV_2 and state != TxnState.PREPARE_EPOCH_FENCE
+        retry_on_overflow = (v2 and txn.last_producer_id == pid and epoch == MAX_EPOCH - 1
+                             and txn.producer_epoch == 0)
+        retry_on_bump = v2 and txn.producer_epoch == epoch + 1
+        if v2:
+            if state in _PREPARE:
+                valid = retry_on_bump
+            elif state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
+                valid = retry_on_bump or retry_on_overflow or epoch == txn.producer_epoch
+            else:
+                valid = epoch == txn.producer_epoch
+        else:
+            valid = epoch == txn.producer_epoch
+        if txn.producer_id != pid and not retry_on_overflow:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING, -1, -1
+        if not valid:
+            return ErrorCode.PRODUCER_FENCED, -1, -1
+        is_retry = not v2 or retry_on_bump or retry_on_overflow
+        bumps = client_transaction_version >= TV_2
+        if state == TxnState.ONGOING or (
+                bumps and not commit and not is_retry and state in _COMPLETE):
+            prepared = self._prepare_and_complete(
+                txn, TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT,
+                client_transaction_version=client_transaction_version,
+                nothing_added=state != TxnState.ONGOING)
+            if prepared.next_producer_id != NO_PRODUCER_ID:
+                return ErrorCode.NONE, prepared.next_producer_id, 0
+            return ErrorCode.NONE, prepared.producer_id, prepared.producer_epoch
+        done = ErrorCode.NONE, txn.producer_id, txn.producer_epoch
+        if state == TxnState.COMPLETE_COMMIT and commit and is_retry:
+            return done
+        if state == TxnState.COMPLETE_ABORT and not commit and is_retry:
+            return done
+        if state == TxnState.PREPARE_COMMIT and commit:
+            return ErrorCode.CONCURRENT_TRANSACTIONS, -1, -1
+        if state == TxnState.PREPARE_ABORT and not commit:
+            return ErrorCode.CONCURRENT_TRANSACTIONS, -1, -1
+        return ErrorCode.INVALID_TXN_STATE, -1, -1
 
     def _fence_and_abort(self, txn: TransactionMetadata) -> None:
         """Kafka's prepareFenceProducerEpoch + abort: the epoch is bumped (fencing the current
@@ -459,16 +534,33 @@ class TransactionCoordinator:
         fenced.last_producer_epoch = NO_PRODUCER_EPOCH
         self._prepare_and_complete(fenced, TxnState.PREPARE_ABORT)
 
-    def _prepare_and_complete(self, txn: TransactionMetadata, prepare: TxnState) -> None:
+    def _prepare_and_complete(self, txn: TransactionMetadata, prepare: TxnState, *,
+                              client_transaction_version: int | None = None,
+                              nothing_added: bool = False) -> TransactionMetadata:
         """Writes PrepareCommit/PrepareAbort, then hands the markers to the channel (which
-        writes CompleteCommit/CompleteAbort once they are all in)."""
+        writes CompleteCommit/CompleteAbort once they are all in).  Transaction version 2
+        (Kafka's prepareAbortOrCommit): the epoch is bumped, and an exhausted one names the
+        producer id the transaction completes with (NextProducerId)."""
         new = txn.copy()
+        now = self.clock()
         new.state = prepare
-        new.txn_last_update_timestamp = self.clock()
+        new.txn_last_update_timestamp = now
+        new.next_producer_id = NO_PRODUCER_ID
+        if client_transaction_version is not None:
+            new.client_transaction_version = client_transaction_version
+            if client_transaction_version >= TV_2:
+                if txn.epoch_exhausted:
+                    new.next_producer_id = self.broker.producer_ids.next_id()
+                new.last_producer_epoch = txn.producer_epoch
+                new.producer_epoch = txn.producer_epoch + 1
+        if nothing_added:  # a version 2 abort with no partition: it starts now
+            new.partitions = set()
+            new.txn_start_timestamp = now
         self._commit(new)
         if self.before_markers is not None:
             self.before_markers(new)
         self._send_markers(new)
+        return new
 
     def _send_markers(self, txn: TransactionMetadata) -> None:
         p = self.partition_for(txn.transactional_id)
@@ -503,6 +595,11 @@ class TransactionCoordinator:
                       else TxnState.COMPLETE_ABORT)
         done.partitions = set()
         done.txn_last_update_timestamp = self.clock()
+        if txn.client_transaction_version >= TV_2 and txn.next_producer_id != NO_PRODUCER_ID:
+            # the epoch overflowed: the client already has the new id at epoch 0
+            done.last_producer_id = txn.producer_id
+            done.producer_id, done.producer_epoch = txn.next_producer_id, 0
+        done.next_producer_id = NO_PRODUCER_ID
         self._commit(done)
         self._last_write.pop(txn.transactional_id, None)
 

@@ -1,14 +1,17 @@
 """The records of ``__transaction_state``: Kafka's TransactionLogKey and TransactionLogValue.
 
 Key (version 0): ``version int16 = 0 | transactional_id string``.
-Value version 0 (written, as Kafka does without transaction.version 2)::
+Value version 0 (written, as Kafka does while transaction.version is below 2)::
 
     version int16 | producer_id int64 | producer_epoch int16 | transaction_timeout_ms int32
     | status int8 | partitions nullable array<topic string, partition_ids array<int32>>
     | last_update_timestamp_ms int64 | start_timestamp_ms int64
 
-Version 1 (flexible: compact strings and arrays, tagged previous/next producer id and client
-transaction version) is read as well. A null value is a tombstone: the id expired.
+Version 1 (written once transaction.version 2 is finalized, as Kafka 4.4 does; flexible:
+compact strings and arrays) adds tagged fields: 0 PreviousProducerId (the producer id before
+the transition), 1 NextProducerId (the id an epoch overflow moves to), 2
+ClientTransactionVersion; each is left out at its default (-1, -1, 0), as Kafka's serializer
+does.  A null value is a tombstone: the id expired.
 The partition of a transactional id is ``abs(javaHash(id)) % transaction.state.log.num.partitions``.
 """
 
@@ -23,6 +26,8 @@ from wire.primitives import Reader
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 KEY_VERSION = 0
 VALUE_VERSION = 0
+#: the flexible value version Kafka writes from transaction.version 2 on
+FLEXIBLE_VALUE_VERSION = 1
 
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
@@ -77,12 +82,18 @@ class TransactionMetadata:
     txn_last_update_timestamp: int = -1
     last_producer_id: int = NO_PRODUCER_ID
     last_producer_epoch: int = NO_PRODUCER_EPOCH
+    #: transaction version 2: the producer id an epoch overflow moves to once the
+    #: transaction completes (set in PrepareCommit/PrepareAbort only)
+    next_producer_id: int = NO_PRODUCER_ID
+    #: the transaction version of the client's last transaction (2: an epoch bump per end)
+    client_transaction_version: int = 0
 
     def copy(self) -> TransactionMetadata:
         return TransactionMetadata(
             self.transactional_id, self.producer_id, self.producer_epoch, self.txn_timeout_ms,
             self.state, set(self.partitions), self.txn_start_timestamp,
-            self.txn_last_update_timestamp, self.last_producer_id, self.last_producer_epoch)
+            self.txn_last_update_timestamp, self.last_producer_id, self.last_producer_epoch,
+            self.next_producer_id, self.client_transaction_version)
 
     @property
     def epoch_exhausted(self) -> bool:
@@ -102,22 +113,50 @@ def decode_key(key: bytes) -> str | None:
     return r.string()
 
 
-def encode_value(txn: TransactionMetadata) -> bytes:
+def encode_value(txn: TransactionMetadata, version: int = VALUE_VERSION,
+                 previous_producer_id: int = NO_PRODUCER_ID) -> bytes:
+    """``version`` 0, or 1 (flexible) with ``previous_producer_id``, the producer id before
+    this transition, in tag 0."""
+    flexible = version >= FLEXIBLE_VALUE_VERSION
     out = bytearray(struct.pack(
-        ">hqhib", VALUE_VERSION, txn.producer_id, txn.producer_epoch, txn.txn_timeout_ms,
+        ">hqhib", version, txn.producer_id, txn.producer_epoch, txn.txn_timeout_ms,
         int(txn.state)))
     if txn.state == TxnState.EMPTY:
-        out += struct.pack(">i", -1)
+        out += _uvarint(0) if flexible else struct.pack(">i", -1)
     else:
         by_topic: dict[str, list[int]] = {}
         for topic, p in sorted(txn.partitions):
             by_topic.setdefault(topic, []).append(p)
-        out += struct.pack(">i", len(by_topic))
+        out += _uvarint(len(by_topic) + 1) if flexible else struct.pack(">i", len(by_topic))
         for topic, parts in by_topic.items():
             raw = topic.encode()
-            out += struct.pack(">h", len(raw)) + raw
-            out += struct.pack(f">i{len(parts)}i", len(parts), *parts)
+            if flexible:
+                out += _uvarint(len(raw) + 1) + raw + _uvarint(len(parts) + 1)
+                out += struct.pack(f">{len(parts)}i", *parts) + b"\x00"
+            else:
+                out += struct.pack(">h", len(raw)) + raw
+                out += struct.pack(f">i{len(parts)}i", len(parts), *parts)
     out += struct.pack(">qq", txn.txn_last_update_timestamp, txn.txn_start_timestamp)
+    if flexible:
+        tags = []
+        if previous_producer_id != NO_PRODUCER_ID:
+            tags.append((0, struct.pack(">q", previous_producer_id)))
+        if txn.next_producer_id != NO_PRODUCER_ID:
+            tags.append((1, struct.pack(">q", txn.next_producer_id)))
+        if txn.client_transaction_version:
+            tags.append((2, struct.pack(">h", txn.client_transaction_version)))
+        out += _uvarint(len(tags))
+        for tag, data in tags:
+            out += _uvarint(tag) + _uvarint(len(data)) + data
+    return bytes(out)
+
+
+def _uvarint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
     return bytes(out)
 
 
@@ -149,6 +188,10 @@ def decode_value(transactional_id: str, value: bytes) -> TransactionMetadata:
             data = r.raw(size)
             if tag == 0 and size == 8:
                 txn.last_producer_id = struct.unpack(">q", data)[0]
+            elif tag == 1 and size == 8:
+                txn.next_producer_id = struct.unpack(">q", data)[0]
+            elif tag == 2 and size == 2:
+                txn.client_transaction_version = struct.unpack(">h", data)[0]
     return txn
 
 

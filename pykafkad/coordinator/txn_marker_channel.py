@@ -303,7 +303,8 @@ class TransactionMarkerChannelManager:
                     producer_epoch=q.pending.txn.producer_epoch,
                     transaction_result=q.pending.committed,
                     topics=_topics(q.partitions),
-                    coordinator_epoch=q.pending.coordinator_epoch)
+                    coordinator_epoch=q.pending.coordinator_epoch,
+                    transaction_version=q.pending.txn.client_transaction_version)
                 for q in queued])
             where = "local" if node_id == self.node_id else str(node_id)
             self.requests_sent[where] = self.requests_sent.get(where, 0) + 1

@@ -10,6 +10,11 @@ maps it for the producer: PRODUCER_FENCED is INVALID_PRODUCER_EPOCH, a coordinat
 answer now (not available, loading, moved, unreachable, busy) NOT_ENOUGH_REPLICAS (which every
 client retries without a metadata refresh), a peer too old for v4 is not asked (the batch goes
 in unverified, as Kafka).
+
+Transaction version 2 (KIP-890 part 2): a Produce v12+ or TxnOffsetCommit v5+ producer never
+sends AddPartitionsToTxn/AddOffsetsToTxn; the broker adds the partition instead (``add``:
+AddPartitionsToTxn v5 without verify_only, as Kafka's AddPartitionsToTxnManager does for the
+ADD_PARTITION operation).
 """
 
 from __future__ import annotations
@@ -19,9 +24,10 @@ import logging
 import trio
 
 from pykafkad.coordinator.partitioning import partition_for
+from pykafkad.coordinator.rebalance import append_error
 from pykafkad.coordinator.transaction_log import TRANSACTION_STATE_TOPIC
 from pykafkad.network.client import NodeClient, NodeUnavailableError, UnsupportedVersionError
-from wire.errors import ErrorCode
+from wire.errors import ErrorCode, KafkaError
 from wire.messages.add_partitions_to_txn_request import (
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnTopic,
@@ -32,6 +38,8 @@ log = logging.getLogger("pykafkad.txn")
 
 #: AddPartitionsToTxn v4 batches transactions and carries verify_only (broker to broker)
 VERIFY_ONLY_VERSION = 4
+#: v5: the partition is added for a transaction version 2 producer
+ADD_PARTITION_VERSION = 5
 NETWORK_EXCEPTION = ErrorCode.NETWORK_EXCEPTION
 #: what the producer is told instead of a coordinator-side retriable error
 _RETRY_AS_NOT_ENOUGH_REPLICAS = frozenset({
@@ -70,10 +78,13 @@ class AddPartitionsToTxnManager:
         return endpoint is None or endpoint[0] != self.broker.node_id
 
     async def verify(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                     topic: str, partition: int) -> tuple[int, str | None]:
+                     topic: str, partition: int, *, add: bool = False
+                     ) -> tuple[int, str | None]:
         """(error code, message) for the producer: NONE when the partition is in the
-        producer's ongoing transaction."""
-        code = await self._ask(transactional_id, producer_id, producer_epoch, topic, partition)
+        producer's ongoing transaction (``add``: once it was added to it, transaction
+        version 2)."""
+        code = await self._ask(transactional_id, producer_id, producer_epoch, topic, partition,
+                               add=add)
         if code == ErrorCode.PRODUCER_FENCED:
             code = ErrorCode.INVALID_PRODUCER_EPOCH
         if code in _RETRY_AS_NOT_ENOUGH_REPLICAS:
@@ -84,15 +95,25 @@ class AddPartitionsToTxnManager:
             return code, "Partition was not added to the transaction"
         return code, None
 
+    async def add_offsets(self, transactional_id: str, producer_id: int,
+                          producer_epoch: int, topic: str, partition: int) -> int:
+        """TxnOffsetCommit v5+ whose transactional id's coordinator is another broker: the
+        group's offsets partition is added there (AddPartitionsToTxn v5), errors mapped as
+        ``verify_offsets`` maps them."""
+        return await self.verify_offsets(transactional_id, producer_id, producer_epoch, topic,
+                                         partition, add=True)
+
     async def verify_offsets(self, transactional_id: str, producer_id: int,
-                             producer_epoch: int, topic: str, partition: int) -> int:
+                             producer_epoch: int, topic: str, partition: int, *,
+                             add: bool = False) -> int:
         """TxnOffsetCommit on a group coordinator whose transactional id's coordinator is
         another broker: whether the group's offsets partition was added (AddOffsetsToTxn) to the
         producer's ongoing transaction.  The coordinator's code, PRODUCER_FENCED as
         INVALID_PRODUCER_EPOCH (what a fenced write answers) and one it cannot give now as
         COORDINATOR_NOT_AVAILABLE (the client retries it; Kafka's group coordinator turns
         NOT_ENOUGH_REPLICAS into that)."""
-        code = await self._ask(transactional_id, producer_id, producer_epoch, topic, partition)
+        code = await self._ask(transactional_id, producer_id, producer_epoch, topic, partition,
+                               add=add)
         if code == ErrorCode.PRODUCER_FENCED:
             return ErrorCode.INVALID_PRODUCER_EPOCH
         if code in _RETRY_AS_NOT_ENOUGH_REPLICAS:
@@ -100,29 +121,42 @@ class AddPartitionsToTxnManager:
         return code
 
     async def _ask(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                   topic: str, partition: int) -> int:
+                   topic: str, partition: int, *, add: bool = False) -> int:
         endpoint = self.coordinator_endpoint(transactional_id)
         if endpoint is None or endpoint[0] < 0:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         node_id, host, port = endpoint
+        coordinator = self.broker.txn_coordinator
         if node_id == self.broker.node_id:
-            return self.broker.txn_coordinator.add_partitions(
-                transactional_id, producer_id, producer_epoch, [(topic, partition)],
-                verify_only=True)
+            if not add:
+                return coordinator.add_partitions(
+                    transactional_id, producer_id, producer_epoch, [(topic, partition)],
+                    verify_only=True)
+            try:
+                code = coordinator.add_partitions(
+                    transactional_id, producer_id, producer_epoch, [(topic, partition)],
+                    client_transaction_version=2)
+            except KafkaError as e:
+                return append_error(e.code)
+            replicated = await coordinator.replicated(transactional_id)
+            return code if code else replicated
         request = AddPartitionsToTxnRequest(transactions=[AddPartitionsToTxnTransaction(
             transactional_id=transactional_id, producer_id=producer_id,
-            producer_epoch=producer_epoch, verify_only=True,
+            producer_epoch=producer_epoch, verify_only=not add,
             topics=[AddPartitionsToTxnTopic(name=topic, partitions=[partition])])])
         client = self._client(node_id, host, port)
         try:
             versions = await client.api_versions()
             low, high = versions.get(AddPartitionsToTxnRequest.API_KEY, (0, -1))
+            if add and high < ADD_PARTITION_VERSION:
+                return ErrorCode.UNSUPPORTED_VERSION
             if high < VERIFY_ONLY_VERSION:
                 log.warning("broker %d serves no AddPartitionsToTxn v4: %s-%d is appended "
                             "unverified", node_id, topic, partition)
                 return ErrorCode.NONE
             response = await client.request(
-                request, timeout_s=self.broker.config["request.timeout.ms"] / 1000)
+                request, timeout_s=self.broker.config["request.timeout.ms"] / 1000,
+                **({"version": ADD_PARTITION_VERSION} if add else {}))
         except UnsupportedVersionError:
             return ErrorCode.NONE
         except (NodeUnavailableError, trio.TooSlowError) as e:

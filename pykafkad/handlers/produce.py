@@ -32,6 +32,9 @@ ZSTD_MIN_VERSION = 7
 TOPIC_IDS_VERSION = 13
 #: v10+ tells where the partition's leader is on NOT_LEADER_OR_FOLLOWER (KIP-951)
 CURRENT_LEADER_VERSION = 10
+#: v12+: a transaction version 2 producer's first batch in a partition adds the partition to
+#: its transaction (KIP-890 part 2; no AddPartitionsToTxn from the client)
+ADD_PARTITION_VERSION = 12
 
 
 def _error(index: int, code: int, message: str | None = None) -> PartitionProduceResponse:
@@ -62,20 +65,23 @@ def _transaction_verifier(broker, topic: str, partition: int):
         header.producer_id, header.producer_epoch, topic, partition)
 
 
-async def _verify_with_remote_coordinator(broker, transactional_id: str, partition, records
-                                         ) -> tuple[int, str | None]:
+async def _verify_with_remote_coordinator(broker, transactional_id: str, partition, records,
+                                          add: bool = False) -> tuple[int, str | None]:
     """KIP-890 part 1 when the transactional id's coordinator is another broker: the first
     transactional batch of a producer in this partition is checked with it (AddPartitionsToTxn
-    verify_only) before the append; (NONE, None) when nothing needs checking."""
+    verify_only) before the append; (NONE, None) when nothing needs checking.  ``add``
+    (Produce v12+, part 2): the partition is added to the transaction instead, by this
+    broker's coordinator or another's."""
     if len(records) < HEADER_SIZE:
         return ErrorCode.NONE, None  # the append's own checks answer
     header = BatchHeader(records)
     if (header.producer_id < 0 or not header.is_transactional or not partition.is_leader
-            or partition.log.producer_state.has_ongoing_txn(header.producer_id)):
+            or partition.log.producer_state.has_ongoing_txn(
+                header.producer_id, header.producer_epoch)):
         return ErrorCode.NONE, None
     return await broker.txn_verification.verify(
         transactional_id, header.producer_id, header.producer_epoch, partition.topic,
-        partition.index)
+        partition.index, add=add)
 
 
 @handles(API_KEY, 3, 13, advertised_min_version=0)
@@ -88,7 +94,9 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
     INVALID_PRODUCER_EPOCH and INVALID_TXN_STATE as Kafka.  A transactional batch that starts
     a transaction in a partition is verified with the transactional id's coordinator (KIP-890
     part 1): directly when it is this broker, with AddPartitionsToTxn verify_only when it is
-    another (NOT_ENOUGH_REPLICAS while it cannot answer).  Records are validated as Kafka's
+    another (NOT_ENOUGH_REPLICAS while it cannot answer).  From v12 (part 2, transaction
+    version 2) that first batch adds the partition to the transaction instead (AddPartitionsToTxn
+    v5 to another broker).  Records are validated as Kafka's
     LogValidator does.  A partition whose files cannot be written (disk full) answers
     KAFKA_STORAGE_ERROR, which clients retry; the others in the request are appended as usual.
     acks=all answers once every ISR member has the batch, or REQUEST_TIMED_OUT after the
@@ -102,9 +110,12 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
     waits: list[tuple[PartitionProduceResponse, object, int]] = []
     fault = broker.produce_fault
     txn_id = req.transactional_id
-    remote_coordinator = (
-        txn_id is not None and broker.config["transaction.partition.verification.enable"]
-        and broker.txn_verification.is_remote(txn_id))
+    adds = txn_id is not None and v >= ADD_PARTITION_VERSION
+    remote = txn_id is not None and broker.txn_verification.is_remote(txn_id)
+    # v12+: the partition is added first (here or by the remote coordinator); below, a
+    # remote coordinator is asked to verify instead of the local check in the append
+    ask_coordinator = adds or (
+        remote and broker.config["transaction.partition.verification.enable"])
     for td in req.topic_data:
         if uses_ids:
             topic = broker.topics.by_id.get(td.topic_id)
@@ -135,12 +146,13 @@ async def handle_produce(ctx: RequestContext, req) -> ProduceResponse | None:
             try:
                 partition = replicas.get_partition_or_error(name, pd.index)
                 verifier = _transaction_verifier(broker, name, pd.index)
-                if remote_coordinator:
+                if ask_coordinator:
                     code, message = await _verify_with_remote_coordinator(
-                        broker, txn_id, partition, pd.records)
+                        broker, txn_id, partition, pd.records, add=adds)
                     if code:
                         parts.append(_error(pd.index, code, message))
                         continue
+                if remote:
                     verifier = None
                 before = None
                 if fault is not None:

@@ -3,7 +3,9 @@ views DescribeProducers, DescribeTransactions, ListTransactions.
 
 The logic lives in pykafkad.coordinator.transaction_coordinator; these handlers map requests
 and Kafka's per-version error codes (PRODUCER_FENCED is INVALID_PRODUCER_EPOCH below v2 of
-AddPartitionsToTxn, AddOffsetsToTxn and EndTxn).
+AddPartitionsToTxn, AddOffsetsToTxn and EndTxn).  The transaction version follows what the
+client sends, as in Kafka: EndTxn v5 and TxnOffsetCommit v5+ (and Produce v12+, in produce.py)
+are transaction version 2, older versions version 1, whatever transaction.version is finalized.
 """
 
 from __future__ import annotations
@@ -51,6 +53,14 @@ from wire.messages.txn_offset_commit_response import (
 PRODUCER_FENCED_VERSION = 2
 #: AddPartitionsToTxn v4+: batched transactions (broker to broker), verify_only
 BATCHED_VERSION = 4
+#: the versions a transaction version 2 client or broker sends (KIP-890 part 2): AddPartitions
+#: from a broker serving Produce v12+, EndTxn bumping the epoch, TxnOffsetCommit adding the
+#: group's partition itself
+TV2_ADD_PARTITIONS_VERSION = 5
+TV2_END_TXN_VERSION = 5
+TV2_TXN_OFFSET_COMMIT_VERSION = 5
+#: TxnOffsetCommit v6 names topics by id (KIP-1319)
+TXN_OFFSET_COMMIT_TOPIC_IDS_VERSION = 6
 
 
 async def _logged(coordinator, transactional_id, fn, *args, **kwargs) -> int:
@@ -95,7 +105,9 @@ async def _add_partitions(broker, version: int, txn_id, pid, epoch, topics, veri
                 txn_id, pid, epoch, [key], verify_only=True), version)
     else:
         err = _fenced(await _logged(
-            coordinator, txn_id, coordinator.add_partitions, txn_id, pid, epoch, wanted), version)
+            coordinator, txn_id, coordinator.add_partitions, txn_id, pid, epoch, wanted,
+            client_transaction_version=2 if version >= TV2_ADD_PARTITIONS_VERSION else 0),
+            version)
         for key in wanted:
             codes[key] = err
     results = []
@@ -109,7 +121,8 @@ async def _add_partitions(broker, version: int, txn_id, pid, epoch, topics, veri
 @handles(24, 0, 5)
 async def handle_add_partitions_to_txn(ctx: RequestContext, req) -> AddPartitionsToTxnResponse:
     """Versions 0-5.  v0-3 (what clients send) carry one transaction; v4-5 batch several with
-    ``verify_only`` (Kafka's brokers use them to verify produce requests).  Unknown partitions
+    ``verify_only`` (Kafka's brokers use them to verify produce requests; v5 without
+    verify_only adds the partitions of a transaction version 2 producer's Produce v12+).  Unknown partitions
     are UNKNOWN_TOPIC_OR_PARTITION and the rest OPERATION_NOT_ATTEMPTED; otherwise every
     partition gets the coordinator's answer."""
     broker = ctx.broker
@@ -139,26 +152,38 @@ async def handle_add_offsets_to_txn(ctx: RequestContext, req) -> AddOffsetsToTxn
     return AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=_fenced(err, ctx.version))
 
 
-@handles(26, 0, 4)
+@handles(26, 0, 5)
 async def handle_end_txn(ctx: RequestContext, req) -> EndTxnResponse:
-    """Versions 0-4.  Commits or aborts: PrepareCommit/PrepareAbort is logged (and
+    """Versions 0-5.  Commits or aborts: PrepareCommit/PrepareAbort is logged (and
     replicated); the marker channel then writes the markers to every partition of the
     transaction (the LSO moves, pending transactional offsets become visible or are dropped),
     then CompleteCommit/CompleteAbort, as Kafka.  The answer comes right after the prepare,
     as Kafka's: until the completion is written, the transactional id's next InitProducerId,
     AddPartitionsToTxn, AddOffsetsToTxn or EndTxn answers CONCURRENT_TRANSACTIONS (clients
-    retry).  v5 (KIP-890 part 2: an epoch bump per transaction) is not served, as
-    transaction.version 2 is not."""
+    retry).  v5 (transaction version 2, KIP-890 part 2) bumps the epoch on every end and
+    answers the producer id and epoch to go on with."""
     coordinator = ctx.broker.txn_coordinator
-    err = await _logged(coordinator, req.transactional_id, coordinator.end_txn,
-                        req.transactional_id, req.producer_id, req.producer_epoch, req.committed)
-    return EndTxnResponse(throttle_time_ms=0, error_code=_fenced(err, ctx.version))
+    answer: list[tuple[int, int]] = [(-1, -1)]
+
+    def end() -> int:
+        code, pid, epoch = coordinator.end_transaction(
+            req.transactional_id, req.producer_id, req.producer_epoch, req.committed,
+            client_transaction_version=2 if ctx.version >= TV2_END_TXN_VERSION else 0)
+        answer[0] = (pid, epoch)
+        return code
+
+    err = await _logged(coordinator, req.transactional_id, end)
+    pid, epoch = answer[0] if err == ErrorCode.NONE else (-1, -1)
+    return EndTxnResponse(throttle_time_ms=0, error_code=_fenced(err, ctx.version),
+                          producer_id=pid, producer_epoch=epoch)
 
 
-@handles(28, 0, 4)
+@handles(28, 0, 6)
 async def handle_txn_offset_commit(ctx: RequestContext, req) -> TxnOffsetCommitResponse:
-    """Versions 0-4 (v2+: committed leader epoch; v3+: generation, member and instance ids,
-    checked like OffsetCommit's).  The transaction coordinator checks that the group was added
+    """Versions 0-6 (v2+: committed leader epoch; v3+: generation, member and instance ids,
+    checked like OffsetCommit's; v5+: transaction version 2, the group's offsets partition is
+    added to the transaction here, with no AddOffsetsToTxn before; v6: topics by id,
+    UNKNOWN_TOPIC_ID when unknown).  The transaction coordinator checks that the group was added
     to the producer's ongoing transaction (AddOffsetsToTxn) at its epoch (on another broker:
     asked with AddPartitionsToTxn verify_only); the group coordinator
     then stores the offsets as pending records of the transaction, visible to OffsetFetch only
@@ -168,7 +193,9 @@ async def handle_txn_offset_commit(ctx: RequestContext, req) -> TxnOffsetCommitR
     v = ctx.version
     groups = getattr(broker, "groups", None)
     verification = getattr(broker, "txn_verification", None)
-    if verification is not None and req.transactional_id and verification.is_remote(
+    if v >= TV2_TXN_OFFSET_COMMIT_VERSION:
+        err = await _add_offsets_partition(broker, verification, req)
+    elif verification is not None and req.transactional_id and verification.is_remote(
             req.transactional_id):
         # a cluster: the transactional id's coordinator is another broker, asked as Kafka's
         # group coordinator asks it (AddPartitionsToTxn verify_only)
@@ -184,10 +211,20 @@ async def handle_txn_offset_commit(ctx: RequestContext, req) -> TxnOffsetCommitR
         err = ErrorCode.COORDINATOR_NOT_AVAILABLE
     codes: dict[tuple[str, int], int] = {}
     partitions = []
+    by_id = v >= TXN_OFFSET_COMMIT_TOPIC_IDS_VERSION
+    unknown_topics: set[str] = set()
     for t in req.topics:
-        topic = broker.topics.get(t.name)
+        topic = broker.topics.by_id.get(t.topic_id) if by_id else broker.topics.get(t.name)
+        if by_id:
+            t.name = topic.name if topic is not None else ""
+        if topic is None:
+            unknown_topics.add(t.name)
         for p in t.partitions:
-            if topic is None or not 0 <= p.partition_index < topic.num_partitions:
+            if topic is None:
+                codes[(t.name, p.partition_index)] = (
+                    ErrorCode.UNKNOWN_TOPIC_ID if by_id else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                continue
+            if not 0 <= p.partition_index < topic.num_partitions:
                 codes[(t.name, p.partition_index)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue
             partitions.append(CommitPartition(
@@ -212,13 +249,40 @@ async def handle_txn_offset_commit(ctx: RequestContext, req) -> TxnOffsetCommitR
         except KafkaError as e:
             for cp in partitions:
                 codes[(cp.topic, cp.partition)] = e.code
+    # Kafka answers the unknown topics first (its response builder starts with them), then
+    # what the group coordinator answered
     return TxnOffsetCommitResponse(throttle_time_ms=0, topics=[
-        TxnOffsetCommitResponseTopic(name=t.name, partitions=[
+        TxnOffsetCommitResponseTopic(name=t.name, topic_id=t.topic_id, partitions=[
             TxnOffsetCommitResponsePartition(
                 partition_index=p.partition_index,
                 error_code=codes.get((t.name, p.partition_index), ErrorCode.NONE))
             for p in t.partitions])
-        for t in req.topics])
+        for t in sorted(req.topics, key=lambda t: t.name not in unknown_topics)])
+
+
+async def _add_offsets_partition(broker, verification, req) -> int:
+    """TxnOffsetCommit v5+ (transaction version 2): the group's __consumer_offsets partition
+    is added to the producer's transaction (what AddOffsetsToTxn did), by this broker's
+    coordinator or another's (AddPartitionsToTxn v5), as Kafka's group coordinator asks its
+    AddPartitionsToTxnManager; then the offsets are checked as before."""
+    coordinator = broker.txn_coordinator
+    txn_id = req.transactional_id
+    topic, partition = coordinator.offsets_partition(req.group_id)
+    if verification is not None and txn_id and verification.is_remote(txn_id):
+        err = await verification.add_offsets(
+            txn_id, req.producer_id, req.producer_epoch, topic, partition)
+        return err
+    err = await _logged(coordinator, txn_id, coordinator.add_partitions, txn_id,
+                        req.producer_id, req.producer_epoch, [(topic, partition)],
+                        client_transaction_version=2)
+    if err == ErrorCode.PRODUCER_FENCED:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    if err in (ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.NOT_ENOUGH_REPLICAS):
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if err:
+        return err
+    return coordinator.check_txn_offset_commit(
+        txn_id, req.producer_id, req.producer_epoch, req.group_id)
 
 
 @handles(61, 0, 0)

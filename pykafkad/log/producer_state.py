@@ -126,9 +126,14 @@ class ProducerStateManager:
             return first
         return None
 
-    def has_ongoing_txn(self, producer_id: int) -> bool:
+    def has_ongoing_txn(self, producer_id: int, producer_epoch: int | None = None) -> bool:
+        """Whether the producer has a transaction open here (at ``producer_epoch``, when
+        given: Kafka's hasOngoingTransaction; a transaction version 2 producer's next
+        transaction has a bumped epoch, and must not ride on the previous one whose marker
+        has not arrived yet)."""
         entry = self.producers.get(producer_id)
-        return entry is not None and entry.current_txn_first_offset >= 0
+        return entry is not None and entry.current_txn_first_offset >= 0 and (
+            producer_epoch is None or entry.producer_epoch == producer_epoch)
 
     def last_stable_offset_after(self, completed: CompletedTxn) -> int:
         """The LSO once ``completed`` ends (Kafka's lastStableOffset(completedTxn))."""

@@ -329,7 +329,8 @@ class Partition:
             before_append(header)
         if (header.producer_id >= 0 and header.is_transactional
                 and verify_transaction is not None
-                and not plog.producer_state.has_ongoing_txn(header.producer_id)):
+                and not plog.producer_state.has_ongoing_txn(
+                    header.producer_id, header.producer_epoch)):
             error = verify_transaction(header)
             if error:
                 raise KafkaError(

@@ -51,13 +51,8 @@ from wire.messages.produce_request import (
 
 pytestmark = needs_java
 
-#: APIs whose newest Kafka 4.4 versions need transaction version 2 (KIP-890 part 2), which
-#: pykafkad does not serve yet: EndTxn v5 bumps the epoch on every commit whatever the
-#: cluster finalized; TxnOffsetCommit v5+ adds the group to the transaction implicitly.
-#: Java sends them only when transaction.version>=2 is finalized, which pykafkad never does.
-NEEDS_TRANSACTION_V2 = {26: (0, 4), 28: (0, 4)}
 #: features pykafkad supports only at level 0 (README: differences from Kafka)
-LEVEL_ZERO_FEATURES = {"group.version", "share.version", "transaction.version"}
+LEVEL_ZERO_FEATURES = {"group.version", "share.version"}
 
 
 def unique(prefix: str) -> str:
@@ -150,9 +145,7 @@ def test_api_versions_ranges_are_kafkas(both):
     assert set(ours) >= {k for k, h in load_handlers().items() if h.available is None}
     assert set(ours) <= set(kafka)
     differing = {key: (ours[key], kafka[key]) for key in ours if ours[key] != kafka[key]}
-    assert differing == {key: (ours[key], kafka[key]) for key in NEEDS_TRANSACTION_V2}
-    for key, (lo, hi) in NEEDS_TRANSACTION_V2.items():
-        assert ours[key] == (lo, hi) and kafka[key][0] == lo and kafka[key][1] > hi
+    assert differing == {}
 
 
 def test_kafka_python_infers_what_it_infers_from_kafka(both):

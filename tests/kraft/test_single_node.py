@@ -134,9 +134,7 @@ def test_the_single_node_answers_as_a_one_broker_kafka(tmp_path, reference_kafka
     assert ours[0][0][0] == ErrorCode.INVALID_REPLICATION_FACTOR
     kafka_apis = advertised_apis(reference_kafka.bootstrap_servers)
     assert set(our_apis) - set(kafka_apis) == set()
-    # only KIP-890's transaction version 2 requests (EndTxn v5, TxnOffsetCommit v5-6) are
-    # not served, as on every pykafkad broker
-    assert {k for k, v in our_apis.items() if kafka_apis[k] != v} == {26, 28}
+    assert {k for k, v in our_apis.items() if kafka_apis[k] != v} == set()
 
 
 def test_the_command_starts_on_a_released_data_dir(tmp_path):

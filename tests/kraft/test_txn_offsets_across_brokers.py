@@ -91,3 +91,64 @@ def test_send_offsets_to_transaction_with_coordinators_on_different_brokers(clus
             break
     reader.close()
     assert values == [b"r0", b"r1", b"r2"]
+
+
+def test_transaction_version_2_with_coordinators_on_different_brokers(cluster):
+    """Transaction version 2 across brokers: TxnOffsetCommit v5 on the group's coordinator
+    adds the group's partition at the transaction's coordinator (AddPartitionsToTxn v5), and
+    the Java client's transactions (partitions led by every broker, a group's offsets) commit
+    and abort with Produce v12+ adding each partition through its leader."""
+    from compat.clients.java import run_java
+    from compat.wire_client import WireClient
+    from tests.integration import txn_v2_wire
+    from tests.integration.clients import needs_java
+    from wire.messages.find_coordinator_request import FindCoordinatorRequest
+    from wire.messages.txn_offset_commit_request import (
+        TxnOffsetCommitRequest,
+        TxnOffsetCommitRequestPartition,
+        TxnOffsetCommitRequestTopic,
+    )
+
+    bootstrap = cluster.bootstrap_servers
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    topic = f"t-{uuid.uuid4().hex[:8]}"
+    admin.create_topics([NewTopic(topic, 1, 3)])[topic].result(WAIT_S)
+    warm = Producer({"bootstrap.servers": bootstrap, "transactional.id": "warm-up-v2"})
+    warm.init_transactions(WAIT_S)
+    Consumer({"bootstrap.servers": bootstrap, "group.id": "warm-up-v2"}).close()
+    group, txn_id = _ids_on_different_brokers(admin)
+
+    def coordinator(key: str, key_type: int) -> str:
+        with WireClient(bootstrap) as wc:
+            found = txn_v2_wire._retry(lambda: wc.send(
+                FindCoordinatorRequest(key=key, key_type=key_type), 3), "FindCoordinator")
+        return f"{found.host}:{found.port}"
+
+    with WireClient(coordinator(txn_id, 1)) as txn_wc, \
+            WireClient(coordinator(group, 0)) as group_wc:
+        init = txn_v2_wire._retry(lambda: txn_wc.send(txn_v2_wire.InitProducerIdRequest(
+            transactional_id=txn_id, transaction_timeout_ms=60000), 5), "InitProducerId")
+        r = txn_v2_wire._retry(lambda: group_wc.send(TxnOffsetCommitRequest(
+            transactional_id=txn_id, group_id=group, producer_id=init.producer_id,
+            producer_epoch=init.producer_epoch, topics=[TxnOffsetCommitRequestTopic(
+                name=topic, partitions=[TxnOffsetCommitRequestPartition(
+                    partition_index=0, committed_offset=7)])]), 5).topics[0].partitions[0],
+            "TxnOffsetCommit")
+        assert r.error_code == 0
+        _, state, parts = txn_v2_wire._described(txn_wc, txn_id)
+        assert (state, [t for t, _ in parts]) == ("Ongoing", ["__consumer_offsets"])
+        end = txn_wc.send(txn_v2_wire.EndTxnRequest(
+            transactional_id=txn_id, producer_id=init.producer_id,
+            producer_epoch=init.producer_epoch, committed=True), 5)
+        assert (end.error_code, end.producer_epoch) == (0, init.producer_epoch + 1)
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    [committed] = consumer.committed([TopicPartition(topic, 0)], WAIT_S)
+    consumer.close()
+    assert committed.offset == 7
+
+    if needs_java.mark.args[0]:
+        pytest.skip(needs_java.mark.kwargs["reason"])
+    scenarios = ["transaction-across-brokers", "transactions-v2"]
+    results, stderr = run_java(bootstrap, scenarios)
+    for name in scenarios:
+        assert results[name].status == "pass", (name, results[name].reason, stderr[-2000:])

@@ -8,6 +8,8 @@ to be released, or for the nearest acquisition lock to expire.
 
 from __future__ import annotations
 
+import logging
+
 import trio
 
 from pykafkad.coordinator.share_group.service import service_of
@@ -39,6 +41,8 @@ from wire.messages.share_group_heartbeat_response import (
 
 SIMPLE_ASSIGNOR = "simple"
 
+log = logging.getLogger("pykafkad.share")
+
 
 @handles(76, 1, 1)
 async def handle_share_group_heartbeat(ctx: RequestContext, req) -> ShareGroupHeartbeatResponse:
@@ -47,6 +51,8 @@ async def handle_share_group_heartbeat(ctx: RequestContext, req) -> ShareGroupHe
     if code:
         return ShareGroupHeartbeatResponse(error_code=code, member_epoch=0)
     svc = service_of(ctx.broker)
+    if req.member_epoch == 0:
+        svc.store.ensure_topic()
     r = svc.coordinator.heartbeat(
         req.group_id, req.member_id, req.member_epoch, req.rack_id, req.subscribed_topic_names,
         ctx.header.client_id or "", client_host(ctx.peer))
@@ -157,6 +163,15 @@ def _open_session(svc, req, requested, forgotten, has_acks: bool):
     return session
 
 
+def _flush(svc) -> None:
+    """Writes changed share-partition state before answering; a failed write is logged and
+    retried on the next request (the records stay where they were in memory)."""
+    try:
+        svc.flush()
+    except KafkaError as e:
+        log.warning("cannot persist share-partition state: %s", e)
+
+
 def _close_session(svc, session) -> None:
     svc.sessions.close(session)
     svc.release_member(session.group_id, session.member_id, list(session.partitions))
@@ -205,6 +220,7 @@ async def handle_share_fetch(ctx: RequestContext, req) -> fetch_msg.ShareFetchRe
                 wait_until = min(wait_until, trio.current_time()
                                  + max(0, next_lock - broker.clock()) / 1000)
             await _wait_for_records(broker, svc, wait_until)
+    _flush(svc)
     by_topic: dict[bytes, list] = {}
     keys = list(dict.fromkeys(list(fetched) + list(ack_results)))
     for tid, index in keys:
@@ -308,6 +324,7 @@ async def handle_share_acknowledge(ctx: RequestContext, req) -> ack_msg.ShareAck
     results = _acknowledge(ctx, svc, req.group_id, req.member_id, acks)
     if req.share_session_epoch == FINAL_EPOCH:
         _close_session(svc, session)
+    _flush(svc)
     by_topic: dict[bytes, list] = {}
     for (tid, index), (error, message) in results.items():
         topic = ctx.broker.topics.by_id.get(tid)

@@ -12,6 +12,7 @@ from pykafkad.config.group import BROKER_SYNONYMS, GROUP_CONFIGS, broker_value
 from pykafkad.coordinator.share_group.group import ShareGroupCoordinator
 from pykafkad.coordinator.share_group.share_partition import SharePartition
 from pykafkad.coordinator.share_group.share_sessions import ShareSessionCache
+from pykafkad.coordinator.share_group.state_store import ShareStateStore
 
 _ATTR = "_share_group_service"
 
@@ -41,6 +42,9 @@ class ShareGroupService:
         #: set when records become available again (release, lock expiry): parked share
         #: fetches look again
         self.records_freed = trio.Event()
+        self.store = ShareStateStore(broker)
+        #: share-partition states read back from __share_group_state, used on first fetch
+        self.persisted = self.store.load()
 
     # -- config --------------------------------------------------------------------------------
     def config(self, group_id: str, name: str) -> str:
@@ -70,8 +74,13 @@ class ShareGroupService:
         key = (group_id, topic_id, index)
         sp = self.partitions.get(key)
         if sp is None:
-            sp = self.partitions[key] = SharePartition(
-                group_id, topic_id, index, self._reset_offset(group_id, plog))
+            state = self.persisted.pop(key, None)
+            if state is not None:
+                sp = SharePartition.from_state(group_id, topic_id, index, state.start_offset,
+                                               state.state_epoch, state.state_batches)
+            else:
+                sp = SharePartition(group_id, topic_id, index, self._reset_offset(group_id, plog))
+            self.partitions[key] = sp
         elif sp.start_offset < plog.log_start_offset:
             sp.reset(plog.log_start_offset)
         return sp
@@ -101,6 +110,17 @@ class ShareGroupService:
         if freed:
             self.notify_freed()
         return nearest
+
+    def flush(self) -> None:
+        """Persists every share partition whose acknowledged state changed (before the
+        client is answered)."""
+        for sp in self.partitions.values():
+            if sp.dirty:
+                topic = self.broker.topics.by_id.get(sp.topic_id)
+                leader_epoch = (self.broker.replicas.current_leader(topic.name, sp.partition)[1]
+                                if topic is not None else -1)
+                if self.store.write_snapshot(sp, leader_epoch):
+                    sp.dirty = False
 
     def notify_freed(self) -> None:
         self.records_freed.set()

@@ -72,9 +72,30 @@ class SharePartition:
         #: SPEO: the next offset never fetched
         self.end_offset = start_offset
         self.in_flight: dict[int, InFlight] = {}
-        #: bumped on every change that persistence would write (Kafka's state epoch is per
-        #: initialization; this is the write count)
+        #: Kafka's state epoch: bumped when the state is reset (offsets altered)
         self.state_epoch = 0
+        #: the acknowledged state changed since it was last persisted
+        self.dirty = True
+
+    @classmethod
+    def from_state(cls, group_id: str, topic_id: bytes, partition: int, start_offset: int,
+                   state_epoch: int, batches) -> SharePartition:
+        """A share partition read back from __share_group_state: AVAILABLE runs keep their
+        delivery counts (they are redelivered), done runs stay done."""
+        sp = cls(group_id, topic_id, partition, start_offset)
+        sp.state_epoch = state_epoch
+        for first, last, state, count in batches:
+            for offset in range(max(first, start_offset), last + 1):
+                rec = sp.in_flight[offset] = InFlight()
+                rec.state = state if state in (ACKNOWLEDGED, ARCHIVED) else AVAILABLE
+                rec.delivery_count = count
+            sp.end_offset = max(sp.end_offset, last + 1)
+        for offset in range(start_offset, sp.end_offset):
+            sp.in_flight.setdefault(offset, InFlight())
+        sp.in_flight = dict(sorted(sp.in_flight.items()))
+        sp._advance_start()
+        sp.dirty = False
+        return sp
 
     # -- lock expiry ---------------------------------------------------------------------------
     def expire_locks(self, now: int, delivery_limit: int) -> bool:
@@ -87,6 +108,7 @@ class SharePartition:
                 freed = True
         if freed:
             self._advance_start()
+            self.dirty = True
         return freed
 
     def next_lock_deadline(self) -> int | None:
@@ -153,8 +175,6 @@ class SharePartition:
             if took:
                 send_end = b.end
         self._advance_start()
-        if ranges:
-            self.state_epoch += 1
         return [(a, z, d) for a, z, d in ranges], send_end
 
     # -- acknowledgement -----------------------------------------------------------------------
@@ -184,7 +204,7 @@ class SharePartition:
             else:
                 rec.deadline = now + lock_ms
         self._advance_start()
-        self.state_epoch += 1
+        self.dirty = True
 
     def release_member(self, member_id: str, delivery_limit: int) -> bool:
         """The member's share session ended: its acquired records become available again."""
@@ -195,6 +215,7 @@ class SharePartition:
                 freed = True
         if freed:
             self._advance_start()
+            self.dirty = True
         return freed
 
     # -- helpers -------------------------------------------------------------------------------
@@ -221,6 +242,7 @@ class SharePartition:
         self.in_flight.clear()
         self.start_offset = self.end_offset = start_offset
         self.state_epoch += 1
+        self.dirty = True
 
     def state_batches(self) -> list[tuple[int, int, int, int]]:
         """(first, last, delivery state, delivery count) runs of the window, as

@@ -140,9 +140,27 @@ class ShareGroupService:
     def group_partitions(self, group_id: str) -> list[SharePartition]:
         return [sp for (g, _, _), sp in self.partitions.items() if g == group_id]
 
+    def delete_group(self, group_id: str) -> int:
+        """DeleteGroups for a share group: only an Empty one, with its share state."""
+        code = self.coordinator.delete(group_id)
+        if code == 0:
+            self.delete_group_state(group_id)
+        return code
+
     def delete_group_state(self, group_id: str) -> None:
-        for key in [k for k in self.partitions if k[0] == group_id]:
-            del self.partitions[key]
+        """DeleteGroups: the group's share partitions are forgotten (tombstones written)."""
+        for key in [k for k in list(self.partitions) + list(self.persisted) if k[0] == group_id]:
+            self._forget(key)
+
+    def delete_topic_state(self, group_id: str, topic_id: bytes) -> None:
+        for key in [k for k in list(self.partitions) + list(self.persisted)
+                    if k[0] == group_id and k[1] == topic_id]:
+            self._forget(key)
+
+    def _forget(self, key: tuple[str, bytes, int]) -> None:
+        self.partitions.pop(key, None)
+        self.persisted.pop(key, None)
+        self.store.write_tombstone(*key)
 
 
 def _broker_int(broker, name: str, default: int) -> int:

@@ -76,6 +76,8 @@ class SharePartition:
         self.state_epoch = 0
         #: the acknowledged state changed since it was last persisted
         self.dirty = True
+        #: (start offset, delivery complete count) as last persisted: what Kafka describes
+        self.persisted: tuple[int, int] | None = None
 
     @classmethod
     def from_state(cls, group_id: str, topic_id: bytes, partition: int, start_offset: int,
@@ -107,7 +109,6 @@ class SharePartition:
                 self._release(rec, delivery_limit)
                 freed = True
         if freed:
-            self._advance_start()
             self.dirty = True
         return freed
 
@@ -117,7 +118,10 @@ class SharePartition:
 
     # -- acquisition ---------------------------------------------------------------------------
     def first_fetch_offset(self) -> int:
-        """Where a fetch reads from: the first AVAILABLE in-flight record, else SPEO."""
+        """Where a fetch reads from: the first AVAILABLE in-flight record, else SPEO.  SPSO
+        moves past the done records here, at the next fetch: as Kafka's persisted start
+        offset, it stays where it was when the last acknowledgement was written."""
+        self._advance_start()
         for offset, rec in self.in_flight.items():
             if rec.state == AVAILABLE:
                 return offset
@@ -203,7 +207,6 @@ class SharePartition:
                 self._release(rec, delivery_limit)
             else:
                 rec.deadline = now + lock_ms
-        self._advance_start()
         self.dirty = True
 
     def release_member(self, member_id: str, delivery_limit: int) -> bool:
@@ -214,9 +217,12 @@ class SharePartition:
                 self._release(rec, delivery_limit)
                 freed = True
         if freed:
-            self._advance_start()
             self.dirty = True
         return freed
+
+    def delivery_complete_count(self) -> int:
+        """Offsets at or past SPSO whose delivery is complete (KIP-1226's count)."""
+        return sum(1 for r in self.in_flight.values() if r.state in (ACKNOWLEDGED, ARCHIVED))
 
     # -- helpers -------------------------------------------------------------------------------
     @staticmethod

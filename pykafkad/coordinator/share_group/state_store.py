@@ -83,7 +83,7 @@ class ShareStateStore:
         self.snapshot_epochs[key] = epoch
         created = self.create_timestamps.setdefault(key, now)
         batches = sp.state_batches()
-        done = sum(z - a + 1 for a, z, state, _ in batches if state != 0)
+        done = sp.delivery_complete_count()
         value = sr.ShareStateValue(
             snapshot_epoch=epoch, leader_epoch=leader_epoch, start_offset=sp.start_offset,
             state_batches=batches, state_epoch=sp.state_epoch, create_timestamp=created,
@@ -97,7 +97,24 @@ class ShareStateStore:
                 batch, now_ms=now)
         except OSError as e:
             raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, str(e)) from None
+        sp.persisted = (sp.start_offset, done)
         return True
+
+    def write_tombstone(self, group_id: str, topic_id: bytes, partition: int) -> None:
+        """Forgets a share partition's state (DeleteShareGroupState): a null-value record."""
+        if self.broker.topics.get(SHARE_GROUP_STATE_TOPIC) is None:
+            return
+        key = (group_id, topic_id, partition)
+        now = self.broker.clock()
+        index = partition_for(coordinator_key(*key), self.num_partitions())
+        batch = build_batch([(sr.encode_key(sr.ShareStateKey(sr.SNAPSHOT, *key)), None, (), now)])
+        try:
+            self.broker.partition(SHARE_GROUP_STATE_TOPIC, index).append_as_leader(
+                batch, now_ms=now)
+        except (OSError, KafkaError) as e:
+            log.warning("cannot forget the share state of %s: %s", key, e)
+        self.snapshot_epochs.pop(key, None)
+        self.create_timestamps.pop(key, None)
 
     def load(self) -> dict[tuple[str, bytes, int], sr.ShareStateValue]:
         """The latest state of every share partition in the topic (snapshots, with any later

@@ -150,3 +150,45 @@ def test_acquisition_lock_expiry_redelivers_to_another_member(tmp_path):
         finally:
             other.close()
             holder.close()
+
+
+def _share_groups_tool_session(bootstrap: str, prefix: str) -> list[str]:
+    """kafka-share-groups over one group's life: members and state while a share consumer is
+    in, then list, offsets, reset to earliest, delete (6 tool runs: each JVM costs seconds).  Lines naming other groups (the
+    reference broker is shared) are dropped, the coordinator's address is masked."""
+    from compat.kafka_tools import run_tool
+
+    topic, group = prefix + "-t", prefix + "-g"
+    create_led_topic(bootstrap, topic)
+    _earliest(bootstrap, group)
+    _produce(bootstrap, topic, 10)
+    out: list[str] = []
+
+    def tool(*args: str) -> None:
+        p = run_tool("kafka-share-groups", ["--bootstrap-server", bootstrap, *args])
+        out.append(f"$ {' '.join(args)} -> {p.returncode}")
+        for line in (p.stdout + p.stderr).splitlines():
+            if line.strip() and (prefix in line or not line.startswith(("share-", "%"))):
+                out.append(" ".join(line.replace(bootstrap, "<coordinator>").split()))
+
+    c = _share_consumer(bootstrap, group, topic)
+    try:
+        _poll_until(c, lambda got: len(got) >= 10, lambda m: AcknowledgeType.ACCEPT, "all")
+        tool("--describe", "--group", group, "--state")
+    finally:
+        c.close()
+    tool("--list")
+    tool("--describe", "--group", group)
+    tool("--reset-offsets", "--group", group, "--topic", topic, "--to-earliest", "--execute")
+    tool("--describe", "--group", group)
+    tool("--delete", "--group", group)
+    return out
+
+
+@needs_java
+def test_kafka_share_groups_prints_what_it_prints_for_kafka(broker, reference_kafka):
+    prefix = f"share-tool-{uuid.uuid4().hex[:8]}"
+    ours = _share_groups_tool_session(broker.bootstrap_servers, prefix)
+    kafka = _share_groups_tool_session(reference_kafka.bootstrap_servers, prefix)
+    assert ours == kafka
+    assert f"{prefix}-g {prefix}-t 0 0 10" in kafka  # the reset, described

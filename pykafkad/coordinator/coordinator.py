@@ -107,6 +107,11 @@ class DescribedGroup:
     error: int = ErrorCode.NONE
 
 
+#: record type -> ``fn(coordinator, key, value)`` for the records of the other group kinds
+#: (registered by their packages), replayed into state they keep on this coordinator
+RECORD_REPLAYERS: dict[int, Callable] = {}
+
+
 class GroupCoordinator:
     def __init__(
         self,
@@ -230,6 +235,10 @@ class GroupCoordinator:
         try:
             key = decode_key(rec.key)
         except UnknownRecordKey as e:
+            replay = RECORD_REPLAYERS.get(int.from_bytes(rec.key[:2], "big"))
+            if replay is not None:  # another group kind's record (share groups ...)
+                replay(self, rec.key, rec.value)
+                return
             log.warning("skipping __consumer_offsets record at offset %d: %s", rec.offset, e)
             return
         if isinstance(key, OffsetCommitKey):

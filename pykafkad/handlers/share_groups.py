@@ -12,6 +12,7 @@ import logging
 
 import trio
 
+from pykafkad.coordinator.rebalance import append_error
 from pykafkad.coordinator.share_group.service import service_of
 from pykafkad.coordinator.share_group.share_partition import BATCH_OPTIMIZED, batch_bounds
 from pykafkad.coordinator.share_group.share_sessions import FINAL_EPOCH, INITIAL_EPOCH
@@ -53,9 +54,12 @@ async def handle_share_group_heartbeat(ctx: RequestContext, req) -> ShareGroupHe
     svc = service_of(ctx.broker)
     if req.member_epoch == 0:
         svc.store.ensure_topic()
-    r = svc.coordinator.heartbeat(
-        req.group_id, req.member_id, req.member_epoch, req.rack_id, req.subscribed_topic_names,
-        ctx.header.client_id or "", client_host(ctx.peer))
+    try:
+        r = svc.coordinator.heartbeat(
+            req.group_id, req.member_id, req.member_epoch, req.rack_id,
+            req.subscribed_topic_names, ctx.header.client_id or "", client_host(ctx.peer))
+    except KafkaError as e:  # the group's records could not be written
+        return ShareGroupHeartbeatResponse(error_code=append_error(e.code), member_epoch=0)
     if r.error:
         return ShareGroupHeartbeatResponse(error_code=r.error, error_message=r.message,
                                            member_epoch=0)

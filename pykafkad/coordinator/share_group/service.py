@@ -9,12 +9,15 @@ from collections.abc import Iterable
 import trio
 
 from pykafkad.config.group import BROKER_SYNONYMS, GROUP_CONFIGS, broker_value
-from pykafkad.coordinator.share_group.group import ShareGroupCoordinator
+from pykafkad.coordinator.coordinator import RECORD_REPLAYERS
+from pykafkad.coordinator.share_group import group_records
+from pykafkad.coordinator.share_group.group import ShareGroupCoordinator, replay
 from pykafkad.coordinator.share_group.share_partition import SharePartition
 from pykafkad.coordinator.share_group.share_sessions import ShareSessionCache
 from pykafkad.coordinator.share_group.state_store import ShareStateStore
 
 _ATTR = "_share_group_service"
+RECORD_REPLAYERS.update(dict.fromkeys(group_records.RECORD_TYPES, replay))
 
 
 def service_of(broker) -> ShareGroupService:
@@ -34,7 +37,10 @@ class ShareGroupService:
             broker.clock, self._topic_lookup,
             lambda g: int(self.config(g, "share.session.timeout.ms")),
             lambda g: int(self.config(g, "share.heartbeat.interval.ms")),
-            _broker_int(broker, "group.share.max.size", 200))
+            _broker_int(broker, "group.share.max.size", 200),
+            groups=broker.groups.coordinator.__dict__.setdefault("share_groups", {}),
+            write=lambda group_id, records: broker.groups.coordinator.storage.append(
+                group_id, records))
         self.sessions = ShareSessionCache(
             _broker_int(broker, "group.share.max.share.sessions", 2000))
         #: (group id, topic id, partition) -> its share partition

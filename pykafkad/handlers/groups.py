@@ -42,6 +42,11 @@ async def handle_join_group(ctx: RequestContext, req) -> JoinGroupResponse:
     (group.instance.id, KIP-345); v7+ nullable protocol type/name; v9 skip_assignment for a
     static leader rejoining a stable group (KIP-814)."""
     v = ctx.version
+    if req.group_id in service_of(ctx.broker).coordinator.groups:  # a share group's id
+        return JoinGroupResponse(throttle_time_ms=0,
+                                 error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+                                 generation_id=-1, member_id="", leader="", members=[],
+                                 protocol_name=None if v >= 7 else "")
     result = await ctx.broker.groups.join_group(JoinRequest(
         group_id=req.group_id,
         member_id=req.member_id,

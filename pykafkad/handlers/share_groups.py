@@ -51,6 +51,10 @@ async def handle_share_group_heartbeat(ctx: RequestContext, req) -> ShareGroupHe
     code = ctx.broker.groups.coordinator.unavailable_error(req.group_id)
     if code:
         return ShareGroupHeartbeatResponse(error_code=code, member_epoch=0)
+    if req.group_id in ctx.broker.groups.coordinator.groups:  # one group-id namespace
+        return ShareGroupHeartbeatResponse(
+            error_code=ErrorCode.GROUP_ID_NOT_FOUND, member_epoch=0,
+            error_message=f"Group {req.group_id} is not a share group.")
     svc = service_of(ctx.broker)
     if req.member_epoch == 0:
         svc.store.ensure_topic()
@@ -81,10 +85,13 @@ async def handle_share_group_describe(ctx: RequestContext, req) -> ShareGroupDes
         try:
             if code:
                 raise KafkaError(code)
+            if group_id in ctx.broker.groups.coordinator.groups:
+                raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND,
+                                 f"Group {group_id} is not a share group.")
             g = svc.coordinator.describe(group_id)
         except KafkaError as e:
             out.append(DescribedGroup(error_code=e.code, error_message=e.message,
-                                      group_id=group_id, group_state="Dead"))
+                                      group_id=group_id, group_state=""))
             continue
         out.append(DescribedGroup(
             group_id=group_id, group_state=g.state, group_epoch=g.group_epoch,

@@ -192,3 +192,57 @@ def test_kafka_share_groups_prints_what_it_prints_for_kafka(broker, reference_ka
     kafka = _share_groups_tool_session(reference_kafka.bootstrap_servers, prefix)
     assert ours == kafka
     assert f"{prefix}-g {prefix}-t 0 0 10" in kafka  # the reset, described
+
+
+@needs_java
+def test_one_group_id_namespace_like_kafka(broker, reference_kafka):
+    """A classic group's id in ShareGroupHeartbeat / ShareGroupDescribe, and a share group's
+    id in JoinGroup, get Kafka's errors and messages (raw frames: no client sends these)."""
+    from confluent_kafka import Consumer
+
+    from compat.wire_client import WireClient
+    from wire.messages.join_group_request import JoinGroupRequest, JoinGroupRequestProtocol
+    from wire.messages.share_group_describe_request import ShareGroupDescribeRequest
+    from wire.messages.share_group_heartbeat_request import ShareGroupHeartbeatRequest
+
+    prefix = f"share-ns-{uuid.uuid4().hex[:8]}"
+    answers = {}
+    for side, bs in (("pykafkad", broker.bootstrap_servers),
+                     ("kafka", reference_kafka.bootstrap_servers)):
+        topic, classic_id, share_id = prefix + "-t", prefix + "-classic", prefix + "-share"
+        create_led_topic(bs, topic)
+        c = Consumer({"bootstrap.servers": bs, "group.id": classic_id})
+        s = _share_consumer(bs, share_id, topic)
+        try:
+            c.subscribe([topic])
+            deadline = time.monotonic() + WAIT_S
+            while not c.assignment():
+                assert time.monotonic() < deadline, side
+                c.poll(0.2)
+            with WireClient(bs) as w:
+                deadline = time.monotonic() + WAIT_S
+                while True:  # the share consumer's first heartbeat makes its group
+                    d = w.request(77, 1, ShareGroupDescribeRequest(
+                        group_ids=[share_id], include_authorized_operations=False))
+                    if d.groups[0].error_code == 0:
+                        break
+                    assert time.monotonic() < deadline, side
+                    s.poll(0.2)
+                hb = w.request(76, 1, ShareGroupHeartbeatRequest(
+                    group_id=classic_id, member_id=uuid.uuid4().hex[:22], member_epoch=0,
+                    subscribed_topic_names=[topic]))
+                (described,) = w.request(77, 1, ShareGroupDescribeRequest(
+                    group_ids=[classic_id], include_authorized_operations=False)).groups
+                join = w.request(11, 9, JoinGroupRequest(
+                    group_id=share_id, session_timeout_ms=10000, rebalance_timeout_ms=10000,
+                    member_id="", protocol_type="consumer",
+                    protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")]))
+        finally:
+            s.close()
+            c.close()
+        answers[side] = (
+            (hb.error_code, hb.error_message.replace(prefix, "<p>")),
+            (described.error_code, described.error_message.replace(prefix, "<p>"),
+             described.group_state),
+            (join.error_code, join.generation_id, join.member_id, join.protocol_name))
+    assert answers["pykafkad"] == answers["kafka"]

@@ -21,6 +21,7 @@ from pykafkad.handlers import (  # noqa: F401
     produce,
     producer_ids,
     quorum,
+    share_coordinator,
     share_group_offsets,
     share_groups,
     txn,

@@ -246,3 +246,52 @@ def test_one_group_id_namespace_like_kafka(broker, reference_kafka):
              described.group_state),
             (join.error_code, join.generation_id, join.member_id, join.protocol_name))
     assert answers["pykafkad"] == answers["kafka"]
+
+
+@needs_java
+def test_share_coordinator_read_apis_like_kafka(broker, reference_kafka):
+    """ReadShareGroupState / ReadShareGroupStateSummary after a share consumer ACCEPTed four
+    records and REJECTed one: the same start offset, state batches and delivery complete
+    count as Kafka; an uninitialized share partition gets Kafka's error and message (Read) or
+    start offset -1 (Summary).  The state epoch is left out: Kafka's is the group epoch at
+    which it initialized the share partition, pykafkad's 0."""
+    from compat.wire_client import WireClient
+    from wire.messages import read_share_group_state_request as read
+    from wire.messages import read_share_group_state_summary_request as summary
+    from wire.messages.metadata_request import MetadataRequest, MetadataRequestTopic
+
+    prefix = f"share-sc-{uuid.uuid4().hex[:8]}"
+    answers = {}
+    for side, bs in (("pykafkad", broker.bootstrap_servers),
+                     ("kafka", reference_kafka.bootstrap_servers)):
+        topic, group = prefix + "-t", prefix + "-g"
+        create_led_topic(bs, topic)
+        _earliest(bs, group)
+        _produce(bs, topic, 5)
+        c = _share_consumer(bs, group, topic)
+        try:
+            _poll_until(c, lambda got: len(got) >= 5,
+                        lambda m: AcknowledgeType.REJECT if m.offset() == 4 else AcknowledgeType.ACCEPT,
+                        "all")
+        finally:
+            c.close()
+        out = []
+        with WireClient(bs) as w:
+            tid = w.request(3, 12, MetadataRequest(
+                topics=[MetadataRequestTopic(name=topic)],
+                allow_auto_topic_creation=False)).topics[0].topic_id
+            for g in (group, prefix + "-none"):
+                (p,) = w.request(84, 0, read.ReadShareGroupStateRequest(group_id=g, topics=[
+                    read.ReadStateData(topic_id=tid, partitions=[
+                        read.PartitionData(partition=0, leader_epoch=0)])])).results[0].partitions
+                out.append((p.error_code, p.error_message, p.start_offset,
+                            [(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count)
+                             for b in p.state_batches]))
+                (s,) = w.request(87, 1, summary.ReadShareGroupStateSummaryRequest(
+                    group_id=g, topics=[summary.ReadStateSummaryData(topic_id=tid, partitions=[
+                        summary.PartitionData(partition=0, leader_epoch=0)])])).results[0].partitions
+                out.append((s.error_code, s.start_offset, s.leader_epoch,
+                            s.delivery_complete_count))
+        answers[side] = out
+    assert answers["pykafkad"] == answers["kafka"]
+    assert answers["kafka"][0][3] == [(0, 3, 2, 1), (4, 4, 4, 1)]

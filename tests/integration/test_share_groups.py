@@ -152,146 +152,109 @@ def test_acquisition_lock_expiry_redelivers_to_another_member(tmp_path):
             holder.close()
 
 
-def _share_groups_tool_session(bootstrap: str, prefix: str) -> list[str]:
-    """kafka-share-groups over one group's life: members and state while a share consumer is
-    in, then list, offsets, reset to earliest, delete (6 tool runs: each JVM costs seconds).  Lines naming other groups (the
-    reference broker is shared) are dropped, the coordinator's address is masked."""
+def _wire_answers(bootstrap: str, prefix: str, topic: str, group: str, classic: str) -> list:
+    """Raw-frame answers no client asks for: the share coordinator's reads of the group's
+    share partition (and of an uninitialized one), and the one group-id namespace (a classic
+    id in ShareGroupHeartbeat / ShareGroupDescribe, a share id in JoinGroup)."""
+    from compat.wire_client import WireClient
+    from wire.messages import read_share_group_state_request as read
+    from wire.messages import read_share_group_state_summary_request as summary
+    from wire.messages.join_group_request import JoinGroupRequest, JoinGroupRequestProtocol
+    from wire.messages.metadata_request import MetadataRequest, MetadataRequestTopic
+    from wire.messages.share_group_describe_request import ShareGroupDescribeRequest
+    from wire.messages.share_group_heartbeat_request import ShareGroupHeartbeatRequest
+
+    out: list = []
+    with WireClient(bootstrap) as w:
+        tid = w.request(3, 12, MetadataRequest(
+            topics=[MetadataRequestTopic(name=topic)],
+            allow_auto_topic_creation=False)).topics[0].topic_id
+        for g in (group, prefix + "-none"):
+            (p,) = w.request(84, 0, read.ReadShareGroupStateRequest(group_id=g, topics=[
+                read.ReadStateData(topic_id=tid, partitions=[
+                    read.PartitionData(partition=0, leader_epoch=0)])])).results[0].partitions
+            out.append((p.error_code, p.error_message, p.start_offset,
+                        [(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count)
+                         for b in p.state_batches]))
+            (s,) = w.request(87, 1, summary.ReadShareGroupStateSummaryRequest(
+                group_id=g, topics=[summary.ReadStateSummaryData(topic_id=tid, partitions=[
+                    summary.PartitionData(partition=0, leader_epoch=0)])])).results[0].partitions
+            out.append((s.error_code, s.start_offset, s.leader_epoch, s.delivery_complete_count))
+        hb = w.request(76, 1, ShareGroupHeartbeatRequest(
+            group_id=classic, member_id=uuid.uuid4().hex[:22], member_epoch=0,
+            subscribed_topic_names=[topic]))
+        (described,) = w.request(77, 1, ShareGroupDescribeRequest(
+            group_ids=[classic], include_authorized_operations=False)).groups
+        join = w.request(11, 9, JoinGroupRequest(
+            group_id=group, session_timeout_ms=10000, rebalance_timeout_ms=10000, member_id="",
+            protocol_type="consumer",
+            protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")]))
+    out.append((hb.error_code, hb.error_message.replace(prefix, "<p>")))
+    out.append((described.error_code, described.error_message.replace(prefix, "<p>"),
+                described.group_state))
+    out.append((join.error_code, join.generation_id, join.member_id, join.protocol_name))
+    return out
+
+
+def _share_admin_session(bootstrap: str, prefix: str) -> tuple[list[str], list]:
+    """One share group's life as the admin side sees it: a share consumer ACCEPTs records 0-8
+    and REJECTs 9 while a classic group exists next to it; then kafka-share-groups (state
+    with the member in, list, offsets, reset to earliest, offsets, delete: 6 tool runs, each
+    JVM costs seconds) and the raw-frame answers of ``_wire_answers``.  Tool lines naming
+    other groups (the reference broker is shared) are dropped, the coordinator is masked."""
+    from confluent_kafka import Consumer
+
     from compat.kafka_tools import run_tool
 
-    topic, group = prefix + "-t", prefix + "-g"
+    topic, group, classic = prefix + "-t", prefix + "-g", prefix + "-classic"
     create_led_topic(bootstrap, topic)
     _earliest(bootstrap, group)
     _produce(bootstrap, topic, 10)
-    out: list[str] = []
+    lines: list[str] = []
 
     def tool(*args: str) -> None:
         p = run_tool("kafka-share-groups", ["--bootstrap-server", bootstrap, *args])
-        out.append(f"$ {' '.join(args)} -> {p.returncode}")
+        lines.append(f"$ {' '.join(args)} -> {p.returncode}")
         for line in (p.stdout + p.stderr).splitlines():
             if line.strip() and (prefix in line or not line.startswith(("share-", "%"))):
-                out.append(" ".join(line.replace(bootstrap, "<coordinator>").split()))
+                lines.append(" ".join(line.replace(bootstrap, "<coordinator>").split()))
 
+    classic_consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": classic})
     c = _share_consumer(bootstrap, group, topic)
     try:
-        _poll_until(c, lambda got: len(got) >= 10, lambda m: AcknowledgeType.ACCEPT, "all")
+        classic_consumer.subscribe([topic])
+        _poll_until(c, lambda got: len(got) >= 10,
+                    lambda m: AcknowledgeType.REJECT if m.offset() == 9 else AcknowledgeType.ACCEPT,
+                    "all")
+        deadline = time.monotonic() + WAIT_S
+        while not classic_consumer.assignment():
+            assert time.monotonic() < deadline, "the classic group never formed"
+            classic_consumer.poll(0.2)
         tool("--describe", "--group", group, "--state")
     finally:
         c.close()
+        classic_consumer.close()
+    answers = _wire_answers(bootstrap, prefix, topic, group, classic)
     tool("--list")
     tool("--describe", "--group", group)
     tool("--reset-offsets", "--group", group, "--topic", topic, "--to-earliest", "--execute")
     tool("--describe", "--group", group)
     tool("--delete", "--group", group)
-    return out
+    return lines, answers
 
 
 @needs_java
-def test_kafka_share_groups_prints_what_it_prints_for_kafka(broker, reference_kafka):
-    prefix = f"share-tool-{uuid.uuid4().hex[:8]}"
-    ours = _share_groups_tool_session(broker.bootstrap_servers, prefix)
-    kafka = _share_groups_tool_session(reference_kafka.bootstrap_servers, prefix)
-    assert ours == kafka
-    assert f"{prefix}-g {prefix}-t 0 0 10" in kafka  # the reset, described
-
-
-@needs_java
-def test_one_group_id_namespace_like_kafka(broker, reference_kafka):
-    """A classic group's id in ShareGroupHeartbeat / ShareGroupDescribe, and a share group's
-    id in JoinGroup, get Kafka's errors and messages (raw frames: no client sends these)."""
-    from confluent_kafka import Consumer
-
-    from compat.wire_client import WireClient
-    from wire.messages.join_group_request import JoinGroupRequest, JoinGroupRequestProtocol
-    from wire.messages.share_group_describe_request import ShareGroupDescribeRequest
-    from wire.messages.share_group_heartbeat_request import ShareGroupHeartbeatRequest
-
-    prefix = f"share-ns-{uuid.uuid4().hex[:8]}"
-    answers = {}
-    for side, bs in (("pykafkad", broker.bootstrap_servers),
-                     ("kafka", reference_kafka.bootstrap_servers)):
-        topic, classic_id, share_id = prefix + "-t", prefix + "-classic", prefix + "-share"
-        create_led_topic(bs, topic)
-        c = Consumer({"bootstrap.servers": bs, "group.id": classic_id})
-        s = _share_consumer(bs, share_id, topic)
-        try:
-            c.subscribe([topic])
-            deadline = time.monotonic() + WAIT_S
-            while not c.assignment():
-                assert time.monotonic() < deadline, side
-                c.poll(0.2)
-            with WireClient(bs) as w:
-                deadline = time.monotonic() + WAIT_S
-                while True:  # the share consumer's first heartbeat makes its group
-                    d = w.request(77, 1, ShareGroupDescribeRequest(
-                        group_ids=[share_id], include_authorized_operations=False))
-                    if d.groups[0].error_code == 0:
-                        break
-                    assert time.monotonic() < deadline, side
-                    s.poll(0.2)
-                hb = w.request(76, 1, ShareGroupHeartbeatRequest(
-                    group_id=classic_id, member_id=uuid.uuid4().hex[:22], member_epoch=0,
-                    subscribed_topic_names=[topic]))
-                (described,) = w.request(77, 1, ShareGroupDescribeRequest(
-                    group_ids=[classic_id], include_authorized_operations=False)).groups
-                join = w.request(11, 9, JoinGroupRequest(
-                    group_id=share_id, session_timeout_ms=10000, rebalance_timeout_ms=10000,
-                    member_id="", protocol_type="consumer",
-                    protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")]))
-        finally:
-            s.close()
-            c.close()
-        answers[side] = (
-            (hb.error_code, hb.error_message.replace(prefix, "<p>")),
-            (described.error_code, described.error_message.replace(prefix, "<p>"),
-             described.group_state),
-            (join.error_code, join.generation_id, join.member_id, join.protocol_name))
-    assert answers["pykafkad"] == answers["kafka"]
-
-
-@needs_java
-def test_share_coordinator_read_apis_like_kafka(broker, reference_kafka):
-    """ReadShareGroupState / ReadShareGroupStateSummary after a share consumer ACCEPTed four
-    records and REJECTed one: the same start offset, state batches and delivery complete
-    count as Kafka; an uninitialized share partition gets Kafka's error and message (Read) or
-    start offset -1 (Summary).  The state epoch is left out: Kafka's is the group epoch at
-    which it initialized the share partition, pykafkad's 0."""
-    from compat.wire_client import WireClient
-    from wire.messages import read_share_group_state_request as read
-    from wire.messages import read_share_group_state_summary_request as summary
-    from wire.messages.metadata_request import MetadataRequest, MetadataRequestTopic
-
-    prefix = f"share-sc-{uuid.uuid4().hex[:8]}"
-    answers = {}
-    for side, bs in (("pykafkad", broker.bootstrap_servers),
-                     ("kafka", reference_kafka.bootstrap_servers)):
-        topic, group = prefix + "-t", prefix + "-g"
-        create_led_topic(bs, topic)
-        _earliest(bs, group)
-        _produce(bs, topic, 5)
-        c = _share_consumer(bs, group, topic)
-        try:
-            _poll_until(c, lambda got: len(got) >= 5,
-                        lambda m: AcknowledgeType.REJECT if m.offset() == 4 else AcknowledgeType.ACCEPT,
-                        "all")
-        finally:
-            c.close()
-        out = []
-        with WireClient(bs) as w:
-            tid = w.request(3, 12, MetadataRequest(
-                topics=[MetadataRequestTopic(name=topic)],
-                allow_auto_topic_creation=False)).topics[0].topic_id
-            for g in (group, prefix + "-none"):
-                (p,) = w.request(84, 0, read.ReadShareGroupStateRequest(group_id=g, topics=[
-                    read.ReadStateData(topic_id=tid, partitions=[
-                        read.PartitionData(partition=0, leader_epoch=0)])])).results[0].partitions
-                out.append((p.error_code, p.error_message, p.start_offset,
-                            [(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count)
-                             for b in p.state_batches]))
-                (s,) = w.request(87, 1, summary.ReadShareGroupStateSummaryRequest(
-                    group_id=g, topics=[summary.ReadStateSummaryData(topic_id=tid, partitions=[
-                        summary.PartitionData(partition=0, leader_epoch=0)])])).results[0].partitions
-                out.append((s.error_code, s.start_offset, s.leader_epoch,
-                            s.delivery_complete_count))
-        answers[side] = out
-    assert answers["pykafkad"] == answers["kafka"]
-    assert answers["kafka"][0][3] == [(0, 3, 2, 1), (4, 4, 4, 1)]
+def test_share_group_admin_like_kafka(broker, reference_kafka):
+    """kafka-share-groups prints for pykafkad what it prints for Apache Kafka 4.4; the share
+    coordinator's ReadShareGroupState / ReadShareGroupStateSummary give the same start offset,
+    state batches and delivery complete count (and Kafka's error and message for an
+    uninitialized share partition); a classic id in the share APIs and a share id in JoinGroup
+    get Kafka's errors.  (State epochs are left out: Kafka's is the group epoch at which it
+    initialized the share partition, pykafkad's 0.)"""
+    prefix = f"share-adm-{uuid.uuid4().hex[:8]}"
+    ours = _share_admin_session(broker.bootstrap_servers, prefix)
+    kafka = _share_admin_session(reference_kafka.bootstrap_servers, prefix)
+    assert ours[0] == kafka[0]
+    assert ours[1] == kafka[1]
+    assert f"{prefix}-g {prefix}-t 0 0 10" in kafka[0]  # the reset, described
+    assert kafka[1][0][3] == [(0, 8, 2, 1), (9, 9, 4, 1)]

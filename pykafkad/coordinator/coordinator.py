@@ -216,6 +216,9 @@ class GroupCoordinator:
         for group_id in [g for g in self.offsets.offsets
                          if self.storage.partition_for(g) == partition]:
             self.offsets.offsets.pop(group_id, None)
+        other_kinds = getattr(self, "share_groups", {})  # replayed by RECORD_REPLAYERS
+        for group_id in [g for g in other_kinds if self.storage.partition_for(g) == partition]:
+            other_kinds.pop(group_id, None)
 
     def _after_load(self) -> None:
         self.membership.on_loaded()

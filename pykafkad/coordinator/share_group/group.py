@@ -10,11 +10,14 @@ partition goes to several members (so every member gets work).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pykafkad.coordinator.share_group import group_records as gr
 from wire.errors import ErrorCode, KafkaError
+
+log = logging.getLogger("pykafkad.share")
 
 EMPTY, STABLE, DEAD = "Empty", "Stable", "Dead"
 LEAVE_EPOCH = -1
@@ -129,7 +132,10 @@ class ShareGroupCoordinator:
                 self._member_gone(group, m.member_id)
             if gone:
                 self._bump(group)
-        self._flush()
+        try:
+            self._flush()
+        except KafkaError as e:  # the members are gone here; their tombstones come later
+            log.warning("cannot write the share-group records of expired members: %s", e)
 
     def heartbeat(self, group_id: str, member_id: str, member_epoch: int, rack_id: str | None,
                   subscribed: list[str] | None, client_id: str, client_host: str) -> HeartbeatResult:

@@ -20,7 +20,7 @@ from wire.errors import ErrorCode, KafkaError
 TOPICS_FILE = "pykafkad-topics.json"
 MAX_TOPIC_NAME = 249
 _LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 
 
 def validate_topic_name(name: str | None) -> None:

@@ -28,7 +28,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("group.version", 0, 0, 0),
     Feature("kraft.version", 0, 1, 0),
     Feature("metadata.version", 7, 33, 33),
-    Feature("share.version", 0, 0, 0),
+    Feature("share.version", 0, 2, 2),
     Feature("streams.version", 0, 1, 1),
     Feature("transaction.version", 0, 2, 2),
     Feature("eligible.leader.replicas.version", 0, 1, 1),

@@ -111,6 +111,11 @@ class DescribedGroup:
     error_message: str | None = None
 
 
+#: record type -> ``fn(coordinator, key, value)`` for the records of the other group kinds
+#: (registered by their packages), replayed into state they keep on this coordinator
+RECORD_REPLAYERS: dict[int, Callable] = {}
+
+
 class GroupCoordinator:
     def __init__(
         self,
@@ -220,6 +225,9 @@ class GroupCoordinator:
         for group_id in [g for g in self.offsets.offsets
                          if self.storage.partition_for(g) == partition]:
             self.offsets.offsets.pop(group_id, None)
+        other_kinds = getattr(self, "share_groups", {})  # replayed by RECORD_REPLAYERS
+        for group_id in [g for g in other_kinds if self.storage.partition_for(g) == partition]:
+            other_kinds.pop(group_id, None)
 
     def _after_load(self) -> None:
         self.streams.finish_load()
@@ -248,6 +256,10 @@ class GroupCoordinator:
         try:
             key = decode_key(rec.key)
         except UnknownRecordKey as e:
+            replay = RECORD_REPLAYERS.get(int.from_bytes(rec.key[:2], "big"))
+            if replay is not None:  # another group kind's record (share groups ...)
+                replay(self, rec.key, rec.value)
+                return
             log.warning("skipping __consumer_offsets record at offset %d: %s", rec.offset, e)
             return
         if isinstance(key, OffsetCommitKey):

@@ -24,6 +24,9 @@ from pykafkad.handlers import (  # noqa: F401
     sasl,
     scram_credentials,
     streams_groups,
+    share_coordinator,
+    share_group_offsets,
+    share_groups,
     txn,
     write_txn_markers,
 )

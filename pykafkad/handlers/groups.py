@@ -9,6 +9,7 @@ event, so only its own connection is held, as Kafka parks (mutes) that one conne
 from __future__ import annotations
 
 from pykafkad.coordinator.membership import JoinRequest, SyncRequest
+from pykafkad.coordinator.share_group.service import service_of
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers import authorized_operations
 from pykafkad.security.api_acls import authorized
@@ -48,6 +49,11 @@ async def handle_join_group(ctx: RequestContext, req) -> JoinGroupResponse:
             throttle_time_ms=0, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, generation_id=-1,
             protocol_type=None, protocol_name="" if v < 7 else None, leader="", member_id="",
             members=[])
+    if req.group_id in service_of(ctx.broker).coordinator.groups:  # a share group's id
+        return JoinGroupResponse(throttle_time_ms=0,
+                                 error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+                                 generation_id=-1, member_id="", leader="", members=[],
+                                 protocol_name=None if v >= 7 else "")
     result = await ctx.broker.groups.join_group(JoinRequest(
         group_id=req.group_id,
         member_id=req.member_id,
@@ -149,6 +155,7 @@ async def handle_describe_groups(ctx: RequestContext, req) -> DescribeGroupsResp
     groups = ctx.broker.groups
     include_ops = ctx.version >= 3 and req.include_authorized_operations
     out = []
+    share_groups = service_of(ctx.broker).coordinator.groups
     for g in groups.call(groups.coordinator.describe_groups, req.groups):
         error, message = g.error, None
         if not authorized(ctx, GROUP, DESCRIBE, g.group_id):
@@ -157,6 +164,9 @@ async def handle_describe_groups(ctx: RequestContext, req) -> DescribeGroupsResp
                                       protocol_type="", protocol_data="", members=[],
                                       authorized_operations=authorized_operations.OMITTED))
             continue
+        if g.group_id in share_groups:  # one group-id namespace: not a classic group
+            error = ErrorCode.GROUP_ID_NOT_FOUND
+            message = f"Group {g.group_id} is not a classic group."
         if ctx.version >= GROUP_ID_NOT_FOUND_VERSION and not error and g.state == "Dead":
             error, message = ErrorCode.GROUP_ID_NOT_FOUND, \
                 g.error_message or f"Group {g.group_id} not found."
@@ -179,10 +189,14 @@ async def handle_list_groups(ctx: RequestContext, req) -> ListGroupsResponse:
     groups = ctx.broker.groups
     listed = groups.call(groups.coordinator.list_groups,
                          req.states_filter if v >= 4 else (), req.types_filter if v >= 5 else ())
+    shared = service_of(ctx.broker).coordinator.list_groups(
+        req.states_filter if v >= 4 else (), req.types_filter if v >= 5 else ())
     return ListGroupsResponse(
         throttle_time_ms=0, error_code=0,
         groups=[ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type,
-                            group_state=g.state, group_type=g.group_type) for g in listed])
+                            group_state=g.state, group_type=g.group_type) for g in listed]
+        + [ListedGroup(group_id=g, protocol_type=p, group_state=st, group_type=t)
+           for g, p, st, t in shared])
 
 
 @handles(42, 0, 3)
@@ -192,7 +206,11 @@ async def handle_delete_groups(ctx: RequestContext, req) -> DeleteGroupsResponse
     committed offsets: tombstones in __consumer_offsets."""
     groups = ctx.broker.groups
     names = list(dict.fromkeys(req.groups_names))
-    results = groups.call(groups.coordinator.delete_groups, names)
+    share = service_of(ctx.broker)
+    shared = {g: share.delete_group(g) for g in names if g in share.coordinator.groups}
+    results = groups.call(groups.coordinator.delete_groups, [g for g in names if g not in shared])
+    results = [(g, shared[g]) if g in shared else next(r for r in results if r[0] == g)
+               for g in names]
     return DeleteGroupsResponse(
         throttle_time_ms=0,
         results=[DeletableGroupResult(group_id=g, error_code=e) for g, e in results])

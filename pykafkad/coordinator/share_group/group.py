@@ -1,0 +1,323 @@
+"""Share-group membership on the group coordinator (ShareGroupHeartbeat, ShareGroupDescribe):
+members join with a client-chosen member id at epoch 0, leave at epoch -1, and are fenced after
+``share.session.timeout.ms`` without a heartbeat.  There is no revocation: a new target
+assignment is handed out on each member's next heartbeat.
+
+The assignment is Kafka's simple share assignor for a homogeneous subscription: partitions are
+spread round robin over the members, and when there are more members than partitions each
+partition goes to several members (so every member gets work).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pykafkad.coordinator.share_group import group_records as gr
+from wire.errors import ErrorCode, KafkaError
+
+log = logging.getLogger("pykafkad.share")
+
+EMPTY, STABLE, DEAD = "Empty", "Stable", "Dead"
+LEAVE_EPOCH = -1
+
+
+@dataclass
+class ShareMember:
+    member_id: str
+    client_id: str
+    client_host: str
+    rack_id: str | None
+    subscribed_topic_names: list[str]
+    member_epoch: int = 0
+    #: topic id -> partitions
+    assignment: dict[bytes, list[int]] = field(default_factory=dict)
+    last_heartbeat_ms: int = 0
+
+
+@dataclass
+class ShareGroup:
+    group_id: str
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    members: dict[str, ShareMember] = field(default_factory=dict)
+    target: dict[str, dict[bytes, list[int]]] = field(default_factory=dict)
+    #: what the target was computed from: topic name -> (topic id, partition count)
+    subscribed_metadata: dict[str, tuple[bytes, int]] = field(default_factory=dict)
+    #: the share-state partitions of the last ShareGroupStatePartitionMetadata record
+    initialized_topics: list = field(default_factory=list)
+
+    @property
+    def state(self) -> str:
+        return STABLE if self.members else EMPTY
+
+    def subscribed_topics(self) -> set[str]:
+        return {t for m in self.members.values() for t in m.subscribed_topic_names}
+
+
+def simple_assignment(members: list[str], partitions: list[tuple[bytes, int]]
+                      ) -> dict[str, dict[bytes, list[int]]]:
+    """Round robin of the partitions over the members (sorted, so every coordinator computes
+    the same); with more members than partitions, partitions are shared."""
+    out: dict[str, dict[bytes, list[int]]] = {m: {} for m in members}
+    if not members or not partitions:
+        return out
+    n = max(len(members), len(partitions))
+    for i in range(n):
+        topic_id, p = partitions[i % len(partitions)]
+        parts = out[members[i % len(members)]].setdefault(topic_id, [])
+        if p not in parts:
+            parts.append(p)
+    for assignment in out.values():
+        for parts in assignment.values():
+            parts.sort()
+    return out
+
+
+@dataclass
+class HeartbeatResult:
+    error: int = ErrorCode.NONE
+    message: str | None = None
+    member_id: str | None = None
+    member_epoch: int = 0
+    heartbeat_interval_ms: int = 0
+    assignment: dict[bytes, list[int]] | None = None
+
+
+class ShareGroupCoordinator:
+    """Every share group of this coordinator (in memory; see the README for what is not
+    persisted yet)."""
+
+    def __init__(self, clock: Callable[[], int], topic_lookup: Callable[[str], tuple[bytes, int] | None],
+                 session_timeout_ms: Callable[[str], int], heartbeat_interval_ms: Callable[[str], int],
+                 max_size: int = 200, groups: dict[str, ShareGroup] | None = None,
+                 write: Callable[[str, list[gr.Record]], None] | None = None):
+        self.clock = clock
+        self.topic_lookup = topic_lookup
+        self.session_timeout_ms = session_timeout_ms
+        self.heartbeat_interval_ms = heartbeat_interval_ms
+        self.max_size = max_size
+        #: the groups (shared with the group coordinator, which replays their records)
+        self.groups: dict[str, ShareGroup] = {} if groups is None else groups
+        #: appends a group's records to __consumer_offsets (raises KafkaError)
+        self.write = write
+        self._pending: dict[str, list[gr.Record]] = {}
+
+    def _record(self, group_id: str, record_type: int, member_id: str | None,
+                value: bytes | None) -> None:
+        self._pending.setdefault(group_id, []).append(
+            (gr.key(record_type, group_id, member_id), value))
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, {}
+        if self.write is not None:
+            for group_id, records in pending.items():
+                self.write(group_id, records)
+
+    def _member_gone(self, group: ShareGroup, member_id: str) -> None:
+        for record_type in (gr.CURRENT_MEMBER, gr.TARGET_MEMBER, gr.MEMBER_METADATA):
+            self._record(group.group_id, record_type, member_id, None)
+
+    def group_ids(self) -> list[str]:
+        return list(self.groups)
+
+    def expire_members(self) -> None:
+        now = self.clock()
+        for group in self.groups.values():
+            timeout = self.session_timeout_ms(group.group_id)
+            gone = [m for m in group.members.values() if now - m.last_heartbeat_ms > timeout]
+            for m in gone:
+                del group.members[m.member_id]
+                self._member_gone(group, m.member_id)
+            if gone:
+                self._bump(group)
+        try:
+            self._flush()
+        except KafkaError as e:  # the members are gone here; their tombstones come later
+            log.warning("cannot write the share-group records of expired members: %s", e)
+
+    def heartbeat(self, group_id: str, member_id: str, member_epoch: int, rack_id: str | None,
+                  subscribed: list[str] | None, client_id: str, client_host: str) -> HeartbeatResult:
+        if not group_id:
+            return HeartbeatResult(ErrorCode.INVALID_REQUEST, "GroupId can't be empty.")
+        if not member_id:
+            return HeartbeatResult(ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
+        if member_epoch == 0 and not subscribed:
+            return HeartbeatResult(ErrorCode.INVALID_REQUEST,
+                                   "SubscribedTopicNames must be set in first request.")
+        if member_epoch < LEAVE_EPOCH:
+            return HeartbeatResult(ErrorCode.INVALID_REQUEST,
+                                   f"MemberEpoch is {member_epoch}, but must be greater than or equal to -1.")
+        self.expire_members()
+        now = self.clock()
+        group = self.groups.get(group_id)
+        if member_epoch == LEAVE_EPOCH:
+            if group is not None and group.members.pop(member_id, None) is not None:
+                self._member_gone(group, member_id)
+                self._bump(group)
+                self._flush()
+            return HeartbeatResult(member_id=member_id, member_epoch=LEAVE_EPOCH)
+        if group is None:
+            if member_epoch != 0:
+                return HeartbeatResult(ErrorCode.GROUP_ID_NOT_FOUND,
+                                       f"Group {group_id} not found.")
+            group = self.groups[group_id] = ShareGroup(group_id)
+        member = group.members.get(member_id)
+        if member is None:
+            if member_epoch != 0:
+                return HeartbeatResult(
+                    ErrorCode.UNKNOWN_MEMBER_ID,
+                    f"Member {member_id} is not a member of group {group_id}.")
+            if len(group.members) >= self.max_size:
+                return HeartbeatResult(
+                    ErrorCode.GROUP_MAX_SIZE_REACHED,
+                    f"The share group has reached its maximum capacity of {self.max_size} members.")
+            member = group.members[member_id] = ShareMember(
+                member_id, client_id, client_host, rack_id, sorted(set(subscribed or [])))
+            self._record(group_id, gr.MEMBER_METADATA, member_id, gr.member_metadata(
+                rack_id, client_id, client_host, member.subscribed_topic_names))
+            self._bump(group)
+        elif member_epoch not in (0, member.member_epoch):
+            return HeartbeatResult(
+                ErrorCode.FENCED_MEMBER_EPOCH,
+                f"The share group member has a smaller member epoch ({member_epoch}) than the "
+                f"one known by the group coordinator ({member.member_epoch}). The member must "
+                "abandon all its partitions and rejoin." if member_epoch < member.member_epoch else
+                f"The share group member has a greater member epoch ({member_epoch}) than the "
+                f"one known by the group coordinator ({member.member_epoch}). The member must "
+                "abandon all its partitions and rejoin.")
+        elif subscribed is not None and sorted(set(subscribed)) != member.subscribed_topic_names:
+            member.subscribed_topic_names = sorted(set(subscribed))
+            self._record(group_id, gr.MEMBER_METADATA, member_id, gr.member_metadata(
+                member.rack_id, client_id, client_host, member.subscribed_topic_names))
+            self._bump(group)
+        member.last_heartbeat_ms = now
+        member.client_id, member.client_host = client_id, client_host
+        if rack_id is not None:
+            member.rack_id = rack_id
+        if self._metadata(group) != group.subscribed_metadata:
+            self._bump(group)
+        send = None
+        if member.member_epoch != group.assignment_epoch or member_epoch == 0:
+            previous = member.member_epoch
+            member.member_epoch = group.assignment_epoch
+            member.assignment = group.target.get(member_id, {})
+            send = member.assignment
+            self._record(group_id, gr.CURRENT_MEMBER, member_id, gr.current_member(
+                member.member_epoch, previous, member.assignment))
+        self._flush()
+        return HeartbeatResult(member_id=member_id, member_epoch=member.member_epoch,
+                               heartbeat_interval_ms=self.heartbeat_interval_ms(group_id),
+                               assignment=send)
+
+    def _metadata(self, group: ShareGroup) -> dict[str, tuple[bytes, int]]:
+        out = {}
+        for name in sorted(group.subscribed_topics()):
+            found = self.topic_lookup(name)
+            if found is not None:
+                out[name] = found
+        return out
+
+    def _bump(self, group: ShareGroup) -> None:
+        """A membership, subscription or metadata change: a new group epoch and target
+        assignment (the simple assignor runs at once)."""
+        group.group_epoch += 1
+        group.subscribed_metadata = self._metadata(group)
+        members = sorted(group.members)
+        partitions = [(tid, p) for _, (tid, n) in sorted(group.subscribed_metadata.items())
+                      for p in range(n)]
+        homogeneous = {}
+        for m in members:
+            subs = set(group.members[m].subscribed_topic_names)
+            homogeneous[m] = [(tid, p) for tid, p in partitions
+                              if any(group.subscribed_metadata[t][0] == tid for t in subs)]
+        target: dict[str, dict[bytes, list[int]]] = {m: {} for m in members}
+        # members with the same subscription share its partitions
+        by_subscription: dict[tuple, list[str]] = {}
+        for m in members:
+            by_subscription.setdefault(tuple(homogeneous[m]), []).append(m)
+        for parts, ms in by_subscription.items():
+            target.update(simple_assignment(ms, list(parts)))
+        gid = group.group_id
+        self._record(gid, gr.GROUP_METADATA, None, gr.group_metadata(group.group_epoch))
+        for m, assignment in target.items():
+            if group.target.get(m) != assignment:
+                self._record(gid, gr.TARGET_MEMBER, m, gr.target_member(assignment))
+        self._record(gid, gr.TARGET_METADATA, None,
+                     gr.target_metadata(group.group_epoch, self.clock()))
+        initialized = [(tid, name, list(range(n)))
+                       for name, (tid, n) in sorted(group.subscribed_metadata.items())]
+        if initialized != group.initialized_topics:
+            group.initialized_topics = initialized
+            self._record(gid, gr.STATE_PARTITIONS, None, gr.state_partitions(initialized))
+        group.target = target
+        group.assignment_epoch = group.group_epoch
+
+    def describe(self, group_id: str) -> ShareGroup:
+        self.expire_members()
+        group = self.groups.get(group_id)
+        if group is None:
+            raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+        return group
+
+    def delete(self, group_id: str) -> int:
+        self.expire_members()
+        group = self.groups.get(group_id)
+        if group is None:
+            return ErrorCode.GROUP_ID_NOT_FOUND
+        if group.members:
+            return ErrorCode.NON_EMPTY_GROUP
+        for record_type in (gr.STATE_PARTITIONS, gr.TARGET_METADATA, gr.GROUP_METADATA):
+            self._record(group_id, record_type, None, None)
+        self._flush()
+        del self.groups[group_id]
+        return ErrorCode.NONE
+
+    def list_groups(self, states_filter=(), types_filter=()):
+        """(group id, protocol type, state, type) of the share groups the filters keep."""
+        self.expire_members()
+        states = {s.lower() for s in states_filter}
+        types = {t.lower() for t in types_filter}
+        if types and "share" not in types:
+            return []
+        return [(g.group_id, "share", g.state, "share") for g in self.groups.values()
+                if not states or g.state.lower() in states]
+
+
+def replay(coordinator, key: bytes, value: bytes | None) -> None:
+    """Loads a share-group record of __consumer_offsets into ``coordinator.share_groups``
+    (members come back with a fresh session, as Kafka's do after a load)."""
+    groups: dict[str, ShareGroup] = coordinator.__dict__.setdefault("share_groups", {})
+    record_type, group_id, member_id = gr.decode_key(key)
+    if record_type == gr.GROUP_METADATA:
+        if value is None:
+            groups.pop(group_id, None)
+        else:
+            groups.setdefault(group_id, ShareGroup(group_id)).group_epoch = \
+                gr.decode_group_epoch(value)
+        return
+    group = groups.get(group_id)
+    if group is None:
+        if value is None:
+            return
+        group = groups[group_id] = ShareGroup(group_id)
+    if record_type == gr.TARGET_METADATA and value is not None:
+        group.assignment_epoch = gr.decode_group_epoch(value)
+    elif record_type == gr.MEMBER_METADATA:
+        if value is None:
+            group.members.pop(member_id, None)
+            return
+        rack, client_id, host, topics = gr.decode_member_metadata(value)
+        m = group.members.setdefault(member_id, ShareMember(member_id, client_id, host, rack, topics))
+        m.client_id, m.client_host, m.rack_id, m.subscribed_topic_names = client_id, host, rack, topics
+        m.last_heartbeat_ms = coordinator.clock()
+    elif record_type == gr.TARGET_MEMBER:
+        if value is None:
+            group.target.pop(member_id, None)
+        else:
+            group.target[member_id] = gr.decode_target_member(value)
+    elif record_type == gr.CURRENT_MEMBER and value is not None and member_id in group.members:
+        epoch, assignment = gr.decode_current_member(value)
+        group.members[member_id].member_epoch = epoch
+        group.members[member_id].assignment = assignment

@@ -1,0 +1,189 @@
+"""Share groups as a broker runs them: the group coordinator's share-group membership, the
+share partitions of the partitions this broker leads, and the share session cache.  Config is
+read per group (a group config override, else the broker's ``group.share.*`` value)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import trio
+
+from pykafkad.config.group import BROKER_SYNONYMS, GROUP_CONFIGS, broker_value
+from pykafkad.coordinator.coordinator import RECORD_REPLAYERS
+from pykafkad.coordinator.share_group import group_records
+from pykafkad.coordinator.share_group.group import ShareGroupCoordinator, replay
+from pykafkad.coordinator.share_group.share_partition import SharePartition
+from pykafkad.coordinator.share_group.share_sessions import ShareSessionCache
+from pykafkad.coordinator.share_group.state_store import ShareStateStore
+
+_ATTR = "_share_group_service"
+RECORD_REPLAYERS.update(dict.fromkeys(group_records.RECORD_TYPES, replay))
+
+
+def service_of(broker) -> ShareGroupService:
+    """The broker's share-group service, made on first use."""
+    svc = getattr(broker, _ATTR, None)
+    if svc is None:
+        svc = ShareGroupService(broker)
+        setattr(broker, _ATTR, svc)
+    return svc
+
+
+class ShareGroupService:
+    def __init__(self, broker):
+        self.broker = broker
+        self.clock = broker.clock
+        self.coordinator = ShareGroupCoordinator(
+            broker.clock, self._topic_lookup,
+            lambda g: int(self.config(g, "share.session.timeout.ms")),
+            lambda g: int(self.config(g, "share.heartbeat.interval.ms")),
+            _broker_int(broker, "group.share.max.size", 200),
+            groups=broker.groups.coordinator.__dict__.setdefault("share_groups", {}),
+            write=lambda group_id, records: broker.groups.coordinator.storage.append(
+                group_id, records))
+        self.sessions = ShareSessionCache(
+            _broker_int(broker, "group.share.max.share.sessions", 2000))
+        #: (group id, topic id, partition) -> its share partition
+        self.partitions: dict[tuple[str, bytes, int], SharePartition] = {}
+        #: set when records become available again (release, lock expiry): parked share
+        #: fetches look again
+        self.records_freed = trio.Event()
+        self.store = ShareStateStore(broker)
+        #: share-partition states read back from __share_group_state, used on first fetch
+        self.persisted = self.store.load()
+
+    # -- config --------------------------------------------------------------------------------
+    def config(self, group_id: str, name: str) -> str:
+        override = self.broker.group_configs.get(group_id).get(name)
+        if override is not None:
+            return override
+        synonym = BROKER_SYNONYMS.get(name)
+        if synonym is not None:
+            return broker_value(self.broker.config, synonym)
+        return GROUP_CONFIGS[name].default_string
+
+    def lock_ms(self, group_id: str) -> int:
+        return int(self.config(group_id, "share.record.lock.duration.ms"))
+
+    def delivery_limit(self, group_id: str) -> int:
+        return int(self.config(group_id, "share.delivery.count.limit"))
+
+    def _topic_lookup(self, name: str) -> tuple[bytes, int] | None:
+        topic = self.broker.topics.get(name)
+        return None if topic is None else (topic.topic_id, topic.num_partitions)
+
+    # -- share partitions ----------------------------------------------------------------------
+    def share_partition(self, group_id: str, topic_id: bytes, index: int, plog) -> SharePartition:
+        """The group's share partition, initialized on first fetch from
+        ``share.auto.offset.reset`` (latest: the HW; earliest: the log start; by_duration:
+        the first offset at or after now minus the duration)."""
+        key = (group_id, topic_id, index)
+        sp = self.partitions.get(key)
+        if sp is None:
+            state = self.persisted.pop(key, None)
+            if state is not None:
+                sp = SharePartition.from_state(group_id, topic_id, index, state.start_offset,
+                                               state.state_epoch, state.state_batches)
+            else:
+                sp = SharePartition(group_id, topic_id, index, self._reset_offset(group_id, plog))
+            self.partitions[key] = sp
+        elif sp.start_offset < plog.log_start_offset:
+            sp.reset(plog.log_start_offset)
+        return sp
+
+    def _reset_offset(self, group_id: str, plog) -> int:
+        strategy = self.config(group_id, "share.auto.offset.reset").strip().lower()
+        if strategy == "earliest":
+            return plog.log_start_offset
+        if strategy.startswith("by_duration:"):
+            found = plog.offset_for_timestamp(self.clock() - _duration_ms(strategy[12:]))
+            return plog.high_watermark if found is None else found.offset
+        return plog.high_watermark
+
+    def expire_locks(self, group_id: str) -> int | None:
+        """Runs due lock expiries of the group's partitions; the next deadline (clock ms)."""
+        now = self.clock()
+        limit = self.delivery_limit(group_id)
+        freed = False
+        nearest = None
+        for (g, _, _), sp in self.partitions.items():
+            if g != group_id:
+                continue
+            freed |= sp.expire_locks(now, limit)
+            d = sp.next_lock_deadline()
+            if d is not None and (nearest is None or d < nearest):
+                nearest = d
+        if freed:
+            self.notify_freed()
+        return nearest
+
+    def flush(self) -> None:
+        """Persists every share partition whose acknowledged state changed (before the
+        client is answered)."""
+        for sp in self.partitions.values():
+            if sp.dirty:
+                topic = self.broker.topics.by_id.get(sp.topic_id)
+                leader_epoch = (self.broker.replicas.current_leader(topic.name, sp.partition)[1]
+                                if topic is not None else -1)
+                if self.store.write_snapshot(sp, leader_epoch):
+                    sp.dirty = False
+
+    def notify_freed(self) -> None:
+        self.records_freed.set()
+        self.records_freed = trio.Event()
+
+    def release_member(self, group_id: str, member_id: str,
+                       partitions: Iterable[tuple[bytes, int]]) -> None:
+        limit = self.delivery_limit(group_id)
+        freed = False
+        for topic_id, index in partitions:
+            sp = self.partitions.get((group_id, topic_id, index))
+            if sp is not None:
+                freed |= sp.release_member(member_id, limit)
+        if freed:
+            self.notify_freed()
+
+    def group_partitions(self, group_id: str) -> list[SharePartition]:
+        return [sp for (g, _, _), sp in self.partitions.items() if g == group_id]
+
+    def delete_group(self, group_id: str) -> int:
+        """DeleteGroups for a share group: only an Empty one, with its share state."""
+        code = self.coordinator.delete(group_id)
+        if code == 0:
+            self.delete_group_state(group_id)
+        return code
+
+    def delete_group_state(self, group_id: str) -> None:
+        """DeleteGroups: the group's share partitions are forgotten (tombstones written)."""
+        for key in [k for k in list(self.partitions) + list(self.persisted) if k[0] == group_id]:
+            self._forget(key)
+
+    def delete_topic_state(self, group_id: str, topic_id: bytes) -> None:
+        for key in [k for k in list(self.partitions) + list(self.persisted)
+                    if k[0] == group_id and k[1] == topic_id]:
+            self._forget(key)
+
+    def _forget(self, key: tuple[str, bytes, int]) -> None:
+        self.partitions.pop(key, None)
+        self.persisted.pop(key, None)
+        self.store.write_tombstone(*key)
+
+
+def _broker_int(broker, name: str, default: int) -> int:
+    """A ``group.share.*`` broker config: its value, or Kafka's default where pykafkad does not
+    define it."""
+    try:
+        return int(broker_value(broker.config, name))
+    except KeyError:
+        return default
+
+
+def _duration_ms(text: str) -> int:
+    """An ISO-8601 duration such as PT10M or P1D (Kafka's by_duration:<duration>)."""
+    import re
+
+    m = re.fullmatch(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?", text.strip().upper())
+    if m is None:
+        return 0
+    d, h, mi, s = (float(x) if x else 0.0 for x in m.groups())
+    return int((((d * 24 + h) * 60 + mi) * 60 + s) * 1000)

@@ -1,0 +1,132 @@
+"""The share partition's state machine (Kafka's SharePartition) without a broker: acquisition,
+acknowledgement types, delivery-count limit, lock expiry on a fake clock, the lazily moving
+start offset, the records of __share_group_state, and the simple share assignor."""
+
+from __future__ import annotations
+
+import pytest
+
+from pykafkad.coordinator.share_group import state_records as sr
+from pykafkad.coordinator.share_group.group import ShareGroupCoordinator, simple_assignment
+from pykafkad.coordinator.share_group.share_partition import (
+    ACCEPT,
+    ACKNOWLEDGED,
+    ARCHIVED,
+    AVAILABLE,
+    BATCH_OPTIMIZED,
+    GAP,
+    RECORD_LIMIT,
+    REJECT,
+    RELEASE,
+    RENEW,
+    BatchBounds,
+    SharePartition,
+)
+from wire.errors import ErrorCode, KafkaError
+
+LOCK, LIMIT = 30_000, 5
+
+
+def batches(*ranges):
+    """Batches of (base, last) read back to back."""
+    out, pos = [], 0
+    for base, last in ranges:
+        out.append(BatchBounds(base, last, False, pos, pos + 100))
+        pos += 100
+    return out
+
+
+def test_new_records_are_acquired_whole_batches_at_a_time():
+    sp = SharePartition("g", b"t" * 16, 0, 0)
+    got, send = sp.acquire("m1", batches((0, 4), (5, 9)), 3, BATCH_OPTIMIZED, 0, LOCK, 10)
+    assert got == [(0, 4, 1)] and send == 100 and sp.end_offset == 5
+    got, send = sp.acquire("m2", batches((5, 9)), 3, RECORD_LIMIT, 0, LOCK, 10)
+    assert got == [(5, 7, 1)] and sp.end_offset == 8
+
+
+def test_acknowledge_types_and_the_delivery_count_limit():
+    sp = SharePartition("g", b"t" * 16, 0, 0)
+    sp.acquire("m", batches((0, 3)), 10, BATCH_OPTIMIZED, 0, LOCK, 4)
+    sp.acknowledge("m", [(0, 3, [ACCEPT, RELEASE, REJECT, GAP])], 0, LOCK, LIMIT)
+    assert [sp.in_flight[o].state for o in range(4)] == [ACKNOWLEDGED, AVAILABLE, ARCHIVED, ARCHIVED]
+    assert sp.start_offset == 0  # moves at the next fetch, as Kafka's persisted SPSO
+    assert sp.first_fetch_offset() == 1 and sp.start_offset == 1
+    for delivery in range(2, LIMIT + 1):
+        got, _ = sp.acquire("m", batches((0, 3)), 10, BATCH_OPTIMIZED, 0, LOCK, 4)
+        assert got == [(1, 1, delivery)]
+        sp.acknowledge("m", [(1, 1, [RELEASE])], 0, LOCK, LIMIT)
+    assert sp.in_flight[1].state == ARCHIVED  # released at the limit: archived
+    assert sp.first_fetch_offset() == 4 and sp.start_offset == 4
+
+
+def test_acknowledging_what_the_member_does_not_hold_fails_whole():
+    sp = SharePartition("g", b"t" * 16, 0, 0)
+    sp.acquire("a", batches((0, 1)), 10, BATCH_OPTIMIZED, 0, LOCK, 2)
+    with pytest.raises(KafkaError) as e:
+        sp.acknowledge("b", [(0, 1, [ACCEPT])], 0, LOCK, LIMIT)
+    assert e.value.code == ErrorCode.INVALID_RECORD_STATE
+    with pytest.raises(KafkaError) as e:
+        sp.acknowledge("a", [(0, 0, [ACCEPT]), (1, 2, [ACCEPT])], 0, LOCK, LIMIT)
+    assert e.value.code == ErrorCode.INVALID_RECORD_STATE
+    assert sp.in_flight[0].member_id == "a"  # nothing applied
+
+
+def test_locks_expire_on_the_clock_and_renew_extends_them():
+    sp = SharePartition("g", b"t" * 16, 0, 0)
+    sp.acquire("a", batches((0, 1)), 10, BATCH_OPTIMIZED, 1000, LOCK, 2)
+    sp.acknowledge("a", [(1, 1, [RENEW])], 20_000, LOCK, LIMIT)
+    assert not sp.expire_locks(1000 + LOCK - 1, LIMIT)
+    assert sp.expire_locks(1000 + LOCK, LIMIT)
+    assert sp.in_flight[0].state == AVAILABLE and sp.in_flight[1].state != AVAILABLE
+    assert sp.next_lock_deadline() == 20_000 + LOCK
+    got, _ = sp.acquire("b", batches((0, 1)), 10, BATCH_OPTIMIZED, 2000, LOCK, 2)
+    assert got == [(0, 0, 2)]
+
+
+def test_state_batches_round_trip_through_kafkas_record_layout():
+    sp = SharePartition("g", b"t" * 16, 3, 0)
+    sp.acquire("m", batches((0, 5)), 10, BATCH_OPTIMIZED, 0, LOCK, 6)
+    sp.acknowledge("m", [(0, 5, [ACCEPT, ACCEPT, RELEASE, REJECT, ACCEPT, ACCEPT])], 0, LOCK, LIMIT)
+    value = sr.ShareStateValue(snapshot_epoch=1, leader_epoch=0, start_offset=sp.start_offset,
+                               state_batches=sp.state_batches(), state_epoch=0,
+                               create_timestamp=5, write_timestamp=6,
+                               delivery_complete_count=sp.delivery_complete_count())
+    key = sr.ShareStateKey(sr.SNAPSHOT, "g", b"t" * 16, 3)
+    assert sr.decode_key(sr.encode_key(key)) == key
+    back = sr.decode_value(sr.SNAPSHOT, sr.encode_value(sr.SNAPSHOT, value))
+    assert back == value
+    assert back.state_batches == [(0, 1, ACKNOWLEDGED, 1), (2, 2, AVAILABLE, 1),
+                                  (3, 3, ARCHIVED, 1), (4, 5, ACKNOWLEDGED, 1)]
+    restored = SharePartition.from_state("g", b"t" * 16, 3, back.start_offset, 0,
+                                         back.state_batches)
+    assert restored.start_offset == 2 and restored.first_fetch_offset() == 2
+    assert restored.in_flight[2].delivery_count == 1 and restored.end_offset == 6
+
+
+def test_simple_assignor_spreads_partitions_and_shares_them_when_members_outnumber():
+    parts = [(b"t", 0), (b"t", 1), (b"t", 2)]
+    assert simple_assignment(["a", "b"], parts) == {"a": {b"t": [0, 2]}, "b": {b"t": [1]}}
+    four = simple_assignment(["a", "b", "c", "d"], parts[:1])
+    assert all(a == {b"t": [0]} for a in four.values())
+
+
+def test_heartbeat_epochs_join_leave_and_fencing():
+    now = [0]
+    coord = ShareGroupCoordinator(lambda: now[0], lambda name: (b"t" * 16, 2),
+                                  lambda g: 45_000, lambda g: 5_000)
+    r = coord.heartbeat("g", "m1", 0, None, ["topic"], "c", "/h")
+    assert (r.error, r.member_epoch, r.assignment) == (0, 1, {b"t" * 16: [0, 1]})
+    r = coord.heartbeat("g", "m2", 0, None, ["topic"], "c", "/h")
+    assert r.member_epoch == 2
+    r = coord.heartbeat("g", "m1", 1, None, None, "c", "/h")
+    assert r.member_epoch == 2 and r.assignment == {b"t" * 16: [0]}
+    assert coord.heartbeat("g", "m1", 7, None, None, "c", "/h").error == ErrorCode.FENCED_MEMBER_EPOCH
+    assert coord.heartbeat("g", "zz", 3, None, None, "c", "/h").error == ErrorCode.UNKNOWN_MEMBER_ID
+    assert coord.heartbeat("g", "", 0, None, ["topic"], "c", "/h").error == ErrorCode.INVALID_REQUEST
+    now[0] = 40_000
+    assert coord.heartbeat("g", "m1", 2, None, None, "c", "/h").assignment is None
+    now[0] = 46_000  # m2 never heartbeated again: its session timed out
+    r = coord.heartbeat("g", "m1", 2, None, None, "c", "/h")
+    assert r.member_epoch == 3 and r.assignment == {b"t" * 16: [0, 1]}
+    assert coord.heartbeat("g", "m1", -1, None, None, "c", "/h").member_epoch == -1
+    assert coord.describe("g").state == "Empty"

@@ -23,10 +23,10 @@ from pykafkad.handlers import (  # noqa: F401
     quorum,
     sasl,
     scram_credentials,
-    streams_groups,
     share_coordinator,
     share_group_offsets,
     share_groups,
+    streams_groups,
     txn,
     write_txn_markers,
 )

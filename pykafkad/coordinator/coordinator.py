@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from pykafkad.coordinator.config import GroupCoordinatorConfig
+from pykafkad.coordinator.consumer_group.manager import ConsumerGroupManager, ConsumerGroupSettings
 from pykafkad.coordinator.group import (
     ClassicGroup,
     GroupState,
@@ -105,6 +106,7 @@ class DescribedGroup:
     protocol_data: str = ""
     members: list[DescribedMember] = field(default_factory=list)
     error: int = ErrorCode.NONE
+    message: str | None = None
 
 
 class GroupCoordinator:
@@ -121,6 +123,10 @@ class GroupCoordinator:
         self.groups: dict[str, ClassicGroup] = {}
         self.offsets = OffsetStore()
         self.membership = GroupMembership(config, self.timer, self.groups, self._write_group)
+        #: KIP-848 consumer groups (same group-id namespace as the classic groups)
+        self.consumer_groups = ConsumerGroupManager(ConsumerGroupSettings(), self.timer, clock)
+        self.consumer_groups.classic_group_state = self._classic_group_state
+        self.consumer_groups.drop_empty_classic_group = self._drop_empty_classic_group
         self.loaded = False
         #: __consumer_offsets partitions whose load failed: their groups answer NOT_COORDINATOR
         #: (Kafka's failed coordinator shard) instead of looking empty
@@ -135,6 +141,14 @@ class GroupCoordinator:
     # -- storage -------------------------------------------------------------------------------
     def _write_group(self, group_id: str, records: list[Record]) -> None:
         self.storage.append(group_id, records)
+
+    def _classic_group_state(self, group_id: str) -> str | None:
+        group = self.groups.get(group_id)
+        return None if group is None else group.state.value
+
+    def _drop_empty_classic_group(self, group_id: str) -> None:
+        """An empty classic group becomes a consumer group (its offsets stay)."""
+        self._write_and_replay(group_id, [group_metadata_tombstone(group_id)])
 
     def _write_and_replay(self, group_id: str, records: list[Record]) -> None:
         if not records:
@@ -208,6 +222,9 @@ class GroupCoordinator:
     def _drop_partition_state(self, partition: int) -> None:
         for group_id in [g for g in self.groups if self.storage.partition_for(g) == partition]:
             self.groups.pop(group_id, None)
+        for group_id in [g for g in self.consumer_groups.groups
+                         if self.storage.partition_for(g) == partition]:
+            self.consumer_groups.groups.pop(group_id, None)
         for group_id in [g for g in self.offsets.offsets
                          if self.storage.partition_for(g) == partition]:
             self.offsets.offsets.pop(group_id, None)
@@ -234,7 +251,8 @@ class GroupCoordinator:
             return
         if isinstance(key, OffsetCommitKey):
             value = None if rec.value is None else decode_offset_commit_value(rec.value)
-            if value is not None and key.group not in self.groups:
+            if value is not None and key.group not in self.groups \
+                    and key.group not in self.consumer_groups.groups:
                 # offsets without membership imply a "simple" group (assign() + commit)
                 self.membership.get_or_create(key.group)
             self.offsets.replay(key.group, key.topic, key.partition, value,
@@ -261,6 +279,7 @@ class GroupCoordinator:
 
     def unload(self) -> None:
         self.membership.unload()
+        self.consumer_groups.unload()
         self.timer.cancel_all()
 
     # -- membership ----------------------------------------------------------------------------
@@ -311,9 +330,13 @@ class GroupCoordinator:
         """Returns each partition with its error; raises KafkaError when the whole request is
         refused (its code then applies to every partition)."""
         self._check_available(req.group_id)
-        group = self._validate_commit(req, transactional=False)
-        if group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE):
-            self.membership.reschedule_heartbeat(group, req.member_id)
+        if req.group_id in self.consumer_groups.groups:
+            self.consumer_groups.validate_commit(req.group_id, req.member_id, req.generation_id,
+                                                 req.api_version, transactional=False)
+        else:
+            group = self._validate_commit(req, transactional=False)
+            if group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE):
+                self.membership.reschedule_heartbeat(group, req.member_id)
         results, records = self._commit_records(req)
         try:
             self._write_and_replay(req.group_id, records)
@@ -327,7 +350,11 @@ class GroupCoordinator:
         """TxnOffsetCommit (after the transaction coordinator checked the producer): the offsets
         stay pending until the transaction's marker reaches the group's partition."""
         self._check_available(req.group_id)
-        self._validate_commit(req, transactional=True)
+        if req.group_id in self.consumer_groups.groups:
+            self.consumer_groups.validate_commit(req.group_id, req.member_id, req.generation_id,
+                                                 req.api_version, transactional=True)
+        else:
+            self._validate_commit(req, transactional=True)
         results, records = self._commit_records(req)
         if not records:
             return results
@@ -388,7 +415,8 @@ class GroupCoordinator:
         group's partition failed to load."""
         self._check_available(group_id)
         group = self.groups.get(group_id)
-        exists = group is not None and not group.is_in(GroupState.DEAD)
+        exists = (group is not None and not group.is_in(GroupState.DEAD)) \
+            or group_id in self.consumer_groups.groups
         stored = self.offsets.group_offsets(group_id) if exists else {}
         if topics is None:
             topics = [(t, sorted(parts)) for t, parts in stored.items()]
@@ -414,14 +442,19 @@ class GroupCoordinator:
         if not group_id:
             raise KafkaError(ErrorCode.INVALID_GROUP_ID)
         group = self.groups.get(group_id)
-        if group is None or group.is_in(GroupState.DEAD):
-            raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND)
-        if not group.is_empty and not group.uses_consumer_protocol:
-            raise KafkaError(ErrorCode.NON_EMPTY_GROUP)
+        consumer = self.consumer_groups
+        if group_id in consumer.groups:
+            subscribed = lambda topic: consumer.is_subscribed_to(group_id, topic)  # noqa: E731
+        else:
+            if group is None or group.is_in(GroupState.DEAD):
+                raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND)
+            if not group.is_empty and not group.uses_consumer_protocol:
+                raise KafkaError(ErrorCode.NON_EMPTY_GROUP)
+            subscribed = group.is_subscribed_to
         out = []
         records: list[Record] = []
         for topic, partitions in topics:
-            if group.is_subscribed_to(topic):
+            if subscribed(topic):
                 out.append((topic, [(p, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC) for p in partitions]))
                 continue
             out.append((topic, [(p, ErrorCode.NONE) for p in partitions]))
@@ -446,6 +479,8 @@ class GroupCoordinator:
             if wanted_types and GROUP_TYPE_CLASSIC not in wanted_types:
                 continue
             out.append(ListedGroup(group.group_id, group.protocol_type or "", group.state.value))
+        for gid, protocol_type, state, group_type in self.consumer_groups.list_groups(states, types):
+            out.append(ListedGroup(gid, protocol_type, state, group_type))
         return out
 
     def describe_groups(self, group_ids: Iterable[str]) -> list[DescribedGroup]:
@@ -456,6 +491,11 @@ class GroupCoordinator:
                 out.append(DescribedGroup(group_id, GroupState.DEAD.value, error=code))
                 continue
             group = self.groups.get(group_id)
+            if group is None and group_id in self.consumer_groups.groups:
+                out.append(DescribedGroup(group_id, GroupState.DEAD.value,
+                                          error=ErrorCode.GROUP_ID_NOT_FOUND,
+                                          message=f"Group {group_id} is not a classic group."))
+                continue
             if group is None:
                 out.append(DescribedGroup(group_id, GroupState.DEAD.value))
                 continue
@@ -480,15 +520,21 @@ class GroupCoordinator:
                 out.append((group_id, code))
                 continue
             group = self.groups.get(group_id)
-            if group is None or group.is_in(GroupState.DEAD):
+            if group_id in self.consumer_groups.groups:
+                error = self.consumer_groups.delete_group(group_id)
+                if error:
+                    out.append((group_id, error))
+                    continue
+            elif group is None or group.is_in(GroupState.DEAD):
                 out.append((group_id, ErrorCode.GROUP_ID_NOT_FOUND))
                 continue
-            if not group.is_empty:
+            elif not group.is_empty:
                 out.append((group_id, ErrorCode.NON_EMPTY_GROUP))
                 continue
             records = [offset_commit_tombstone(group_id, t, p)
                        for t, p in self.offsets.partitions_to_delete(group_id)]
-            records.append(group_metadata_tombstone(group_id))
+            if group is not None:
+                records.append(group_metadata_tombstone(group_id))
             try:
                 self._write_and_replay(group_id, records)
             except KafkaError as e:

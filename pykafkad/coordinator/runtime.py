@@ -18,6 +18,7 @@ from typing import Any
 import trio
 
 from pykafkad.coordinator.config import GroupCoordinatorConfig
+from pykafkad.coordinator.consumer_group.manager import ConsumerGroupSettings
 from pykafkad.coordinator.coordinator import GroupCoordinator
 from pykafkad.coordinator.group import JoinResult, Pending, SyncResult
 from pykafkad.coordinator.membership import JoinRequest, SyncRequest
@@ -30,6 +31,24 @@ log = logging.getLogger("pykafkad.coordinator")
 _GUARD_SLACK_MS = 10_000
 
 
+class BrokerTopics:
+    """The broker's topics as the consumer groups see them (subscriptions, regexes)."""
+
+    def __init__(self, broker: Any):
+        self.broker = broker
+
+    def lookup(self, name: str) -> tuple[bytes, int] | None:
+        topic = self.broker.topics.get(name)
+        return None if topic is None else (topic.topic_id, topic.num_partitions)
+
+    def name_of(self, topic_id: bytes) -> str | None:
+        topic = self.broker.topics.by_id.get(topic_id)
+        return None if topic is None else topic.name
+
+    def names(self):
+        return list(self.broker.topics.topics)
+
+
 class GroupCoordinatorService:
     def __init__(self, broker: Any, leader_epoch: int):
         self.broker = broker
@@ -37,6 +56,9 @@ class GroupCoordinatorService:
         self.config = GroupCoordinatorConfig.from_broker(broker.config)
         self.storage = OffsetsTopicStorage(broker, self.config, leader_epoch)
         self.coordinator = GroupCoordinator(self.config, self.storage, self.clock)
+        consumer_groups = self.coordinator.consumer_groups
+        consumer_groups.settings = ConsumerGroupSettings.from_broker(broker.config)
+        consumer_groups.topics = BrokerTopics(broker)
         self.coordinator.load()
         self._wake = trio.Event()
         self._sleep_until = math.inf

@@ -7,6 +7,7 @@ from pykafkad.handlers import (  # noqa: F401
     admin_topics,
     api_versions,
     client_quotas,
+    consumer_groups,
     cluster,
     config_resources,
     controller_apis,

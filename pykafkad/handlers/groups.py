@@ -135,7 +135,7 @@ async def handle_describe_groups(ctx: RequestContext, req) -> DescribeGroupsResp
     include_ops = ctx.version >= 3 and req.include_authorized_operations
     out = []
     for g in groups.call(groups.coordinator.describe_groups, req.groups):
-        error, message = g.error, None
+        error, message = g.error, g.message
         if ctx.version >= GROUP_ID_NOT_FOUND_VERSION and not error and g.state == "Dead":
             error, message = ErrorCode.GROUP_ID_NOT_FOUND, f"Group {g.group_id} not found."
         out.append(DescribedGroup(

@@ -83,7 +83,7 @@ async def handle_consumer_group_describe(ctx: RequestContext, req) -> cgd.Consum
             member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id,
             member_epoch=m.member_epoch, client_id=m.client_id, client_host=m.client_host,
             subscribed_topic_names=sorted(m.subscribed_topic_names),
-            subscribed_topic_regex=m.subscribed_topic_regex,
+            subscribed_topic_regex=m.subscribed_topic_regex or "",  # Kafka: "" when none
             assignment=_assignment(m.assigned, manager.topics),
             target_assignment=_assignment(d.targets.get(m.member_id, {}), manager.topics),
             member_type=MEMBER_TYPE_CONSUMER) for m in d.members]

@@ -136,6 +136,8 @@ async def handle_describe_groups(ctx: RequestContext, req) -> DescribeGroupsResp
     out = []
     for g in groups.call(groups.coordinator.describe_groups, req.groups):
         error, message = g.error, g.message
+        if ctx.version < GROUP_ID_NOT_FOUND_VERSION and error == ErrorCode.GROUP_ID_NOT_FOUND:
+            error, message = ErrorCode.NONE, None  # a group of another type: "Dead"
         if ctx.version >= GROUP_ID_NOT_FOUND_VERSION and not error and g.state == "Dead":
             error, message = ErrorCode.GROUP_ID_NOT_FOUND, f"Group {g.group_id} not found."
         out.append(DescribedGroup(

@@ -57,7 +57,7 @@ pytestmark = needs_java
 #: Java sends them only when transaction.version>=2 is finalized, which pykafkad never does.
 NEEDS_TRANSACTION_V2 = {26: (0, 4), 28: (0, 4)}
 #: features pykafkad supports only at level 0 (README: differences from Kafka)
-LEVEL_ZERO_FEATURES = {"group.version", "share.version", "streams.version",
+LEVEL_ZERO_FEATURES = {"share.version", "streams.version",
                        "transaction.version"}
 
 

@@ -46,6 +46,8 @@ class ConsumerGroup:
     subscription_metadata: dict[str, tuple[bytes, int]] = field(default_factory=dict)
     #: regex -> topic names it resolved to
     resolved_regexes: dict[str, set[str]] = field(default_factory=dict)
+    #: when the last target assignment was computed (clock ms)
+    assignment_time: int | None = None
 
     def static_member(self, instance_id: str) -> ConsumerGroupMember | None:
         for m in self.members.values():

@@ -67,6 +67,8 @@ class ConsumerGroupSettings:
     heartbeat_interval_ms: int = 5_000
     max_size: int = 2**31 - 1
     assignors: tuple[str, ...] = ("uniform", "range")
+    #: a new target assignment at most this often (Kafka 4.4 batches membership changes)
+    assignment_interval_ms: int = 1000
 
     @classmethod
     def from_broker(cls, config) -> ConsumerGroupSettings:
@@ -76,7 +78,15 @@ class ConsumerGroupSettings:
         return cls(config["group.consumer.session.timeout.ms"],
                    config["group.consumer.heartbeat.interval.ms"],
                    config["group.consumer.max.size"],
-                   tuple(n for n in names if n in ASSIGNORS) or ("uniform",))
+                   tuple(n for n in names if n in ASSIGNORS) or ("uniform",),
+                   _int_config(config, "group.consumer.assignment.interval.ms", 1000))
+
+
+def _int_config(config, name: str, default: int) -> int:
+    try:
+        return int(config[name])
+    except (KeyError, TypeError, ValueError):
+        return default
 
 
 @dataclass
@@ -174,9 +184,9 @@ class ConsumerGroupManager:
                 invalid("RebalanceTimeoutMs must be provided in first request.")
             if hb.owned is None or hb.owned:
                 invalid("TopicPartitions must be empty when (re-)joining.")
-            if not hb.subscribed_topic_names and hb.subscribed_topic_regex is None:
-                invalid("SubscribedTopicNames or SubscribedTopicRegex must be set in first "
-                        "request.")
+            if hb.subscribed_topic_names is None and hb.subscribed_topic_regex is None:
+                invalid("Either SubscribedTopicNames or SubscribedTopicRegex must be non-null "
+                        "when (re-)joining.")
         elif hb.member_epoch == LEAVE_STATIC_EPOCH:
             if not hb.member_id:
                 invalid("MemberId can't be empty.")
@@ -210,7 +220,8 @@ class ConsumerGroupManager:
         if not create:
             raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND,
                              f"Consumer group {group_id} not found.")
-        group = ConsumerGroup(group_id)
+        # Kafka 4.4 answers a new group's first member with epoch 2: a new group starts at 1
+        group = ConsumerGroup(group_id, group_epoch=1)
         self.groups[group_id] = group
         return group
 
@@ -262,14 +273,19 @@ class ConsumerGroupManager:
             bump = True
         if self._refresh_metadata(group) or bump:
             group.group_epoch += 1
-        if group.group_epoch > group.assignment_epoch:
+        now = self.clock()
+        if group.group_epoch > group.assignment_epoch and (
+                group.assignment_time is None
+                or now - group.assignment_time >= self.settings.assignment_interval_ms):
             self._compute_target(group)
+            group.assignment_time = now
         self._reconcile(group, member, hb.owned)
         self._schedule_session(group, member)
         result = HeartbeatResult(
             member_id=member.member_id, member_epoch=member.member_epoch,
             heartbeat_interval_ms=self.settings.heartbeat_interval_ms)
-        if hb.owned is not None or hb.member_epoch == 0 or member.assigned != old_assigned:
+        # Kafka 4.4 sends the assignment on a join and when it changed, never otherwise
+        if hb.member_epoch == 0 or member.assigned != old_assigned:
             result.assignment = _copy(member.assigned)
         return result
 
@@ -432,6 +448,9 @@ class ConsumerGroupManager:
         self._cancel_timers(group.group_id, member_id)
         group.group_epoch += 1
         self._refresh_metadata(group)
+        if not group.members:
+            # nothing to assign: an empty group's target is current at once
+            group.target, group.assignment_epoch = {}, group.group_epoch
 
     def _cancel_timers(self, group_id: str, member_id: str) -> None:
         self.timer.cancel(_session_key(group_id, member_id))

@@ -1,0 +1,108 @@
+"""KIP-848 consumer groups (group.protocol=consumer) end to end: librdkafka's consumers share a
+topic and take over from one another, commit with their member epoch and resume after a
+restart; the wire answers match Apache Kafka 4.4's; a silent member is fenced when its session
+times out (fake clock)."""
+
+from __future__ import annotations
+
+import uuid
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from compat.consumer_group_scenario import _hb, _join, run, wait_for_coordinator
+from compat.wire_client import WireClient
+from pykafkad.testing import run_broker
+from tests.integration.clients import create_topic, needs_java
+from tests.integration.groups_support import wait_until
+from wire.messages.consumer_group_describe_request import ConsumerGroupDescribeRequest
+
+
+def _consumer(bootstrap: str, group: str) -> Consumer:
+    return Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                     "group.protocol": "consumer", "auto.offset.reset": "earliest",
+                     "enable.auto.commit": False})
+
+
+def _partitions(c: Consumer) -> set[int]:
+    return {tp.partition for tp in c.assignment()}
+
+
+def test_two_consumers_share_one_leaves_the_other_takes_all_and_resumes_after_restart(
+        tmp_path, topic_name):
+    group = "kip848-" + uuid.uuid4().hex[:8]
+    data = tmp_path / "data"
+    with run_broker(data) as b:
+        bs = b.bootstrap_servers
+        create_topic(bs, topic_name, 4)
+        p = Producer({"bootstrap.servers": bs})
+        for i in range(40):
+            p.produce(topic_name, str(i).encode(), partition=i % 4)
+        p.flush(30)
+        first, second = _consumer(bs, group), _consumer(bs, group)
+        first.subscribe([topic_name])
+        wait_until(lambda: first.poll(0.05) is None and _partitions(first) == {0, 1, 2, 3},
+                   "the first consumer to get every partition")
+        second.subscribe([topic_name])
+
+        def shared():
+            first.poll(0.05)
+            second.poll(0.05)
+            one, two = _partitions(first), _partitions(second)
+            return len(one) == 2 and len(two) == 2 and not one & two
+        wait_until(shared, "both consumers to own two partitions each")
+        second.close()
+        wait_until(lambda: first.poll(0.05) is None and _partitions(first) == {0, 1, 2, 3},
+                   "the remaining consumer to take every partition")
+        # the generation id of the commit is the member epoch
+        first.commit(offsets=[TopicPartition(topic_name, p, 5) for p in range(4)],
+                     asynchronous=False)
+        first.close()
+    with run_broker(data) as b:
+        again = _consumer(b.bootstrap_servers, group)
+        again.subscribe([topic_name])
+        got: list = []
+
+        def resumed():
+            m = again.poll(0.1)
+            if m is not None and not m.error():
+                got.append((m.partition(), m.offset()))
+            return len(got) == 20
+        wait_until(resumed, "the consumer to read what was not committed", timeout=60)
+        assert sorted(got) == [(p, o) for p in range(4) for o in range(5, 10)]
+        again.close()
+
+
+@needs_java
+def test_heartbeats_describe_commits_and_errors_match_kafka(broker, reference_kafka):
+    transcripts = []
+    for bootstrap in (broker.bootstrap_servers, reference_kafka.bootstrap_servers):
+        topic, group = "kip848-t-" + uuid.uuid4().hex[:8], "kip848-g-" + uuid.uuid4().hex[:8]
+        create_topic(bootstrap, topic, 2)
+        lines = run(bootstrap, group, topic)
+        transcripts.append([repr(line).replace(topic, "T").replace(group, "G")
+                            for line in lines])
+    assert transcripts[0] == transcripts[1]
+
+
+def test_a_silent_member_is_fenced_after_the_session_timeout(tmp_path, topic_name):
+    now = [1_800_000_000_000]
+    with run_broker(tmp_path / "data", clock=lambda: now[0]) as b:
+        bs = b.bootstrap_servers
+        create_topic(bs, topic_name, 2)
+        group = "kip848-" + uuid.uuid4().hex[:8]
+        wait_for_coordinator(bs, group)
+        with WireClient(bs) as c:
+            a = _join(c, group, "a", topic_name)
+            bj = _join(c, group, "b", topic_name)
+            assert (a.error_code, bj.error_code) == (0, 0)
+            now[0] += 44_000  # both inside their 45 s sessions: b heartbeats, a stays silent
+            r = _hb(c, group, "b", bj.member_epoch, topic_partitions=[])
+            assert r.error_code == 0
+            now[0] += 2_000  # a's session (45 s) is over
+            r = _hb(c, group, "b", r.member_epoch, topic_partitions=[])
+            d = c.request(69, 1, ConsumerGroupDescribeRequest(group_ids=[group])).groups[0]
+            assert [m.member_id for m in d.members] == ["b"]
+            assert d.group_epoch == 4  # created 1, a 2, b 3, a fenced 4
+            r = _hb(c, group, "a", a.member_epoch, topic_partitions=[])
+            assert r.error_code == 25  # UNKNOWN_MEMBER_ID: it must rejoin
+            assert r.error_message == f"Member a is not a member of group {group}."

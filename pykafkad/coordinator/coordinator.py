@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 from pykafkad.coordinator.config import GroupCoordinatorConfig
 from pykafkad.coordinator.consumer_group.manager import ConsumerGroupManager, ConsumerGroupSettings
+from pykafkad.coordinator.consumer_group.records import TYPES as CONSUMER_GROUP_RECORD_TYPES
+from pykafkad.coordinator.consumer_group.records import record_type
 from pykafkad.coordinator.group import (
     ClassicGroup,
     GroupState,
@@ -127,6 +129,7 @@ class GroupCoordinator:
         self.consumer_groups = ConsumerGroupManager(ConsumerGroupSettings(), self.timer, clock)
         self.consumer_groups.classic_group_state = self._classic_group_state
         self.consumer_groups.drop_empty_classic_group = self._drop_empty_classic_group
+        self.consumer_groups.write = self._write_group
         self.loaded = False
         #: __consumer_offsets partitions whose load failed: their groups answer NOT_COORDINATOR
         #: (Kafka's failed coordinator shard) instead of looking empty
@@ -231,6 +234,7 @@ class GroupCoordinator:
 
     def _after_load(self) -> None:
         self.membership.on_loaded()
+        self.consumer_groups.on_loaded()
         self.timer.schedule(_CLEANUP_KEY, self.config.offsets_retention_check_interval_ms,
                             self._cleanup_cycle)
         self.loaded = True
@@ -243,6 +247,9 @@ class GroupCoordinator:
             self.offsets.replay_end_transaction(rec.producer_id, rec.control)
             return
         if rec.key is None:
+            return
+        if record_type(rec.key) in CONSUMER_GROUP_RECORD_TYPES:
+            self.consumer_groups.replay(rec.key, rec.value)
             return
         try:
             key = decode_key(rec.key)

@@ -15,6 +15,7 @@ from pykafkad.testing import run_broker
 from tests.integration.clients import create_topic, needs_java
 from tests.integration.groups_support import wait_until
 from wire.messages.consumer_group_describe_request import ConsumerGroupDescribeRequest
+from wire.messages.delete_groups_request import DeleteGroupsRequest
 
 
 def _consumer(bootstrap: str, group: str) -> Consumer:
@@ -106,3 +107,40 @@ def test_a_silent_member_is_fenced_after_the_session_timeout(tmp_path, topic_nam
             r = _hb(c, group, "a", a.member_epoch, topic_partitions=[])
             assert r.error_code == 25  # UNKNOWN_MEMBER_ID: it must rejoin
             assert r.error_message == f"Member a is not a member of group {group}."
+
+
+def test_members_and_assignments_are_reloaded_after_a_restart(tmp_path, topic_name):
+    """The group's records in __consumer_offsets bring it back: a member goes on heartbeating
+    with its epoch, a member that left stays gone, and DeleteGroups writes tombstones."""
+    data = tmp_path / "data"
+    group = "kip848-" + uuid.uuid4().hex[:8]
+
+    def describe(c):
+        return c.request(69, 1, ConsumerGroupDescribeRequest(group_ids=[group])).groups[0]
+
+    with run_broker(data) as b:
+        create_topic(b.bootstrap_servers, topic_name, 2)
+        wait_for_coordinator(b.bootstrap_servers, group)
+        with WireClient(b.bootstrap_servers) as c:
+            a = _join(c, group, "a", topic_name)
+            gone = _join(c, group, "gone", topic_name)
+            assert _hb(c, group, "gone", -1).error_code == 0
+            before = describe(c)
+            assert gone.error_code == 0 and [m.member_id for m in before.members] == ["a"]
+    with run_broker(data) as b:
+        wait_for_coordinator(b.bootstrap_servers, group)
+        with WireClient(b.bootstrap_servers) as c:
+            after = describe(c)
+            assert (after.group_epoch, after.assignment_epoch, after.group_state) == \
+                (before.group_epoch, before.assignment_epoch, before.group_state)
+            assert [(m.member_id, m.member_epoch, m.assignment.topic_partitions[0].partitions)
+                    for m in after.members] == [("a", a.member_epoch, [0, 1])]
+            r = _hb(c, group, "a", a.member_epoch, topic_partitions=[])
+            assert r.error_code == 0
+            assert _hb(c, group, "a", -1).error_code == 0
+            d = c.request(42, 2, DeleteGroupsRequest(groups_names=[group]))
+            assert d.results[0].error_code == 0
+    with run_broker(data) as b:
+        wait_for_coordinator(b.bootstrap_servers, group)
+        with WireClient(b.bootstrap_servers) as c:
+            assert describe(c).error_code == 69  # GROUP_ID_NOT_FOUND

@@ -42,12 +42,15 @@ class ConsumerGroup:
     members: dict[str, ConsumerGroupMember] = field(default_factory=dict)
     #: member id -> its target partitions
     target: dict[str, Partitions] = field(default_factory=dict)
-    #: topic name -> (topic id, partition count) the target was computed from
-    subscription_metadata: dict[str, tuple[bytes, int]] = field(default_factory=dict)
+    #: topic name -> (topic id, partition count) the target was computed from (None: not
+    #: known yet, after a load: the first look does not count as a change)
+    subscription_metadata: dict[str, tuple[bytes, int]] | None = field(default_factory=dict)
     #: regex -> topic names it resolved to
     resolved_regexes: dict[str, set[str]] = field(default_factory=dict)
     #: when the last target assignment was computed (clock ms)
     assignment_time: int | None = None
+    #: record key -> value as last written to __consumer_offsets
+    persisted: dict[bytes, bytes] = field(default_factory=dict)
 
     def static_member(self, instance_id: str) -> ConsumerGroupMember | None:
         for m in self.members.values():

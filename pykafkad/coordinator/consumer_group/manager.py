@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from pykafkad.coordinator.consumer_group import records as cgr
 from pykafkad.coordinator.consumer_group.assignors import ASSIGNORS
 from pykafkad.coordinator.consumer_group.group import (
     LEAVE_EPOCH,
@@ -154,16 +155,26 @@ class ConsumerGroupManager:
         #: hooks the coordinator sets: is the id a classic group (and is it empty)?
         self.classic_group_state: Callable[[str], str | None] = lambda _gid: None
         self.drop_empty_classic_group: Callable[[str], None] = lambda _gid: None
+        #: appends records to the group's __consumer_offsets partition (raises KafkaError)
+        self.write: Callable[[str, list], None] = lambda _gid, _records: None
 
     # -- the heartbeat -------------------------------------------------------------------------
     def heartbeat(self, hb: Heartbeat) -> HeartbeatResult:
         try:
             self._validate(hb)
             if hb.member_epoch in (LEAVE_EPOCH, LEAVE_STATIC_EPOCH):
-                return self._leave(hb)
-            return self._heartbeat(hb)
+                result = self._leave(hb)
+            else:
+                result = self._heartbeat(hb)
         except KafkaError as e:
-            return HeartbeatResult(e.code, e.message or None)
+            result = HeartbeatResult(e.code, e.message or None)
+        group = self.groups.get(hb.group_id)
+        if group is not None:
+            try:
+                self.persist(group)
+            except KafkaError as e:
+                return HeartbeatResult(e.code, e.message or None)
+        return result
 
     def _validate(self, hb: Heartbeat) -> None:
         def invalid(msg: str):
@@ -358,12 +369,13 @@ class ConsumerGroupManager:
             if found is not None:
                 metadata[name] = found
         if metadata != group.subscription_metadata:
+            changed = group.subscription_metadata is not None
             group.subscription_metadata = metadata
-            return True
+            return changed
         return False
 
     def _compute_target(self, group: ConsumerGroup) -> None:
-        meta = group.subscription_metadata
+        meta = group.subscription_metadata or {}
         subscriptions = {}
         for m in group.members.values():
             names = set(m.subscribed_topic_names)
@@ -468,6 +480,10 @@ class ConsumerGroupManager:
         log.info("[GroupId %s] Member %s fenced from the group because of the %s.",
                  group_id, member_id, why)
         self.remove_member(group, member_id)
+        try:
+            self.persist(group)
+        except KafkaError as e:
+            log.warning("could not write the fencing of %s in %s: %s", member_id, group_id, e)
 
     def _rebalance_expired(self, group_id: str, member_id: str) -> None:
         group = self.groups.get(group_id)
@@ -513,6 +529,11 @@ class ConsumerGroupManager:
         if group.members:
             return ErrorCode.NON_EMPTY_GROUP
         del self.groups[group_id]
+        try:
+            self.persist(group)
+        except KafkaError as e:
+            self.groups[group_id] = group
+            return e.code
         return ErrorCode.NONE
 
     def is_subscribed_to(self, group_id: str, topic: str) -> bool:
@@ -541,6 +562,85 @@ class ConsumerGroupManager:
 
     def unload(self) -> None:
         self.groups.clear()
+
+    # -- persistence ---------------------------------------------------------------------------
+    def persist(self, group: ConsumerGroup) -> None:
+        """Writes what changed since the group's last records (tombstones for what is gone),
+        in the order Kafka writes them, so either broker can replay the partition."""
+        gid = group.group_id
+        now: dict[bytes, tuple[int, bytes]] = {}
+        if self.groups.get(gid) is group:
+            now[cgr.key(cgr.GROUP_METADATA, gid)] = (cgr.GROUP_METADATA,
+                                                     cgr.epoch_value(group.group_epoch))
+            now[cgr.key(cgr.TARGET_ASSIGNMENT_METADATA, gid)] = (
+                cgr.TARGET_ASSIGNMENT_METADATA, cgr.epoch_value(group.assignment_epoch))
+            for m in group.members.values():
+                now[cgr.key(cgr.MEMBER_METADATA, gid, m.member_id)] = (
+                    cgr.MEMBER_METADATA, cgr.member_value(m))
+                now[cgr.key(cgr.CURRENT_MEMBER_ASSIGNMENT, gid, m.member_id)] = (
+                    cgr.CURRENT_MEMBER_ASSIGNMENT, cgr.current_assignment_value(m))
+            for member_id, parts in group.target.items():
+                now[cgr.key(cgr.TARGET_ASSIGNMENT_MEMBER, gid, member_id)] = (
+                    cgr.TARGET_ASSIGNMENT_MEMBER, cgr.target_member_value(parts))
+        old = group.persisted
+        gone = [(k, cgr.record_type(k)) for k in old if k not in now]
+        changed = [(k, t, v) for k, (t, v) in now.items() if old.get(k) != v]
+        if not gone and not changed:
+            return
+        first = {cgr.CURRENT_MEMBER_ASSIGNMENT: 0, cgr.TARGET_ASSIGNMENT_MEMBER: 1,
+                 cgr.MEMBER_METADATA: 2}
+        upsert = {cgr.MEMBER_METADATA: 0, cgr.GROUP_METADATA: 1, cgr.TARGET_ASSIGNMENT_MEMBER: 2,
+                  cgr.TARGET_ASSIGNMENT_METADATA: 3, cgr.CURRENT_MEMBER_ASSIGNMENT: 4}
+        last = {cgr.TARGET_ASSIGNMENT_METADATA: 0, cgr.PARTITION_METADATA: 1,
+                cgr.GROUP_METADATA: 2}
+        records = [(k, None) for k, t in sorted(gone, key=lambda g: first.get(g[1], 9))
+                   if t in first]
+        records += [(k, v) for k, t, v in sorted(changed, key=lambda c: upsert[c[1]])]
+        records += [(k, None) for k, t in sorted(gone, key=lambda g: last.get(g[1], 9))
+                    if t not in first]
+        self.write(gid, records)
+        group.persisted = {k: v for k, (_t, v) in now.items()}
+
+    def replay(self, key: bytes, value: bytes | None) -> None:
+        """One consumer-group record read back from __consumer_offsets."""
+        kind, gid, member_id = cgr.decode_key(key)
+        group = self.groups.get(gid)
+        if value is None:
+            if group is None:
+                return
+            group.persisted.pop(key, None)
+            if kind == cgr.GROUP_METADATA:
+                del self.groups[gid]
+            elif kind == cgr.MEMBER_METADATA:
+                group.members.pop(member_id, None)
+            elif kind == cgr.TARGET_ASSIGNMENT_MEMBER:
+                group.target.pop(member_id, None)
+            return
+        if kind == cgr.PARTITION_METADATA:
+            return
+        if group is None:
+            group = self.groups[gid] = ConsumerGroup(gid)
+            group.subscription_metadata = None
+        group.persisted[key] = value
+        if kind == cgr.GROUP_METADATA:
+            group.group_epoch = cgr.read_epoch(value)
+        elif kind == cgr.TARGET_ASSIGNMENT_METADATA:
+            group.assignment_epoch = cgr.read_epoch(value)
+        elif kind == cgr.TARGET_ASSIGNMENT_MEMBER:
+            group.target[member_id] = cgr.read_target_member(value)
+        elif kind == cgr.MEMBER_METADATA:
+            member = group.members.setdefault(member_id, ConsumerGroupMember(member_id))
+            cgr.read_member(member, value)
+        elif kind == cgr.CURRENT_MEMBER_ASSIGNMENT:
+            member = group.members.setdefault(member_id, ConsumerGroupMember(member_id))
+            cgr.read_current_assignment(member, value)
+
+    def on_loaded(self) -> None:
+        """After a load every member's session starts afresh (as in Kafka)."""
+        for group in self.groups.values():
+            for m in group.members.values():
+                if not self.timer.is_scheduled(_session_key(group.group_id, m.member_id)):
+                    self._schedule_session(group, m)
 
 
 def _session_key(group_id: str, member_id: str) -> str:

@@ -112,7 +112,7 @@ def member_value(m: ConsumerGroupMember) -> bytes:
     w.array_length(len(m.subscribed_topic_names), True)
     for name in m.subscribed_topic_names:
         w.compact_string(name)
-    w.compact_string(m.subscribed_topic_regex)
+    w.compact_string(m.subscribed_topic_regex or "")  # Kafka writes "" for none
     w.int32(m.rebalance_timeout_ms)
     w.compact_string(m.server_assignor)
     return _end(w)

@@ -9,6 +9,7 @@ import uuid
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from compat.clients.java import run_java
 from compat.consumer_group_scenario import _hb, _join, run, wait_for_coordinator
 from compat.wire_client import WireClient
 from pykafkad.testing import run_broker
@@ -144,3 +145,10 @@ def test_members_and_assignments_are_reloaded_after_a_restart(tmp_path, topic_na
         wait_for_coordinator(b.bootstrap_servers, group)
         with WireClient(b.bootstrap_servers) as c:
             assert describe(c).error_code == 69  # GROUP_ID_NOT_FOUND
+
+
+@needs_java
+def test_java_consumers_with_the_consumer_group_protocol(broker):
+    results, stderr = run_java(broker.bootstrap_servers, ["consumer-group-protocol"])
+    failed = {s: r.reason for s, r in results.items() if r.status != "pass"}
+    assert not failed, f"{failed}\n{stderr[-2000:]}"

@@ -16,6 +16,7 @@ from wire.messages.consumer_group_heartbeat_request import (
 from wire.messages.describe_groups_request import DescribeGroupsRequest
 from wire.messages.find_coordinator_request import FindCoordinatorRequest
 from wire.messages.list_groups_request import ListGroupsRequest
+from wire.messages.metadata_request import MetadataRequest, MetadataRequestTopic
 from wire.messages.offset_commit_request import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
@@ -79,6 +80,22 @@ def settle(condition, timeout_s: float = 60) -> None:
         time.sleep(0.1)
 
 
+def wait_for_topic(bootstrap: str, topic: str, timeout_s: float = 60) -> None:
+    """Until Metadata shows the topic's partitions with leaders (Kafka's coordinator sees a
+    new topic only once its metadata image has it)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with WireClient(bootstrap) as c:
+            md = c.request(3, 12, MetadataRequest(topics=[MetadataRequestTopic(name=topic)],
+                                                  allow_auto_topic_creation=False))
+        t = md.topics[0]
+        if t.error_code == 0 and t.partitions and all(p.leader_id >= 0 for p in t.partitions):
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"topic {topic} not ready on {bootstrap}")
+        time.sleep(0.2)
+
+
 def wait_for_coordinator(bootstrap: str, group: str, timeout_s: float = 60) -> None:
     deadline = time.monotonic() + timeout_s
     while True:
@@ -95,6 +112,7 @@ def wait_for_coordinator(bootstrap: str, group: str, timeout_s: float = 60) -> N
 
 def run(bootstrap: str, group: str, topic: str) -> list:
     """The transcript (``topic`` exists with 2 partitions)."""
+    wait_for_topic(bootstrap, topic)
     wait_for_coordinator(bootstrap, group)
     a, b = "member-a-" + group, "member-b-" + group
     names = {a: "A", b: "B"}

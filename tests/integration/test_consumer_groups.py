@@ -10,7 +10,15 @@ import uuid
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from compat.clients.java import run_java
-from compat.consumer_group_scenario import _hb, _join, run, wait_for_coordinator
+from compat.consumer_group_scenario import (
+    _hb,
+    _join,
+    _Owned,
+    run,
+    settle,
+    wait_for_coordinator,
+    wait_for_topic,
+)
 from compat.wire_client import WireClient
 from pykafkad.testing import run_broker
 from tests.integration.clients import create_topic, needs_java
@@ -152,3 +160,55 @@ def test_java_consumers_with_the_consumer_group_protocol(broker):
     results, stderr = run_java(broker.bootstrap_servers, ["consumer-group-protocol"])
     failed = {s: r.reason for s, r in results.items() if r.status != "pass"}
     assert not failed, f"{failed}\n{stderr[-2000:]}"
+
+
+def _tool_describe(bootstrap: str) -> list[str]:
+    """kafka-consumer-groups --describe (offsets, members, state) of a one-member group."""
+    from compat.kafka_tools import run_tool
+    from wire.messages.offset_commit_request import (
+        OffsetCommitRequest,
+        OffsetCommitRequestPartition,
+        OffsetCommitRequestTopic,
+    )
+
+    topic, group = "kip848-t-" + uuid.uuid4().hex[:8], "kip848-g-" + uuid.uuid4().hex[:8]
+    create_topic(bootstrap, topic, 2)
+    wait_for_topic(bootstrap, topic)
+    wait_for_coordinator(bootstrap, group)
+    outs = []
+    with WireClient(bootstrap, client_id="tool-client") as c:
+        a = _join(c, group, "member-a", topic)
+        owned = _Owned()
+        owned(a.assignment)
+
+        def both_partitions() -> bool:
+            # Kafka's coordinator may see a just-created topic a moment late
+            nonlocal a
+            r = _hb(c, group, "member-a", a.member_epoch, topic_partitions=owned(None))
+            assert r.error_code == 0
+            a = r
+            return sum(len(tp.partitions) for tp in owned(r.assignment)) == 2
+        settle(both_partitions)
+        c.request(8, 9, OffsetCommitRequest(
+            group_id=group, generation_id_or_member_epoch=a.member_epoch, member_id="member-a",
+            topics=[OffsetCommitRequestTopic(name=topic, partitions=[
+                OffsetCommitRequestPartition(partition_index=0, committed_offset=0)])]))
+        for extra in ([], ["--members", "--verbose"], ["--state", "--verbose"]):
+            p = run_tool("kafka-consumer-groups",
+                         ["--bootstrap-server", bootstrap, "--describe", "--group", group, *extra])
+            assert p.returncode == 0, p.stderr[-2000:]
+            outs.append(p.stdout.replace(topic, "T").replace(group, "G")
+                        .replace(bootstrap, "HOST:PORT"))
+    return outs
+
+
+@needs_java
+def test_kafka_consumer_groups_describe_prints_what_kafka_prints(broker, reference_kafka):
+    import difflib
+
+    ours = _tool_describe(broker.bootstrap_servers)
+    kafka = _tool_describe(reference_kafka.bootstrap_servers)
+    for mine, theirs in zip(ours, kafka, strict=True):
+        assert mine == theirs, "\n".join(difflib.unified_diff(
+            theirs.splitlines(), mine.splitlines(), "kafka", "pykafkad", lineterm=""))
+    assert "member-a" in ours[1] and "Stable" in ours[2]

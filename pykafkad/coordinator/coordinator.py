@@ -291,6 +291,13 @@ class GroupCoordinator:
 
     # -- membership ----------------------------------------------------------------------------
     def join_group(self, req: JoinRequest) -> Pending[JoinResult]:
+        consumer_group = self.consumer_groups.groups.get(req.group_id)
+        if consumer_group is not None:
+            if consumer_group.members:
+                # classic members in a consumer group (online migration) are not served
+                return Pending.completed(JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+                                                    member_id=req.member_id))
+            self.consumer_groups.delete_group(req.group_id)  # an empty one becomes classic
         return self.membership.join_group(req)
 
     def sync_group(self, req: SyncRequest) -> Pending[SyncResult]:

@@ -212,3 +212,48 @@ def test_kafka_consumer_groups_describe_prints_what_kafka_prints(broker, referen
         assert mine == theirs, "\n".join(difflib.unified_diff(
             theirs.splitlines(), mine.splitlines(), "kafka", "pykafkad", lineterm=""))
     assert "member-a" in ours[1] and "Stable" in ours[2]
+
+
+def test_regex_new_topics_and_new_partitions_reach_the_target_assignment(broker):
+    """A subscribed regex is evaluated on the broker; a topic created later, and partitions
+    added to a subscribed topic, move into the member's assignment.  A classic JoinGroup for
+    the (non-empty) consumer group is refused."""
+    from confluent_kafka.admin import AdminClient, NewPartitions
+
+    from wire.messages.join_group_request import JoinGroupRequest, JoinGroupRequestProtocol
+
+    bs = broker.bootstrap_servers
+    prefix = "rx" + uuid.uuid4().hex[:6]
+    group = "kip848-" + uuid.uuid4().hex[:8]
+    create_topic(bs, prefix + "-one", 1)
+    create_topic(bs, "other-" + prefix, 1)
+    wait_for_coordinator(bs, group)
+    with WireClient(bs) as c:
+        a = _hb(c, group, "a", 0, rebalance_timeout_ms=30000, subscribed_topic_regex=prefix + "-.*",
+                topic_partitions=[])
+        assert a.error_code == 0
+        owned = _Owned()
+        owned(a.assignment)
+        epoch = [a.member_epoch]
+
+        def count(want: int) -> bool:
+            r = _hb(c, group, "a", epoch[0], topic_partitions=owned(None))
+            assert r.error_code == 0
+            epoch[0] = r.member_epoch
+            return sum(len(tp.partitions) for tp in owned(r.assignment)) == want
+        settle(lambda: count(1))
+        create_topic(bs, prefix + "-two", 2)
+        settle(lambda: count(3))
+        admin = AdminClient({"bootstrap.servers": bs})
+        admin.create_partitions([NewPartitions(prefix + "-one", 3)])[prefix + "-one"].result(30)
+        settle(lambda: count(5))
+        d = c.request(69, 1, ConsumerGroupDescribeRequest(group_ids=[group])).groups[0]
+        assert sorted((tp.topic_name, tuple(tp.partitions))
+                      for tp in d.members[0].assignment.topic_partitions) == [
+            (prefix + "-one", (0, 1, 2)), (prefix + "-two", (0, 1))]
+        assert d.members[0].subscribed_topic_regex == prefix + "-.*"
+        j = c.request(11, 9, JoinGroupRequest(
+            group_id=group, session_timeout_ms=45000, rebalance_timeout_ms=30000, member_id="",
+            protocol_type="consumer", protocols=[JoinGroupRequestProtocol(name="range",
+                                                                          metadata=b"")]))
+        assert j.error_code == 23  # INCONSISTENT_GROUP_PROTOCOL

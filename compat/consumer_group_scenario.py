@@ -207,4 +207,42 @@ def run(bootstrap: str, group: str, topic: str) -> list:
         g = d.groups[0]
         out.append(("describe empty", g.error_code, g.group_state, g.group_epoch,
                     g.assignment_epoch, len(g.members)))
+    out.extend(_static_members(bootstrap, group + "-static", topic))
+    return out
+
+
+def _static_members(bootstrap: str, group: str, topic: str) -> list:
+    """A static member leaves with epoch -2 and its instance id comes back as a new member."""
+    wait_for_coordinator(bootstrap, group)
+    names = {"s-1": "S1", "s-2": "S2"}
+    out: list = []
+
+    def static(c, member, epoch, instance="i1", **kw):
+        if epoch == 0:
+            kw.setdefault("rebalance_timeout_ms", 30000)
+            kw.setdefault("subscribed_topic_names", [topic])
+            kw.setdefault("topic_partitions", [])
+        return _hb(c, group, member, epoch, instance_id=instance, **kw)
+
+    def describe(c):
+        g = c.request(69, 1, ConsumerGroupDescribeRequest(group_ids=[group])).groups[0]
+        return ("describe", g.group_state, g.group_epoch, g.assignment_epoch,
+                sorted((names.get(m.member_id, m.member_id), m.instance_id, m.member_epoch,
+                        tuple(p for tp in m.assignment.topic_partitions for p in tp.partitions))
+                       for m in g.members))
+
+    with WireClient(bootstrap) as c:
+        s1 = static(c, "s-1", 0)
+        out.append(_line("S1 joins", s1, names))
+        out.append(_line("S2 same instance", static(c, "s-2", 0), names))
+        out.append(_line("wrong member id", static(c, "s-x", s1.member_epoch), names))
+        out.append(_line("unknown instance", static(c, "s-1", s1.member_epoch, "i9"), names))
+        out.append(_line("-2 without instance", _hb(c, group, "s-1", -2), names))
+        out.append(_line("S1 leaves -2", static(c, "s-1", -2), names))
+        out.append(describe(c))
+        out.append(_line("S1 heartbeats after", static(c, "s-1", s1.member_epoch), names))
+        out.append(_line("S2 takes over", static(c, "s-2", 0), names))
+        out.append(describe(c))
+        out.append(_line("S2 leaves -1", static(c, "s-2", -1), names))
+        out.append(describe(c))
     return out

@@ -257,3 +257,34 @@ def test_regex_new_topics_and_new_partitions_reach_the_target_assignment(broker)
             protocol_type="consumer", protocols=[JoinGroupRequestProtocol(name="range",
                                                                           metadata=b"")]))
         assert j.error_code == 23  # INCONSISTENT_GROUP_PROTOCOL
+
+
+def test_a_member_that_keeps_revoked_partitions_is_fenced_after_the_rebalance_timeout(
+        tmp_path, topic_name):
+    from wire.messages.consumer_group_heartbeat_request import TopicPartitions
+
+    now = [1_800_000_000_000]
+    with run_broker(tmp_path / "data", clock=lambda: now[0]) as b:
+        bs = b.bootstrap_servers
+        create_topic(bs, topic_name, 2)
+        group = "kip848-" + uuid.uuid4().hex[:8]
+        wait_for_coordinator(bs, group)
+        with WireClient(bs) as c:
+            a = _hb(c, group, "a", 0, rebalance_timeout_ms=10_000,
+                    subscribed_topic_names=[topic_name], topic_partitions=[])
+            both = [TopicPartitions(topic_id=tp.topic_id, partitions=list(tp.partitions))
+                    for tp in a.assignment.topic_partitions]
+            bj = _join(c, group, "b", topic_name)
+            now[0] += 1_000  # group.consumer.assignment.interval.ms
+            r = _hb(c, group, "a", a.member_epoch, topic_partitions=both)
+            assert [list(tp.partitions) for tp in r.assignment.topic_partitions] == [[0]]
+            rb = _hb(c, group, "b", bj.member_epoch, topic_partitions=[])
+            assert rb.assignment is None or not rb.assignment.topic_partitions  # not released
+            now[0] += 9_000
+            assert _hb(c, group, "a", a.member_epoch, topic_partitions=both).error_code == 0
+            now[0] += 1_001  # a still holds partition 1 past its 10 s rebalance timeout
+            rb = _hb(c, group, "b", rb.member_epoch, topic_partitions=[])
+            # a was fenced: b gets both partitions
+            assert sorted(p for tp in rb.assignment.topic_partitions for p in tp.partitions) \
+                == [0, 1]
+            assert _hb(c, group, "a", a.member_epoch, topic_partitions=both).error_code == 25

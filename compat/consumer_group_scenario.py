@@ -96,6 +96,24 @@ def wait_for_topic(bootstrap: str, topic: str, timeout_s: float = 60) -> None:
         time.sleep(0.2)
 
 
+def wait_for_topic_in_groups(bootstrap: str, topic: str, timeout_s: float = 60) -> None:
+    """Until a probe group's member is assigned the topic's partitions: Kafka's coordinator
+    sees a new topic a moment after Metadata shows it, and a member joining before that
+    would get an empty assignment (and then another epoch)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        group = f"probe-{topic}-{time.monotonic_ns()}"
+        wait_for_coordinator(bootstrap, group)
+        with WireClient(bootstrap) as c:
+            r = _join(c, group, "probe", topic)
+            _hb(c, group, "probe", -1)
+        if r.error_code == 0 and r.assignment is not None and r.assignment.topic_partitions:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no group coordinator sees {topic} on {bootstrap}")
+        time.sleep(0.2)
+
+
 def wait_for_coordinator(bootstrap: str, group: str, timeout_s: float = 60) -> None:
     deadline = time.monotonic() + timeout_s
     while True:
@@ -113,6 +131,7 @@ def wait_for_coordinator(bootstrap: str, group: str, timeout_s: float = 60) -> N
 def run(bootstrap: str, group: str, topic: str) -> list:
     """The transcript (``topic`` exists with 2 partitions)."""
     wait_for_topic(bootstrap, topic)
+    wait_for_topic_in_groups(bootstrap, topic)
     wait_for_coordinator(bootstrap, group)
     a, b = "member-a-" + group, "member-b-" + group
     names = {a: "A", b: "B"}

@@ -18,6 +18,7 @@ from compat.consumer_group_scenario import (
     settle,
     wait_for_coordinator,
     wait_for_topic,
+    wait_for_topic_in_groups,
 )
 from compat.wire_client import WireClient
 from pykafkad.testing import run_broker
@@ -174,6 +175,7 @@ def _tool_describe(bootstrap: str) -> list[str]:
     topic, group = "kip848-t-" + uuid.uuid4().hex[:8], "kip848-g-" + uuid.uuid4().hex[:8]
     create_topic(bootstrap, topic, 2)
     wait_for_topic(bootstrap, topic)
+    wait_for_topic_in_groups(bootstrap, topic)
     wait_for_coordinator(bootstrap, group)
     outs = []
     with WireClient(bootstrap, client_id="tool-client") as c:

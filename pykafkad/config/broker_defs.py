@@ -274,6 +274,8 @@ _DEFS = [
            "Maximum members of a consumer-protocol group."),
     define("group.consumer.assignors", LIST, "uniform,range", None, MEDIUM,
            "Server-side assignors, the first is the default."),
+    define("group.consumer.assignment.interval.ms", INT, 1000, at_least(0), MEDIUM,
+           "A consumer group gets a new target assignment at most this often."),
     # --- transactions and producer ids
     define("transaction.max.timeout.ms", INT, 900000, at_least(1), HIGH,
            "Largest transaction timeout a producer may ask for."),

@@ -25,7 +25,7 @@ class Feature(NamedTuple):
 
 #: in the order Kafka 4.4 lists its supported features
 FEATURES: tuple[Feature, ...] = (
-    Feature("group.version", 0, 0, 0),
+    Feature("group.version", 0, 1, 1),
     Feature("kraft.version", 0, 1, 0),
     Feature("metadata.version", 7, 33, 33),
     Feature("share.version", 0, 2, 2),

@@ -481,6 +481,44 @@ public class CompatClient {
         }
     }
 
+    /** KIP-848 (group.protocol=consumer): two members share 4 partitions, one leaves and the
+     *  other takes all four; offsets committed with the member epoch; a new member resumes. */
+    static void consumerGroupProtocol(String prefix) throws Exception {
+        String t = topic(prefix, "", 4, Map.of());
+        String group = prefix + "-group";
+        Map<String, Object> kip848 = Map.of("group.protocol", "consumer");
+        List<ProducerRecord<byte[], byte[]>> recs = new ArrayList<>();
+        for (int i = 0; i < 40; i++) recs.add(new ProducerRecord<>(t, i % 4, null, b("v" + i)));
+        try (var p = producer(Map.of())) { sendAll(p, recs); }
+        try (var a = groupConsumer(group, t, kip848)) {
+            waitFor(() -> { a.poll(Duration.ofMillis(100)); return a.assignment().size() == 4; }, "the only member's 4 partitions");
+            try (var b = groupConsumer(group, t, kip848)) {
+                waitFor(() -> {
+                    a.poll(Duration.ofMillis(50));
+                    b.poll(Duration.ofMillis(50));
+                    Set<Integer> pa = parts(a), pb = parts(b), all = new TreeSet<>(pa);
+                    all.addAll(pb);
+                    return pa.size() == 2 && pb.size() == 2 && all.size() == 4;
+                }, "two partitions for each member");
+            }
+            waitFor(() -> { a.poll(Duration.ofMillis(100)); return a.assignment().size() == 4; }, "the remaining member to take all 4 partitions");
+            Map<TopicPartition, OffsetAndMetadata> offs = new HashMap<>();
+            for (var tp : a.assignment()) offs.put(tp, new OffsetAndMetadata(10));
+            a.commitSync(offs);
+        }
+        List<ProducerRecord<byte[], byte[]>> late = new ArrayList<>();
+        for (int i = 0; i < 4; i++) late.add(new ProducerRecord<>(t, i, null, b("late")));
+        try (var p = producer(Map.of())) { sendAll(p, late); }
+        try (var c = groupConsumer(group, t, kip848)) {
+            List<String> got = new ArrayList<>();
+            long deadline = System.nanoTime() + WAIT_S * 1_000_000_000L;
+            while (got.size() < 4 && System.nanoTime() < deadline)
+                for (var r : c.poll(Duration.ofMillis(200))) got.add(r.partition() + ":" + s(r.value()));
+            Collections.sort(got);
+            expect(got, List.of("0:late", "1:late", "2:late", "3:late"), "a new member resumes after the committed offsets");
+        }
+    }
+
     static void offsetCommit(String prefix) throws Exception {
         String t = topic(prefix);
         String group = prefix + "-group";
@@ -780,6 +818,7 @@ public class CompatClient {
     static final Map<String, Scenario> SCENARIOS = new LinkedHashMap<>();
     static {
         SCENARIOS.put("produce-consume", CompatClient::produceConsume);
+        SCENARIOS.put("consumer-group-protocol", CompatClient::consumerGroupProtocol);
         for (String c : List.of("none", "gzip", "snappy", "lz4", "zstd")) SCENARIOS.put("codec-" + c, codec(c));
         SCENARIOS.put("keys-partitioning", CompatClient::keysPartitioning);
         SCENARIOS.put("headers", CompatClient::headers);

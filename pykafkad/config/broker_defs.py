@@ -282,6 +282,8 @@ _DEFS = [
            "Maximum members of a consumer-protocol group."),
     define("group.consumer.assignors", LIST, "uniform,range", None, MEDIUM,
            "Server-side assignors, the first is the default."),
+    define("group.consumer.assignment.interval.ms", INT, 1000, at_least(0), MEDIUM,
+           "A consumer group gets a new target assignment at most this often."),
     # --- transactions and producer ids
     define("transaction.max.timeout.ms", INT, 900000, at_least(1), HIGH,
            "Largest transaction timeout a producer may ask for."),
@@ -403,7 +405,7 @@ def is_ignored_broker_config(name: str) -> bool:
 
 
 _ONE_THREAD = "one trio thread serves everything"
-_NO_KIP848 = "the consumer rebalance protocol (KIP-848) is not served"
+_KIP848_BOUND = "bounds per-group overrides (group configs), which consumer groups do not apply yet"
 _KRAFT = "read by KRaft nodes (process.roles); a single node has one replica of everything"
 
 #: Broker configs pykafkad defines (validates, describes, lets AlterConfigs change) but does not
@@ -436,15 +438,11 @@ NOT_APPLIED_BROKER_CONFIGS: dict[str, str] = {
     "log.cleaner.io.buffer.load.factor": "the cleaner's offset map is not bounded",
     "log.cleaner.io.max.bytes.per.second": "the cleaner is not throttled",
     "offsets.commit.timeout.ms": "commits are written before they are answered",
-    "group.coordinator.rebalance.protocols": _NO_KIP848,
-    "group.consumer.session.timeout.ms": _NO_KIP848,
-    "group.consumer.min.session.timeout.ms": _NO_KIP848,
-    "group.consumer.max.session.timeout.ms": _NO_KIP848,
-    "group.consumer.heartbeat.interval.ms": _NO_KIP848,
-    "group.consumer.min.heartbeat.interval.ms": _NO_KIP848,
-    "group.consumer.max.heartbeat.interval.ms": _NO_KIP848,
-    "group.consumer.max.size": _NO_KIP848,
-    "group.consumer.assignors": _NO_KIP848,
+    "group.coordinator.rebalance.protocols": "the classic and consumer protocols are always served",
+    "group.consumer.min.session.timeout.ms": _KIP848_BOUND,
+    "group.consumer.max.session.timeout.ms": _KIP848_BOUND,
+    "group.consumer.min.heartbeat.interval.ms": _KIP848_BOUND,
+    "group.consumer.max.heartbeat.interval.ms": _KIP848_BOUND,
     "transaction.state.log.load.buffer.size": "transaction state is read in one pass at start",
 }
 

@@ -48,7 +48,6 @@ UNUSED_BROKER_CONFIGS: dict[str, tuple[ConfigType, str | None]] = {
     "errors.deadletterqueue.topic.name.prefix": (STRING, "dlq."),
     "fetch.purgatory.purge.interval.requests": (INT, "1000"),
     "follower.fetch.last.tiered.offset.enable": (BOOLEAN, "false"),
-    "group.consumer.assignment.interval.ms": (INT, "1000"),
     "group.consumer.max.assignment.interval.ms": (INT, "15000"),
     "group.consumer.migration.policy": (STRING, "bidirectional"),
     "group.consumer.min.assignment.interval.ms": (INT, "0"),

@@ -13,6 +13,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from pykafkad.coordinator.config import GroupCoordinatorConfig
+from pykafkad.coordinator.consumer_group.manager import ConsumerGroupManager, ConsumerGroupSettings
+from pykafkad.coordinator.consumer_group.records import TYPES as CONSUMER_GROUP_RECORD_TYPES
+from pykafkad.coordinator.consumer_group.records import record_type
 from pykafkad.coordinator.group import (
     ClassicGroup,
     GroupState,
@@ -130,6 +133,11 @@ class GroupCoordinator:
         self.groups: dict[str, ClassicGroup] = {}
         self.offsets = OffsetStore()
         self.membership = GroupMembership(config, self.timer, self.groups, self._write_group)
+        #: KIP-848 consumer groups (same group-id namespace as the classic groups)
+        self.consumer_groups = ConsumerGroupManager(ConsumerGroupSettings(), self.timer, clock)
+        self.consumer_groups.classic_group_state = self._classic_group_state
+        self.consumer_groups.drop_empty_classic_group = self._drop_empty_classic_group
+        self.consumer_groups.write = self._write_group
         self.loaded = False
         #: __consumer_offsets partitions whose load failed: their groups answer NOT_COORDINATOR
         #: (Kafka's failed coordinator shard) instead of looking empty
@@ -147,6 +155,14 @@ class GroupCoordinator:
     # -- storage -------------------------------------------------------------------------------
     def _write_group(self, group_id: str, records: list[Record]) -> None:
         self.storage.append(group_id, records)
+
+    def _classic_group_state(self, group_id: str) -> str | None:
+        group = self.groups.get(group_id)
+        return None if group is None else group.state.value
+
+    def _drop_empty_classic_group(self, group_id: str) -> None:
+        """An empty classic group becomes a consumer group (its offsets stay)."""
+        self._write_and_replay(group_id, [group_metadata_tombstone(group_id)])
 
     def _write_and_replay(self, group_id: str, records: list[Record]) -> None:
         if not records:
@@ -222,6 +238,9 @@ class GroupCoordinator:
             self.groups.pop(group_id, None)
         self.streams.drop(g for g in self.streams.group_ids()
                           if self.storage.partition_for(g) == partition)
+        for group_id in [g for g in self.consumer_groups.groups
+                         if self.storage.partition_for(g) == partition]:
+            self.consumer_groups.groups.pop(group_id, None)
         for group_id in [g for g in self.offsets.offsets
                          if self.storage.partition_for(g) == partition]:
             self.offsets.offsets.pop(group_id, None)
@@ -236,6 +255,7 @@ class GroupCoordinator:
             if classic is not None and classic.is_empty:
                 del self.groups[group_id]
         self.membership.on_loaded()
+        self.consumer_groups.on_loaded()
         self.timer.schedule(_CLEANUP_KEY, self.config.offsets_retention_check_interval_ms,
                             self._cleanup_cycle)
         self.loaded = True
@@ -253,6 +273,9 @@ class GroupCoordinator:
             if not live:
                 self.streams.replay(streams_records.decode_key(rec.key)[1], rec.key, rec.value)
             return
+        if record_type(rec.key) in CONSUMER_GROUP_RECORD_TYPES:
+            self.consumer_groups.replay(rec.key, rec.value)
+            return
         try:
             key = decode_key(rec.key)
         except UnknownRecordKey as e:
@@ -266,7 +289,8 @@ class GroupCoordinator:
             value = None if rec.value is None else decode_offset_commit_value(rec.value)
             if value is not None and key.group not in self.groups \
                     and key.group not in self.streams.groups \
-                    and key.group not in self.streams.loading:
+                    and key.group not in self.streams.loading \
+                    and key.group not in self.consumer_groups.groups:
                 # offsets without membership imply a "simple" group (assign() + commit)
                 self.membership.get_or_create(key.group)
             self.offsets.replay(key.group, key.topic, key.partition, value,
@@ -293,6 +317,7 @@ class GroupCoordinator:
 
     def unload(self) -> None:
         self.membership.unload()
+        self.consumer_groups.unload()
         self.timer.cancel_all()
 
     # -- membership ----------------------------------------------------------------------------
@@ -303,6 +328,13 @@ class GroupCoordinator:
                 return Pending.completed(JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
                                                     member_id=""))
             self.streams.delete(req.group_id)  # an empty one becomes a classic group
+        consumer_group = self.consumer_groups.groups.get(req.group_id)
+        if consumer_group is not None:
+            if consumer_group.members:
+                # classic members in a consumer group (online migration) are not served
+                return Pending.completed(JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+                                                    member_id=req.member_id))
+            self.consumer_groups.delete_group(req.group_id)  # an empty one becomes classic
         return self.membership.join_group(req)
 
     def sync_group(self, req: SyncRequest) -> Pending[SyncResult]:
@@ -349,10 +381,13 @@ class GroupCoordinator:
         """Returns each partition with its error; raises KafkaError when the whole request is
         refused (its code then applies to every partition)."""
         self._check_available(req.group_id)
+        group = None
         if req.group_id in self.streams.groups:
             self.streams.validate_offset_commit(req.group_id, req.member_id, req.generation_id,
                                                 req.api_version)
-            group = None
+        elif req.group_id in self.consumer_groups.groups:
+            self.consumer_groups.validate_commit(req.group_id, req.member_id, req.generation_id,
+                                                 req.api_version, transactional=False)
         else:
             group = self._validate_commit(req, transactional=False)
         if group is not None and group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE):
@@ -373,6 +408,9 @@ class GroupCoordinator:
         if req.group_id in self.streams.groups:
             self.streams.validate_offset_commit(req.group_id, req.member_id, req.generation_id,
                                                 req.api_version, transactional=True)
+        elif req.group_id in self.consumer_groups.groups:
+            self.consumer_groups.validate_commit(req.group_id, req.member_id, req.generation_id,
+                                                 req.api_version, transactional=True)
         else:
             self._validate_commit(req, transactional=True)
         results, records = self._commit_records(req)
@@ -443,7 +481,7 @@ class GroupCoordinator:
         self._check_available(group_id)
         group = self.groups.get(group_id)
         exists = (group is not None and not group.is_in(GroupState.DEAD)) \
-            or group_id in self.streams.groups
+            or group_id in self.streams.groups or group_id in self.consumer_groups.groups
         stored = self.offsets.group_offsets(group_id) if exists else {}
         if topics is None:
             topics = [(t, sorted(parts)) for t, parts in stored.items()]
@@ -471,14 +509,19 @@ class GroupCoordinator:
         if group_id in self.streams.groups:
             return self._delete_streams_offsets(group_id, topics)
         group = self.groups.get(group_id)
-        if group is None or group.is_in(GroupState.DEAD):
-            raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND)
-        if not group.is_empty and not group.uses_consumer_protocol:
-            raise KafkaError(ErrorCode.NON_EMPTY_GROUP)
+        consumer = self.consumer_groups
+        if group_id in consumer.groups:
+            subscribed = lambda topic: consumer.is_subscribed_to(group_id, topic)  # noqa: E731
+        else:
+            if group is None or group.is_in(GroupState.DEAD):
+                raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND)
+            if not group.is_empty and not group.uses_consumer_protocol:
+                raise KafkaError(ErrorCode.NON_EMPTY_GROUP)
+            subscribed = group.is_subscribed_to
         out = []
         records: list[Record] = []
         for topic, partitions in topics:
-            if group.is_subscribed_to(topic):
+            if subscribed(topic):
                 out.append((topic, [(p, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC) for p in partitions]))
                 continue
             out.append((topic, [(p, ErrorCode.NONE) for p in partitions]))
@@ -504,6 +547,8 @@ class GroupCoordinator:
                 continue
             out.append(ListedGroup(group.group_id, group.protocol_type or "", group.state.value))
         out += [ListedGroup(*g) for g in self.streams.list_groups(states, types)]
+        for gid, protocol_type, state, group_type in self.consumer_groups.list_groups(states, types):
+            out.append(ListedGroup(gid, protocol_type, state, group_type))
         return out
 
     def describe_groups(self, group_ids: Iterable[str]) -> list[DescribedGroup]:
@@ -514,6 +559,11 @@ class GroupCoordinator:
                 out.append(DescribedGroup(group_id, GroupState.DEAD.value, error=code))
                 continue
             group = self.groups.get(group_id)
+            if group is None and group_id in self.consumer_groups.groups:
+                out.append(DescribedGroup(group_id, GroupState.DEAD.value,
+                                          error=ErrorCode.GROUP_ID_NOT_FOUND,
+                                          error_message=f"Group {group_id} is not a classic group."))
+                continue
             if group is None:
                 out.append(DescribedGroup(
                     group_id, GroupState.DEAD.value,
@@ -545,15 +595,21 @@ class GroupCoordinator:
                 out.append((group_id, self._delete_streams_group(group_id)))
                 continue
             group = self.groups.get(group_id)
-            if group is None or group.is_in(GroupState.DEAD):
+            if group_id in self.consumer_groups.groups:
+                error = self.consumer_groups.delete_group(group_id)
+                if error:
+                    out.append((group_id, error))
+                    continue
+            elif group is None or group.is_in(GroupState.DEAD):
                 out.append((group_id, ErrorCode.GROUP_ID_NOT_FOUND))
                 continue
-            if not group.is_empty:
+            elif not group.is_empty:
                 out.append((group_id, ErrorCode.NON_EMPTY_GROUP))
                 continue
             records = [offset_commit_tombstone(group_id, t, p)
                        for t, p in self.offsets.partitions_to_delete(group_id)]
-            records.append(group_metadata_tombstone(group_id))
+            if group is not None:
+                records.append(group_metadata_tombstone(group_id))
             try:
                 self._write_and_replay(group_id, records)
             except KafkaError as e:

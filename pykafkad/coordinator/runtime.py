@@ -18,6 +18,7 @@ from typing import Any
 import trio
 
 from pykafkad.coordinator.config import GroupCoordinatorConfig
+from pykafkad.coordinator.consumer_group.manager import ConsumerGroupSettings
 from pykafkad.coordinator.coordinator import GroupCoordinator
 from pykafkad.coordinator.group import JoinResult, Pending, SyncResult
 from pykafkad.coordinator.membership import JoinRequest, SyncRequest
@@ -29,6 +30,24 @@ log = logging.getLogger("pykafkad.coordinator")
 
 #: slack on top of the longest legitimate wait before a parked request is given up on
 _GUARD_SLACK_MS = 10_000
+
+
+class BrokerTopics:
+    """The broker's topics as the consumer groups see them (subscriptions, regexes)."""
+
+    def __init__(self, broker: Any):
+        self.broker = broker
+
+    def lookup(self, name: str) -> tuple[bytes, int] | None:
+        topic = self.broker.topics.get(name)
+        return None if topic is None else (topic.topic_id, topic.num_partitions)
+
+    def name_of(self, topic_id: bytes) -> str | None:
+        topic = self.broker.topics.by_id.get(topic_id)
+        return None if topic is None else topic.name
+
+    def names(self):
+        return list(self.broker.topics.topics)
 
 
 class GroupCoordinatorService:
@@ -43,6 +62,9 @@ class GroupCoordinatorService:
         group_configs = getattr(broker, "group_configs", None)
         if group_configs is not None:
             self.coordinator.streams.group_config = group_configs.get
+        consumer_groups = self.coordinator.consumer_groups
+        consumer_groups.settings = ConsumerGroupSettings.from_broker(broker.config)
+        consumer_groups.topics = BrokerTopics(broker)
         self.coordinator.load()
         self._wake = trio.Event()
         self._sleep_until = math.inf

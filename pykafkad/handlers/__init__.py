@@ -9,6 +9,7 @@ from pykafkad.handlers import (  # noqa: F401
     client_quotas,
     cluster,
     config_resources,
+    consumer_groups,
     controller_apis,
     describe_topic_partitions,
     fetch,

@@ -157,7 +157,7 @@ async def handle_describe_groups(ctx: RequestContext, req) -> DescribeGroupsResp
     out = []
     share_groups = service_of(ctx.broker).coordinator.groups
     for g in groups.call(groups.coordinator.describe_groups, req.groups):
-        error, message = g.error, None
+        error, message = g.error, g.error_message
         if not authorized(ctx, GROUP, DESCRIBE, g.group_id):
             out.append(DescribedGroup(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED,
                                       error_message=None, group_id=g.group_id, group_state="",
@@ -167,6 +167,8 @@ async def handle_describe_groups(ctx: RequestContext, req) -> DescribeGroupsResp
         if g.group_id in share_groups:  # one group-id namespace: not a classic group
             error = ErrorCode.GROUP_ID_NOT_FOUND
             message = f"Group {g.group_id} is not a classic group."
+        if ctx.version < GROUP_ID_NOT_FOUND_VERSION and error == ErrorCode.GROUP_ID_NOT_FOUND:
+            error, message = ErrorCode.NONE, None  # a group of another type: "Dead"
         if ctx.version >= GROUP_ID_NOT_FOUND_VERSION and not error and g.state == "Dead":
             error, message = ErrorCode.GROUP_ID_NOT_FOUND, \
                 g.error_message or f"Group {g.group_id} not found."

@@ -280,3 +280,72 @@ def txn_coordinator_dies(target: FailoverTarget) -> dict:
         c.close()
     target.start_node(coordinator)
     return seen
+
+
+def group_coordinator(bootstrap: str, group: str) -> int:
+    """The node FindCoordinator (key type 0, v4) names for a group, -1 if none."""
+    from wire.messages.find_coordinator_request import FindCoordinatorRequest
+
+    with WireClient(bootstrap, timeout=10) as client:
+        resp = client.request(10, 4, FindCoordinatorRequest(key_type=0, coordinator_keys=[group]))
+    c = resp.coordinators[0]
+    return c.node_id if c.error_code == 0 else -1
+
+
+def consumer_group_coordinator_dies(target: FailoverTarget) -> dict:
+    """A KIP-848 member is in a group when the group's coordinator is killed: the new leader
+    of the group's __consumer_offsets partition loads the group, and the member goes on
+    heartbeating with its epoch and keeps its partitions."""
+    from compat.consumer_group_scenario import _hb, _join
+    from pykafkad.coordinator.partitioning import partition_for
+    from wire.messages.consumer_group_describe_request import ConsumerGroupDescribeRequest
+    from wire.messages.consumer_group_heartbeat_request import TopicPartitions
+
+    seen: dict = {}
+    bootstrap = ",".join(target.bootstrap(n) for n in target.node_ids)
+    topic = f"failover-cg-{uuid.uuid4().hex[:6]}"
+    group = f"{topic}-group"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 2, 3)])[topic].result(WAIT_S)
+    wait_for(lambda: len(metadata(target.bootstrap(1), topic)[3]) == 3, "the topic in sync")
+    coordinator = wait_for(lambda: group_coordinator(bootstrap, group) if group_coordinator(
+        bootstrap, group) >= 0 else None, "a group coordinator")
+
+    def joined():
+        with WireClient(target.bootstrap(coordinator), timeout=10) as c:
+            r = _join(c, group, "member-a", topic)
+        return r if r.error_code == 0 and r.assignment and sum(
+            len(tp.partitions) for tp in r.assignment.topic_partitions) == 2 else None
+    a = wait_for(joined, "the member's assignment")
+    owned = [TopicPartitions(topic_id=tp.topic_id, partitions=list(tp.partitions))
+             for tp in a.assignment.topic_partitions]
+    # the coordinator answers before its followers have the group's records (Kafka waits
+    # for them): the kill waits until every replica holds the same __consumer_offsets log
+    offsets_partition = partition_for(group, 50)
+
+    def replicated() -> bool:
+        logs = replica_logs(target, "__consumer_offsets", offsets_partition)
+        return bool(logs[0]) and all(log == logs[0] for log in logs[1:])
+    wait_for(replicated, "the group's records on every replica")
+    target.kill_node(coordinator)
+    survivors = [n for n in target.node_ids if n != coordinator]
+    survivor_bootstrap = ",".join(target.bootstrap(n) for n in survivors)
+
+    def heartbeat():
+        node = group_coordinator(survivor_bootstrap, group)
+        if node not in survivors:
+            return None
+        with WireClient(target.bootstrap(node), timeout=10) as c:
+            r = _hb(c, group, "member-a", a.member_epoch, topic_partitions=owned)
+            if r.error_code in (14, 15, 16):  # loading / not available / not coordinator
+                return None
+            d = c.request(69, 1, ConsumerGroupDescribeRequest(group_ids=[group])).groups[0]
+        return r, d
+    r, d = wait_for(heartbeat, "the new coordinator to answer the member")
+    seen["heartbeat"] = (r.error_code, r.member_epoch == a.member_epoch)
+    seen["described"] = (d.error_code, d.group_state, [
+        (m.member_id, m.member_epoch == a.member_epoch,
+         sorted(p for tp in m.assignment.topic_partitions for p in tp.partitions))
+        for m in d.members])
+    target.start_node(coordinator)
+    return seen

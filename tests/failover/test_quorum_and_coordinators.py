@@ -16,7 +16,7 @@ import pytest
 
 from compat.failover import CLUSTER_CONFIG, KafkaTarget, PykafkadTarget
 from pykafkad.testing import run_cluster
-from tests.failover.outage import quorum_lost, txn_coordinator_dies
+from tests.failover.outage import consumer_group_coordinator_dies, quorum_lost, txn_coordinator_dies
 from tests.integration.clients import needs_java
 from wire.errors import ErrorCode
 
@@ -57,3 +57,10 @@ def test_an_open_transaction_commits_after_its_coordinator_dies(target):
     assert seen["commit"] == "committed"
     assert seen["new_coordinator_is_a_survivor"]
     assert seen["read_committed"] == [b"t%d" % i for i in range(5)]
+
+
+def test_a_consumer_group_member_keeps_its_partitions_when_the_coordinator_dies(target):
+    """KIP-848: the new leader of the group's __consumer_offsets partition loads the group."""
+    seen = consumer_group_coordinator_dies(target)
+    assert seen == {"heartbeat": (0, True),
+                    "described": (0, "Stable", [("member-a", True, [0, 1])])}, seen

@@ -52,7 +52,7 @@ from wire.messages.produce_request import (
 pytestmark = needs_java
 
 #: features pykafkad supports only at level 0 (README: differences from Kafka)
-LEVEL_ZERO_FEATURES = {"group.version"}
+LEVEL_ZERO_FEATURES: set[str] = set()
 
 
 def unique(prefix: str) -> str:

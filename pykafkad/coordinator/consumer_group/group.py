@@ -1,0 +1,98 @@
+"""A consumer group's state (KIP-848): group epoch, target assignment, members and the
+partitions each one owns, as Kafka's ConsumerGroup/ConsumerGroupMember keep them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: topic id -> partitions
+Partitions = dict[bytes, set[int]]
+
+STABLE = "stable"
+UNREVOKED_PARTITIONS = "unrevoked_partitions"
+UNRELEASED_PARTITIONS = "unreleased_partitions"
+#: member epochs a leaving member sends
+LEAVE_EPOCH = -1
+LEAVE_STATIC_EPOCH = -2
+
+
+@dataclass
+class ConsumerGroupMember:
+    member_id: str
+    instance_id: str | None = None
+    rack_id: str | None = None
+    client_id: str = ""
+    client_host: str = ""
+    rebalance_timeout_ms: int = 300_000
+    subscribed_topic_names: list[str] = field(default_factory=list)
+    subscribed_topic_regex: str | None = None
+    server_assignor: str | None = None
+    member_epoch: int = 0
+    previous_member_epoch: int = -1
+    state: str = STABLE
+    assigned: Partitions = field(default_factory=dict)
+    pending_revocation: Partitions = field(default_factory=dict)
+
+
+@dataclass
+class ConsumerGroup:
+    group_id: str
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    members: dict[str, ConsumerGroupMember] = field(default_factory=dict)
+    #: member id -> its target partitions
+    target: dict[str, Partitions] = field(default_factory=dict)
+    #: topic name -> (topic id, partition count) the target was computed from (None: not
+    #: known yet, after a load: the first look does not count as a change)
+    subscription_metadata: dict[str, tuple[bytes, int]] | None = field(default_factory=dict)
+    #: regex -> topic names it resolved to
+    resolved_regexes: dict[str, set[str]] = field(default_factory=dict)
+    #: when the last target assignment was computed (clock ms)
+    assignment_time: int | None = None
+    #: record key -> value as last written to __consumer_offsets
+    persisted: dict[bytes, bytes] = field(default_factory=dict)
+
+    def static_member(self, instance_id: str) -> ConsumerGroupMember | None:
+        for m in self.members.values():
+            if m.instance_id == instance_id:
+                return m
+        return None
+
+    @property
+    def state(self) -> str:
+        if not self.members:
+            return "Empty"
+        if self.group_epoch > self.assignment_epoch:
+            return "Assigning"
+        for m in self.members.values():
+            if m.state != STABLE or m.member_epoch != self.assignment_epoch:
+                return "Reconciling"
+        return "Stable"
+
+    def owner_of(self, topic_id: bytes, partition: int, other_than: str) -> str | None:
+        """The member still holding the partition (assigned or pending revocation)."""
+        for m in self.members.values():
+            if m.member_id == other_than:
+                continue
+            if partition in m.assigned.get(topic_id, ()) or \
+                    partition in m.pending_revocation.get(topic_id, ()):
+                return m.member_id
+        return None
+
+    def subscribed_topics(self) -> set[str]:
+        out: set[str] = set()
+        for m in self.members.values():
+            out.update(m.subscribed_topic_names)
+            if m.subscribed_topic_regex is not None:
+                out.update(self.resolved_regexes.get(m.subscribed_topic_regex, ()))
+        return out
+
+    def preferred_assignor(self, default: str) -> str:
+        """The server assignor most members asked for (Kafka's computePreferredServerAssignor)."""
+        counts: dict[str, int] = {}
+        for m in self.members.values():
+            if m.server_assignor:
+                counts[m.server_assignor] = counts.get(m.server_assignor, 0) + 1
+        if not counts:
+            return default
+        return max(counts.items(), key=lambda kv: (kv[1], kv[0]))[0]

@@ -1,0 +1,45 @@
+"""Consumer group records as Apache Kafka 4.4 wrote them to __consumer_offsets (captured from
+the reference broker: member "a" of a group on a 2-partition topic) replay here, and the same
+state is written back with the same bytes (Kafka's optional tagged fields aside)."""
+
+from __future__ import annotations
+
+from pykafkad.coordinator.consumer_group import records as cgr
+from pykafkad.coordinator.consumer_group.group import STABLE, ConsumerGroupMember
+
+TOPIC_ID = bytes.fromhex("90592b0713d64aacb2b1683cde2dc374")
+#: ConsumerGroupMemberMetadataValue; Kafka ends it with one tagged field (tag 0, 1 byte)
+MEMBER = ("000000001070796b61666b61642d636f6d7061740b2f3132372e302e302e3102106b69703834382d62"
+          "2d31613538306401000075300001000100")
+#: ConsumerGroupCurrentMemberAssignmentValue (epoch 3, previous 2, partition 0; Kafka tags
+#: each topic with its partitions' assignment epochs)
+CURRENT = ("00000000000300000002000290592b0713d64aacb2b1683cde2dc3740200000000010005020000000201"
+           "00")
+#: ConsumerGroupTargetAssignmentMemberValue (partition 1)
+TARGET = "00000290592b0713d64aacb2b1683cde2dc37402000000010000"
+#: ConsumerGroupMetadataValue (epoch 4, with Kafka's metadata hash as tagged field 0)
+GROUP = "00000000000401000842c345b0131a1410"
+
+
+def test_kafka_records_replay_and_encode_back():
+    m = ConsumerGroupMember("a")
+    cgr.read_member(m, bytes.fromhex(MEMBER))
+    assert (m.client_id, m.client_host, m.subscribed_topic_names, m.subscribed_topic_regex,
+            m.rebalance_timeout_ms, m.server_assignor, m.instance_id, m.rack_id) == (
+        "pykafkad-compat", "/127.0.0.1", ["kip848-b-1a580d"], None, 30000, None, None, None)
+    # the same fields, without Kafka's tagged field
+    assert cgr.member_value(m).hex() == MEMBER[:-8] + "00"
+    cgr.read_current_assignment(m, bytes.fromhex(CURRENT))
+    assert (m.member_epoch, m.previous_member_epoch, m.state, m.assigned,
+            m.pending_revocation) == (3, 2, STABLE, {TOPIC_ID: {0}}, {})
+    assert cgr.read_target_member(bytes.fromhex(TARGET)) == {TOPIC_ID: {1}}
+    assert cgr.target_member_value({TOPIC_ID: {1}}).hex() == TARGET
+    assert cgr.read_epoch(bytes.fromhex(GROUP)) == 4
+    assert cgr.epoch_value(4).hex() == GROUP[:12] + "00"
+
+
+def test_keys_are_kafkas_record_types():
+    key = cgr.key(cgr.CURRENT_MEMBER_ASSIGNMENT, "g", "m")
+    assert key.hex() == "0008" + "0001" + "67" + "0001" + "6d"
+    assert cgr.decode_key(key) == (cgr.CURRENT_MEMBER_ASSIGNMENT, "g", "m")
+    assert cgr.decode_key(cgr.key(cgr.GROUP_METADATA, "g")) == (cgr.GROUP_METADATA, "g", None)

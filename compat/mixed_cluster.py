@@ -1,0 +1,176 @@
+"""Apache Kafka brokers under a pykafkad controller quorum (issue 14.2): the strongest proof that
+pykafkad speaks KRaft is that Kafka's own brokers register with it, are unfenced, replicate and
+serve clients.
+
+The pykafkad controller runs as ``pykafkad --config server.properties`` (process.roles=controller)
+after ``pykafkad format``; every Kafka broker (process.roles=broker, one JVM each) is formatted
+with ``kafka-storage format`` and the same cluster id, as on the machines of a real cluster.
+
+    with run_kafka_brokers_under_pykafkad(brokers=2) as cluster:
+        print(cluster.bootstrap_servers)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from compat.kafka_broker import (
+    JAVA_OPTS,
+    STARTUP_TIMEOUT_S,
+    KafkaBroker,
+    KafkaCluster,
+    _cluster_ready,
+    _tail,
+    free_port,
+    java_binary,
+    kafka_classpath,
+    server_properties,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class PykafkadController:
+    """A pykafkad controller-only node in its own process."""
+
+    node_id: int
+    port: int
+    data_dir: Path
+    proc: subprocess.Popen
+    log_path: Path
+
+    def stop(self, timeout: float = 60) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout)
+
+
+@dataclass
+class MixedCluster:
+    cluster_id: str
+    controller: PykafkadController
+    #: the Kafka brokers, node ids 2..n+1
+    brokers: list[KafkaBroker]
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(b.bootstrap_servers for b in self.brokers)
+
+    def broker(self, node_id: int) -> KafkaBroker:
+        return self.brokers[node_id - 2]
+
+
+def _pykafkad(*args: str, **kwargs) -> list[str]:
+    return [sys.executable, "-m", "pykafkad", *args]
+
+
+def _wait_listening(ctrl: PykafkadController, deadline: float) -> None:
+    """The node prints its ready line once every listener is bound and it has joined the quorum."""
+    while "listening on" not in ctrl.log_path.read_text(errors="replace"):
+        if ctrl.proc.poll() is not None:
+            raise RuntimeError(f"pykafkad exited with {ctrl.proc.returncode}:\n"
+                               f"{_tail(ctrl.log_path)}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"pykafkad did not start in time:\n{_tail(ctrl.log_path)}")
+        time.sleep(0.1)  # another process's log file: nothing to wait on
+
+
+@contextlib.contextmanager
+def run_kafka_brokers_under_pykafkad(
+    brokers: int = 1,
+    *,
+    controller_config: dict[str, str] | None = None,
+    broker_config: dict[str, str] | None = None,
+    data_dir: Path | None = None,
+) -> Iterator[MixedCluster]:
+    """One pykafkad controller (node 1, the only voter) and ``brokers`` Apache Kafka brokers
+    (nodes 2..), all formatted with one cluster id; yields once every broker lists them all."""
+    java = java_binary()
+    env = {**os.environ, "CLASSPATH": kafka_classpath()}
+    py_env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}
+    tmp = None
+    if data_dir is None:
+        tmp = tempfile.mkdtemp(prefix="pykafkad-mixed-")
+        data_dir = Path(tmp)
+    cluster_id = subprocess.run(_pykafkad("random-uuid"), env=py_env, capture_output=True,
+                                text=True, check=True, timeout=60).stdout.strip()
+    controller_port = free_port()
+    voters = f"1@127.0.0.1:{controller_port}"
+    ctrl_dir = data_dir / "node-1"
+    ctrl_dir.mkdir(parents=True, exist_ok=True)
+    ctrl_props = ctrl_dir / "server.properties"
+    ctrl_props.write_text(server_properties(
+        ctrl_dir, 0, controller_port,
+        {"node.id": "1", "controller.quorum.voters": voters, **(controller_config or {})},
+        roles="controller"))
+    broker_props = []
+    replicas = str(min(3, brokers))
+    for node_id in range(2, brokers + 2):
+        node_dir = data_dir / f"node-{node_id}"
+        node_dir.mkdir(parents=True, exist_ok=True)
+        props = node_dir / "server.properties"
+        props.write_text(server_properties(node_dir, free_port(), controller_port, {
+            "node.id": str(node_id), "controller.quorum.voters": voters,
+            "offsets.topic.replication.factor": replicas,
+            "transaction.state.log.replication.factor": replicas,
+            "share.coordinator.state.topic.replication.factor": replicas,
+            **(broker_config or {})}, roles="broker"))
+        broker_props.append(props)
+    procs: list = []
+    cluster = None
+    try:
+        formats = [subprocess.Popen(_pykafkad("format", "-t", cluster_id, "-c", str(ctrl_props)),
+                                    env=py_env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True)]
+        formats += [subprocess.Popen(
+            [java, *JAVA_OPTS, "kafka.tools.StorageTool", "format", "-t", cluster_id,
+             "-c", str(p)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            for p in broker_props]
+        for f in formats:
+            out, _ = f.communicate(timeout=STARTUP_TIMEOUT_S)
+            if f.returncode != 0:
+                raise RuntimeError(f"format failed ({' '.join(f.args[-4:])}):\n{out}")
+        log_path = ctrl_dir / "pykafkad.log"
+        with open(log_path, "ab") as log:
+            proc = subprocess.Popen(_pykafkad("--config", str(ctrl_props)), env=py_env,
+                                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        controller = PykafkadController(1, controller_port, ctrl_dir, proc, log_path)
+        procs.append(controller)
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        _wait_listening(controller, deadline)
+        started = []
+        for props in broker_props:
+            port = int(next(line for line in props.read_text().splitlines()
+                            if line.startswith("listeners=")).rsplit(":", 1)[1])
+            log_path = props.parent / "kafka.log"
+            with open(log_path, "ab") as log:
+                p = subprocess.Popen([java, *JAVA_OPTS, "kafka.Kafka", str(props)], env=env,
+                                     stdout=log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+            broker = KafkaBroker("4.4.0", port, props.parent, p, log_path)
+            started.append(broker)
+            procs.append(broker)
+        _cluster_ready(KafkaCluster(started, cluster_id), deadline)
+        cluster = MixedCluster(cluster_id, controller, started)
+        yield cluster
+    finally:
+        for p in reversed(procs):
+            p.stop()
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)

@@ -15,7 +15,9 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from compat.kafka_tools import run_tool
 from compat.mixed_cluster import run_kafka_brokers_under_pykafkad
+from pykafkad.metadata.batches import decode_batches
 from tests.integration.clients import WAIT_S, confluent_consume, confluent_produce, needs_java
+from wire.metadata.broker_registration_change_record import BrokerRegistrationChangeRecord
 
 pytestmark = needs_java
 
@@ -138,3 +140,11 @@ def test_leadership_moves_when_a_kafka_broker_dies(mixed):
                                  acks="all")) == 1
     got = confluent_consume(survivor.bootstrap_servers, topic, 2)
     assert [m.value() for m in got] == [b"before", b"after"]
+
+    # each registration change goes at the version Kafka 4.4's controller writes it at: the
+    # first with its field (seen in Kafka's own __cluster_metadata)
+    log = mixed.controller.data_dir / "logs" / "__cluster_metadata-0" / "00000000000000000000.log"
+    changes = {(v, r.fenced, r.in_controlled_shutdown, r.cordoned_log_dirs is not None)
+               for b in decode_batches(log.read_bytes()) for r, v in b.records
+               if isinstance(r, BrokerRegistrationChangeRecord)}
+    assert changes == {(0, -1, 0, False), (0, 1, 0, False), (3, 0, 0, True)}, changes

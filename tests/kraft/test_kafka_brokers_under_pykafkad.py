@@ -18,6 +18,13 @@ from compat.mixed_cluster import run_kafka_brokers_under_pykafkad
 from pykafkad.metadata.batches import decode_batches
 from tests.integration.clients import WAIT_S, confluent_consume, confluent_produce, needs_java
 from wire.metadata.broker_registration_change_record import BrokerRegistrationChangeRecord
+from wire.metadata.register_controller_record import RegisterControllerRecord
+
+#: the features Kafka 4.4's controller registers with (its own __cluster_metadata)
+KAFKA_44_CONTROLLER_FEATURES = [
+    ("group.version", 0, 1), ("kraft.version", 0, 1), ("metadata.version", 7, 33),
+    ("share.version", 0, 2), ("streams.version", 0, 1), ("transaction.version", 0, 2),
+    ("eligible.leader.replicas.version", 0, 1)]
 
 pytestmark = needs_java
 
@@ -72,6 +79,18 @@ def test_kafka_brokers_register_replicate_and_serve(mixed):
     rows = {int(r.split()[0]): r.split()[-1] for r in replication.splitlines()[1:] if r.strip()}
     assert rows == {1: "Leader", 2: "Observer", 3: "Observer"}, replication
 
+    # the controller listener reports the ranges the controller finalizes, as Kafka's does
+    described = run_tool("kafka-features", ["--bootstrap-controller",
+                                            f"127.0.0.1:{mixed.controller.port}", "describe"],
+                         check=True).stdout
+    levels = dict((m[0], (m[1], m[2])) for m in re.findall(
+        r"Feature: (\S+)\s+SupportedMinVersion: \S+\s+SupportedMaxVersion: (\d+)\s+"
+        r"FinalizedVersionLevel: (\d+)", described))
+    assert levels == {"group.version": ("1", "1"), "share.version": ("2", "2"),
+                      "streams.version": ("1", "1"), "transaction.version": ("2", "2"),
+                      "eligible.leader.replicas.version": ("1", "1"),
+                      "kraft.version": ("1", "0")}, described
+
     # a topic created through a Kafka broker: CreateTopics forwarded to the pykafkad controller
     topic = "replicated"
     admin.create_topics([NewTopic(topic, 2, 2)])[topic].result(WAIT_S)
@@ -112,6 +131,12 @@ def test_kafka_brokers_register_replicate_and_serve(mixed):
     # every Kafka broker's copy of the metadata log is the controller's, byte for byte
     ours = (mixed.controller.data_dir / "logs" / "__cluster_metadata-0"
             / "00000000000000000000.log")
+    # the controller registered the feature ranges Kafka's controller registers: it finalizes
+    # the broker-side features Kafka's format wrote (group.version=1 ...) and so supports them
+    registrations = [r for b in decode_batches(ours.read_bytes()) for r, _ in b.records
+                     if isinstance(r, RegisterControllerRecord)]
+    assert [(f.name, f.min_supported_version, f.max_supported_version)
+            for f in registrations[0].features] == KAFKA_44_CONTROLLER_FEATURES
     for b in (b2, b3):
         theirs = (b.data_dir / "logs" / "__cluster_metadata-0" / "00000000000000000000.log")
         wait_for(lambda f=theirs: (a := ours.read_bytes()) and (t := f.read_bytes())

@@ -174,3 +174,119 @@ def run_kafka_brokers_under_pykafkad(
             p.stop()
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+@dataclass
+class QuorumNode:
+    """One voter of a mixed quorum: ``kind`` "pykafkad" or "kafka"; restartable on its dir."""
+
+    node_id: int
+    kind: str
+    port: int
+    props: Path
+    env: dict
+    proc: subprocess.Popen | None = None
+
+    @property
+    def log_path(self) -> Path:
+        return self.props.parent / f"{self.kind}.log"
+
+    @property
+    def metadata_log(self) -> Path:
+        return self.props.parent / "logs" / "__cluster_metadata-0" / "00000000000000000000.log"
+
+    def start(self) -> None:
+        cmd = (_pykafkad("--config", str(self.props)) if self.kind == "pykafkad"
+               else [java_binary(), *JAVA_OPTS, "kafka.Kafka", str(self.props)])
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(cmd, env=self.env, stdout=log,
+                                         stderr=subprocess.STDOUT, start_new_session=True)
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(60)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            KafkaBroker.stop(self)  # SIGTERM, then SIGKILL after a minute
+
+
+@dataclass
+class MixedQuorum:
+    cluster_id: str
+    voters: dict[int, QuorumNode]
+    broker: KafkaBroker
+
+
+@contextlib.contextmanager
+def run_mixed_quorum(kinds: tuple[str, ...], *, first: tuple[int, ...] = (),
+                     config: dict[int, dict[str, str]] | None = None,
+                     data_dir: Path) -> Iterator[MixedQuorum]:
+    """A static quorum of dedicated controllers of the given kinds (node ids 1..n, in order)
+    and one Apache Kafka broker (node n+1). The voters in ``first`` start first, and the
+    others once one of them leads (so that the first leader is of their kind)."""
+    env = {**os.environ, "CLASSPATH": kafka_classpath()}
+    py_env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}
+    cluster_id = subprocess.run(_pykafkad("random-uuid"), env=py_env, capture_output=True,
+                                text=True, check=True, timeout=60).stdout.strip()
+    ports = {i: free_port() for i in range(1, len(kinds) + 1)}
+    voters_spec = ",".join(f"{i}@127.0.0.1:{p}" for i, p in ports.items())
+    voters: dict[int, QuorumNode] = {}
+    for i, kind in enumerate(kinds, 1):
+        node_dir = data_dir / f"node-{i}"
+        node_dir.mkdir(parents=True, exist_ok=True)
+        props = node_dir / "server.properties"
+        props.write_text(server_properties(node_dir, 0, ports[i], {
+            "node.id": str(i), "controller.quorum.voters": voters_spec,
+            **((config or {}).get(i, {}))}, roles="controller"))
+        voters[i] = QuorumNode(i, kind, ports[i], props, py_env if kind == "pykafkad" else env)
+    broker_id = len(kinds) + 1
+    broker_dir = data_dir / f"node-{broker_id}"
+    broker_dir.mkdir(parents=True, exist_ok=True)
+    broker_props = broker_dir / "server.properties"
+    broker_port = free_port()
+    broker_props.write_text(server_properties(broker_dir, broker_port, 0, {
+        "node.id": str(broker_id), "controller.quorum.voters": voters_spec}, roles="broker"))
+    formats = []
+    for node in voters.values():
+        cmd = (_pykafkad("format", "-t", cluster_id, "-c", str(node.props))
+               if node.kind == "pykafkad" else
+               [java_binary(), *JAVA_OPTS, "kafka.tools.StorageTool", "format", "-t",
+                cluster_id, "-c", str(node.props)])
+        formats.append(subprocess.Popen(cmd, env=node.env, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True))
+    formats.append(subprocess.Popen(
+        [java_binary(), *JAVA_OPTS, "kafka.tools.StorageTool", "format", "-t", cluster_id,
+         "-c", str(broker_props)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True))
+    for f in formats:
+        out, _ = f.communicate(timeout=STARTUP_TIMEOUT_S)
+        if f.returncode != 0:
+            raise RuntimeError(f"format failed:\n{out}")
+    broker = None
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    try:
+        for i in first:
+            voters[i].start()
+        while first and not any("is the leader of epoch" in voters[i].log_path.read_text(
+                errors="replace") for i in first if voters[i].kind == "pykafkad"):
+            if time.monotonic() > deadline:
+                raise TimeoutError("the first voters elected no leader")
+            time.sleep(0.1)  # other processes' logs: nothing to wait on
+        for i, node in voters.items():
+            if i not in first:
+                node.start()
+        with open(broker_dir / "kafka.log", "ab") as log:
+            proc = subprocess.Popen([java_binary(), *JAVA_OPTS, "kafka.Kafka", str(broker_props)],
+                                    env=env, stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+        broker = KafkaBroker("4.4.0", broker_port, broker_dir, proc, broker_dir / "kafka.log")
+        _cluster_ready(KafkaCluster([broker], cluster_id), deadline)
+        yield MixedQuorum(cluster_id, voters, broker)
+    finally:
+        if broker is not None:
+            broker.stop()
+        for node in voters.values():
+            node.stop()

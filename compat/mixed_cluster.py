@@ -196,10 +196,18 @@ class QuorumNode:
         return self.props.parent / "logs" / "__cluster_metadata-0" / "00000000000000000000.log"
 
     def start(self) -> None:
-        cmd = (_pykafkad("--config", str(self.props)) if self.kind == "pykafkad"
-               else [java_binary(), *JAVA_OPTS, "kafka.Kafka", str(self.props)])
+        env = self.env
+        if self.kind == "pykafkad":
+            cmd = _pykafkad("--config", str(self.props))
+        else:  # Kafka's warnings and errors in its log (slf4j-simple, as compat.kafka_tools)
+            from compat.kafka_tools import tools_dir
+
+            binding = next(tools_dir().glob("slf4j-simple-*.jar"))
+            env = {**env, "CLASSPATH": os.pathsep.join([env["CLASSPATH"], str(binding)])}
+            cmd = [java_binary(), *JAVA_OPTS, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                   "kafka.Kafka", str(self.props)]
         with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(cmd, env=self.env, stdout=log,
+            self.proc = subprocess.Popen(cmd, env=env, stdout=log,
                                          stderr=subprocess.STDOUT, start_new_session=True)
 
     def kill(self) -> None:

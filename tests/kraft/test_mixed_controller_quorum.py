@@ -75,6 +75,13 @@ def test_leadership_passes_between_pykafkad_and_kafka_controllers(quorum):
     wait_for(lambda: logs_agree(quorum.voters[first], kafka),
              "the Kafka follower copies the pykafkad leader's log")
 
+    # the Kafka voter's UpdateRaftVoter (its listeners, sent once it follows) is served
+    wait_for(lambda: f"updated in-memory voter {KAFKA_VOTER} (UpdateRaftVoter)"
+             in quorum.voters[first].log_path.read_text(errors="replace"),
+             "the pykafkad leader takes the Kafka voter's UpdateRaftVoter")
+    assert "failed due to unsupported version error" not in kafka.log_path.read_text(
+        errors="replace")
+
     quorum.voters[first].kill()
     assert wait_for(lambda: (leader := quorum_leader(bootstrap)) not in (-1, first) and leader,
                     "a new leader") == KAFKA_VOTER

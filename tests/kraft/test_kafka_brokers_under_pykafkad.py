@@ -149,6 +149,9 @@ def test_leadership_moves_when_a_kafka_broker_dies(mixed):
     b2, b3 = mixed.brokers
     admin = AdminClient({"bootstrap.servers": b2.bootstrap_servers})
     admin.create_topics([NewTopic(topic, 1, 2)])[topic].result(WAIT_S)
+    # below min.insync.replicas after the kill: ELR (KIP-966, finalized by Kafka 4.4's format)
+    admin.create_topics([NewTopic("failover-elr", 1, 2, config={"min.insync.replicas": "2"})]
+                        )["failover-elr"].result(WAIT_S)
     leader, _, _ = wait_for(lambda: (s := partition_state(b2.bootstrap_servers, topic, 0))
                             and s[0] in (2, 3) and s[2] == [2, 3] and s,
                             "a leader with both replicas in sync")
@@ -161,6 +164,14 @@ def test_leadership_moves_when_a_kafka_broker_dies(mixed):
     # fenced after the session timeout: the survivor leads, alone in the ISR
     wait_for(lambda: partition_state(survivor.bootstrap_servers, topic, 0)
              == (survivor_id, [2, 3], [survivor_id]), f"broker {survivor_id} leading alone")
+    wait_for(lambda: (st := partition_state(survivor.bootstrap_servers, "failover-elr", 0))
+             and st[0] == survivor_id and st[2] == [survivor_id], "failover-elr moved")
+    described = run_tool("kafka-topics", ["--bootstrap-server", survivor.bootstrap_servers,
+                                          "--describe", "--topic", "failover-elr"],
+                         check=True).stdout
+    assert f"Leader: {survivor_id}\tReplicas: " in described, described
+    # the dead broker left the ISR for the ELR: it may lead again (clean) once back
+    assert f"Isr: {survivor_id}\tElr: {leader}\tLastKnownElr: \n" in described, described
     assert len(confluent_produce(survivor.bootstrap_servers, topic, [{"value": b"after"}],
                                  acks="all")) == 1
     got = confluent_consume(survivor.bootstrap_servers, topic, 2)

@@ -42,12 +42,12 @@ from pykafkad.controller.heartbeat import BrokerControlState
 from pykafkad.controller.producer_id_control import ProducerIdControlManager
 from pykafkad.controller.replication_control import ReplicationControlManager
 from pykafkad.controller.result import NONE, ApiError, ControllerResult
+from pykafkad.controller.supported_features import controller_supported_features
 from pykafkad.controller.update_features import (
     FeatureUpdater,
     elr_safety_records,
     update_features,
 )
-from pykafkad.features import FEATURES
 from wire.errors import ErrorCode
 from wire.messages.allocate_producer_ids_response import AllocateProducerIdsResponse
 from wire.messages.alter_configs_response import AlterConfigsResourceResponse as LegacyResult
@@ -263,7 +263,7 @@ class QuorumController:
         updater = FeatureUpdater(
             node_id=self.node_id, finalized=self.features.finalized,
             kraft_version=self.kraft_version,
-            local={f.name: (f.min_version, f.max_version) for f in FEATURES},
+            local={n: (lo, hi) for n, lo, hi in controller_supported_features()},
             brokers={b: dict(r.features) for b, r in sorted(self.cluster.registrations.items())},
             controllers={c: {f.name: (f.min_supported_version, f.max_supported_version)
                              for f in r.features}

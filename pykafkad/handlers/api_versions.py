@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from pykafkad.controller.supported_features import controller_supported_features
 from pykafkad.dispatch import BROKER, CONTROLLER, RequestContext, handles
 from pykafkad.features import FEATURES, finalized_levels
 from wire.errors import ErrorCode
@@ -23,6 +24,14 @@ CLUSTER_CHECK_VERSION = 5
 #: v3+ name the client software (KIP-511); Kafka refuses names and versions not of this form
 SOFTWARE_NAME_VERSION = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 SOFTWARE_VERSION = 3
+
+
+def _supported(ctx: RequestContext) -> list[tuple[str, int, int]]:
+    """A controller listener reports the controller's ranges (what it can finalize), a broker
+    listener the broker's, as Kafka's ControllerApis and KafkaApis do."""
+    if ctx.listener_kind == CONTROLLER:
+        return controller_supported_features()
+    return [(f.name, f.min_version, f.max_version) for f in FEATURES]
 
 
 def _error(code: int) -> ApiVersionsResponse:
@@ -64,8 +73,8 @@ async def handle_api_versions(ctx: RequestContext, request) -> ApiVersionsRespon
     return ApiVersionsResponse(
         error_code=0, api_keys=keys, throttle_time_ms=0,
         supported_features=[
-            SupportedFeatureKey(f.name, f.min_version, f.max_version) for f in FEATURES
-            if f.min_version > 0 or v >= ZERO_MIN_FEATURES_VERSION],
+            SupportedFeatureKey(name, lo, hi) for name, lo, hi in _supported(ctx)
+            if lo > 0 or v >= ZERO_MIN_FEATURES_VERSION],
         finalized_features_epoch=epoch,
         finalized_features=[FinalizedFeatureKey(n, level, level) for n, level in levels],
     )

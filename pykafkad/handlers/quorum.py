@@ -57,6 +57,13 @@ async def handle_remove_raft_voter(ctx: RequestContext, req: Any) -> Any:
     return await ctx.broker.raft.handle_remove_raft_voter(req, ctx.version)
 
 
+@handles(82, 0, 0, listeners=CONTROLLER)
+async def handle_update_raft_voter(ctx: RequestContext, req: Any) -> Any:
+    """Version 0: a voter following the leader reports its listeners and kraft.version range
+    (pykafkad.raft.update_voter)."""
+    return ctx.broker.raft.handle_update_raft_voter(req, ctx.version)
+
+
 @handles(59, 0, 1, listeners=CONTROLLER)
 async def handle_fetch_snapshot(ctx: RequestContext, req: Any) -> Any:
     """Versions 0-1 (v1: the replica's directory id)."""

@@ -21,6 +21,7 @@ import trio
 
 from pykafkad.config.describe import describe_topic_configs
 from pykafkad.controller import QuorumController
+from pykafkad.controller.record_versions import record_version
 from pykafkad.features import FEATURES
 from pykafkad.kraft.error_responses import error_response, not_controller_message
 from pykafkad.kraft.shared_server import setting
@@ -192,7 +193,7 @@ class ControllerServer:
         self._last_write_ms = self.clock()
         for chunk in chunks:
             try:
-                last = self.raft.schedule_append(epoch, [encode_record(r) for r in chunk])
+                last = self.raft.schedule_append(epoch, [encode_record(r, record_version(r)) for r in chunk])
             except NotLeaderError:
                 self.active_epoch = -1
                 return False

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import trio
 
+from pykafkad.controller.supported_features import controller_supported_features
 from pykafkad.kraft.broker_lifecycle import (
     AdvertisedListener,
     BrokerLifecycleManager,
@@ -77,7 +78,8 @@ class KafkaRaftServer:
                 client_id=f"controller-{config.node_id}-registration-manager")
             self.registration = ControllerRegistrationManager(
                 config.node_id, self.registration_channel,
-                listeners=self._controller_listeners(), features=supported_features())
+                listeners=self._controller_listeners(),
+                features=controller_supported_features())
             self.shared.loader.add_publisher(self.registration)
         self.channel: ControllerChannel | None = None
         self.lifecycle: BrokerLifecycleManager | None = None

@@ -104,6 +104,9 @@ class RaftClient:
         self.node_id = node_id
         #: an AddRaftVoter / RemoveRaftVoter is under way (Kafka: one at a time)
         self.voter_change_pending = False
+        #: (leader epoch, {voter id: Voter}): UpdateRaftVoter's updates under kraft.version 0,
+        #: kept in memory only, as Kafka's leader keeps them for a kraft.version upgrade
+        self.static_voter_updates: tuple[int, dict] = (-1, {})
         #: the voters' endpoints (and, on an observer of a dynamic quorum, the leader's once
         #: learned): the caller's dict itself, kept up to date
         self.voters = voters
@@ -228,6 +231,11 @@ class RaftClient:
         from pykafkad.raft.reconfig import add_voter
 
         return await add_voter(self, request, version)
+
+    def handle_update_raft_voter(self, request: Any, version: int) -> Any:
+        from pykafkad.raft.update_voter import update_voter
+
+        return update_voter(self, request)
 
     async def handle_remove_raft_voter(self, request: Any, version: int) -> Any:
         from pykafkad.raft.reconfig import remove_voter

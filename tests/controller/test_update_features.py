@@ -56,8 +56,8 @@ def test_java_hash_map_order():
     ([("metadata.version", 31, 3)], "Unsupported metadata.version downgrade from 33 to 31. "
                                     "Unsafe metadata downgrade is not supported in this version."),
     ([("share.version", 1, 2), ("streams.version", 5, 1), ("group.version", 7, 1), ("zz", 1, 1)],
-     "Invalid update version 7 for feature group.version. Local controller 0 does not support "
-     "this feature."),
+     "Invalid update version 7 for feature group.version. Local controller 0 only supports "
+     "versions 0-1"),
     ([(ELR, 0, 3)], None),
     ([("metadata.version", 33, 2)], None),
     ([("kraft.version", 1, 1)], None),

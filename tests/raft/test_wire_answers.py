@@ -14,10 +14,11 @@ from tests.kraft.released_broker import run_released
 from tests.raft.quorum import Quorum
 from wire.messages import describe_quorum_request as dq
 from wire.messages import fetch_request as fr
+from wire.messages import update_raft_voter_request as uv
 from wire.messages import vote_request as vr
 from wire.messages.api_versions_request import ApiVersionsRequest
 
-QUORUM_APIS = {1, 18, 52, 53, 54, 55, 59, 60}
+QUORUM_APIS = {1, 18, 52, 53, 54, 55, 59, 60, 82}
 
 
 def vote(cluster_id, epoch=1, voter_id=1):
@@ -38,6 +39,15 @@ def describe_other_topic():
         topic_name="other", partitions=[dq.PartitionData(partition_index=0)])])
 
 
+def update_voter(cluster_id, epoch):
+    """A voter's UpdateRaftVoter (sent by every Kafka 4.x voter that follows a leader)."""
+    return uv.UpdateRaftVoterRequest(
+        cluster_id=cluster_id, current_leader_epoch=epoch, voter_id=1,
+        voter_directory_id=b"\x05" * 16,
+        listeners=[uv.Listener(name="CONTROLLER", host="127.0.0.1", port=1)],
+        k_raft_version_feature=uv.KRaftVersionFeature(0, 1))
+
+
 async def answers(host: str, port: int) -> dict:
     c = NodeClient(host, port, client_id="raft-test")
     try:
@@ -50,6 +60,13 @@ async def answers(host: str, port: int) -> dict:
         r = await c.request(describe_other_topic(), version=2)
         p = r.topics[0].partitions[0]
         out["other_topic_describe"] = (r.error_code, r.topics[0].topic_name, p.error_code)
+        # refusals only: nothing changes on the reference broker
+        for name, cluster, epoch in (("update_bad_cluster", "not-the-cluster", 1),
+                                     ("update_future_epoch", None, 1 << 30),
+                                     ("update_fenced_epoch", None, 0)):
+            r = await c.request(update_voter(cluster, epoch), version=0)
+            lead = r.current_leader
+            out[name] = (r.error_code, lead.leader_id >= 0, (lead.host, lead.port) == (host, port))
         return out
     finally:
         await c.aclose()
@@ -74,7 +91,8 @@ def test_quorum_apis_answer_as_kafkas_controller(tmp_path, reference_kafka):
     ours, kafka = results["ours"], results["kafka"]
     assert QUORUM_APIS <= set(ours["apis"])  # a controller listener serves ControllerApis
     assert {k: ours["apis"][k] for k in QUORUM_APIS} == {k: kafka["apis"][k] for k in QUORUM_APIS}
-    for key in ("bad_cluster", "other_topic_fetch", "other_topic_describe"):
+    for key in ("bad_cluster", "other_topic_fetch", "other_topic_describe",
+                "update_bad_cluster", "update_future_epoch", "update_fenced_epoch"):
         assert ours[key] == kafka[key], key
     assert ours["bad_cluster"] == 104  # INCONSISTENT_CLUSTER_ID
 

@@ -78,14 +78,3 @@ def test_a_downgrade_and_upgrade_reach_every_node(cluster):
     for node_id in cluster.nodes:
         wait_for(lambda n=node_id: finalized(["--bootstrap-server", node_bootstrap(cluster, n)])
                  [ELR] == "1", f"{ELR} 1 on broker {node_id}")
-
-
-def test_a_feature_the_brokers_lack_is_refused(cluster):
-    """pykafkad's brokers support group.version 0 only (features.py): the controller (which
-    supports Kafka 4.4's range, as only brokers act on group.version) refuses to finalize 1,
-    naming the first broker that lacks it, as Kafka's names a Kafka broker."""
-    code, out = features(["--bootstrap-server", cluster.bootstrap_servers, "upgrade",
-                          "--feature", "group.version=1"])
-    assert code == 1
-    assert re.search(r"Invalid update version 1 for feature group\.version\. Broker \d+ does "
-                     r"not support this feature\.", out), out

@@ -20,6 +20,7 @@ from pykafkad.faults.node import NodeFaults
 from pykafkad.faults.partition_table import peer_node_id
 from pykafkad.faults.responses import error_answer, set_topic_errors
 from pykafkad.handlers.config_forwarding import CONFIG_APIS, forward_configs
+from pykafkad.handlers.create_topics_forwarding import CREATE_TOPICS_KEY, forward_create_topics
 from pykafkad.security.authenticator import AuthenticationClosed
 from pykafkad.security.principal import ANONYMOUS, KafkaPrincipal
 from wire.errors import RemoteProtocolError
@@ -207,6 +208,9 @@ class Connection:
                 # checked here first, as Kafka's ConfigAdminManager.preprocess
                 response = await forward_configs(ctx, frame, request, forwarding,
                                                  handler.response_type)
+            elif forwarding is not None and header.api_key == CREATE_TOPICS_KEY:
+                response = await forward_create_topics(ctx, frame, request, forwarding,
+                                                       handler.response_type)
             elif forwarding is not None and forwarding.forwards(header.api_key):
                 # a KRaft broker: the active controller answers (Kafka's ForwardingManager)
                 response = await forwarding.forward(ctx, frame, request, handler.response_type)

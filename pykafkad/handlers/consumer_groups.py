@@ -11,6 +11,8 @@ from pykafkad.coordinator.consumer_group.manager import MEMBER_TYPE_CONSUMER, He
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers import authorized_operations
 from pykafkad.handlers.groups import client_host
+from pykafkad.security.api_acls import authorized, split_by_authorization
+from pykafkad.security.authorizer import DESCRIBE, GROUP, READ
 from wire.errors import ErrorCode
 from wire.messages import consumer_group_describe_response as cgd
 from wire.messages.consumer_group_heartbeat_response import (
@@ -23,6 +25,9 @@ from wire.messages.consumer_group_heartbeat_response import (
 @handles(68, 0, 1)
 async def handle_consumer_group_heartbeat(ctx: RequestContext, req) -> ConsumerGroupHeartbeatResponse:
     """Versions 0-1 (v1: the client generates its member id, and a subscribed topic regex)."""
+    if not authorized(ctx, GROUP, READ, req.group_id):
+        return ConsumerGroupHeartbeatResponse(throttle_time_ms=0, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED,
+                                              member_epoch=0, heartbeat_interval_ms=0)
     groups = ctx.broker.groups
     code = groups.coordinator.unavailable_error(req.group_id) if req.group_id else 0
     if groups.closed:
@@ -68,8 +73,9 @@ async def handle_consumer_group_describe(ctx: RequestContext, req) -> cgd.Consum
     """Versions 0-1 (v1: each member's type)."""
     groups = ctx.broker.groups
     manager = groups.coordinator.consumer_groups
-    out = []
-    for group_id in req.group_ids:
+    denied, allowed = split_by_authorization(ctx, GROUP, DESCRIBE, req.group_ids)
+    out = [cgd.DescribedGroup(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, group_id=g) for g in denied]
+    for group_id in allowed:
         code = groups.coordinator.unavailable_error(group_id)
         if code:
             out.append(cgd.DescribedGroup(error_code=code, group_id=group_id))

@@ -20,6 +20,8 @@ from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers import authorized_operations
 from pykafkad.handlers.groups import client_host
 from pykafkad.replica.partition import HIGH_WATERMARK, TXN_COMMITTED
+from pykafkad.security.api_acls import authorized, split_by_authorization
+from pykafkad.security.authorizer import DESCRIBE, GROUP, READ
 from wire.errors import ErrorCode, KafkaError
 from wire.messages import share_acknowledge_response as ack_msg
 from wire.messages import share_fetch_response as fetch_msg
@@ -48,6 +50,8 @@ log = logging.getLogger("pykafkad.share")
 @handles(76, 1, 1)
 async def handle_share_group_heartbeat(ctx: RequestContext, req) -> ShareGroupHeartbeatResponse:
     """Version 1 (v0 was Kafka 4.0's early access, removed in 4.1)."""
+    if not authorized(ctx, GROUP, READ, req.group_id):
+        return ShareGroupHeartbeatResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, member_epoch=0)
     code = ctx.broker.groups.coordinator.unavailable_error(req.group_id)
     if code:
         return ShareGroupHeartbeatResponse(error_code=code, member_epoch=0)
@@ -79,8 +83,9 @@ async def handle_share_group_describe(ctx: RequestContext, req) -> ShareGroupDes
     """Version 1: members with their epochs, subscriptions and assignments (topic names
     resolved); an unknown group is GROUP_ID_NOT_FOUND."""
     svc = service_of(ctx.broker)
-    out = []
-    for group_id in req.group_ids:
+    denied, allowed = split_by_authorization(ctx, GROUP, DESCRIBE, req.group_ids)
+    out = [DescribedGroup(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, group_id=g, group_state="") for g in denied]
+    for group_id in allowed:
         code = ctx.broker.groups.coordinator.unavailable_error(group_id)
         try:
             if code:
@@ -193,6 +198,8 @@ async def handle_share_fetch(ctx: RequestContext, req) -> fetch_msg.ShareFetchRe
     """Versions 1-2 (v2: ShareAcquireMode and RENEW acknowledgements, KIP-1206/1222).
     Acknowledgements ride on the fetch and are applied first; then records are acquired for
     the member under acquisition locks of ``share.record.lock.duration.ms``."""
+    if not authorized(ctx, GROUP, READ, req.group_id):
+        return fetch_msg.ShareFetchResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     broker = ctx.broker
     svc = service_of(broker)
     v = ctx.version
@@ -319,6 +326,8 @@ def _acquire(ctx, svc, group_id: str, member_id: str, partitions, max_records: i
 async def handle_share_acknowledge(ctx: RequestContext, req) -> ack_msg.ShareAcknowledgeResponse:
     """Versions 1-2 (v2: RENEW and the acquisition lock timeout in the answer).  Needs an open
     share session (epoch > 0); epoch -1 also closes it, releasing the member's records."""
+    if not authorized(ctx, GROUP, READ, req.group_id):
+        return ack_msg.ShareAcknowledgeResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     svc = service_of(ctx.broker)
     acks = _ack_batches(req.topics)
     lock_ms = svc.lock_ms(req.group_id) if req.group_id else 0

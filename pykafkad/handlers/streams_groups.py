@@ -17,6 +17,8 @@ from pykafkad.coordinator.streams_group.coordinator import (
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers import authorized_operations
 from pykafkad.handlers.groups import client_host
+from pykafkad.security.api_acls import authorized, split_by_authorization
+from pykafkad.security.authorizer import DESCRIBE, GROUP, READ
 from wire.errors import ErrorCode, KafkaError
 from wire.messages import streams_group_describe_response as d
 from wire.messages import streams_group_heartbeat_response as h
@@ -58,6 +60,8 @@ def _create_internal_topics(broker, topics) -> None:
 async def handle_streams_group_heartbeat(ctx: RequestContext, req):
     """Versions 0-1 (v1: AcceptableRecoveryLag as int64, TopologyDescriptionRequired, which
     is never set here: topology descriptions are not kept)."""
+    if not authorized(ctx, GROUP, READ, req.group_id):
+        return h.StreamsGroupHeartbeatResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     v = ctx.version
     groups = ctx.broker.groups
     coordinator = groups.coordinator
@@ -160,6 +164,9 @@ async def handle_streams_group_describe(ctx: RequestContext, req):
     """Versions 0-1 (v1: topology description, never kept here, and the assignor name)."""
     groups = ctx.broker.groups
     coordinator = groups.coordinator
-    out = groups.call(lambda: [_describe(coordinator, g, req.include_authorized_operations)
-                               for g in req.group_ids])
+    denied, allowed = split_by_authorization(ctx, GROUP, DESCRIBE, req.group_ids)
+    out = [d.DescribedGroup(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, group_id=g, group_state="", members=[])
+           for g in denied]
+    out += groups.call(lambda: [_describe(coordinator, g, req.include_authorized_operations)
+                                for g in allowed])
     return d.StreamsGroupDescribeResponse(throttle_time_ms=0, groups=out)

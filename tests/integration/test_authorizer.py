@@ -154,10 +154,10 @@ def test_acl_authorizer_is_refused_as_kafka_4_refuses_it():
     assert authorizer_from_config(BrokerConfig({}).ignored) is None
 
 
-def _consume_error(bootstrap: str, topic: str, group: str) -> str | None:
+def _consume_error(bootstrap: str, topic: str, group: str, **conf) -> str | None:
     """The first error a subscribed consumer of ``group`` meets, or None once it reads."""
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
-                  "auto.offset.reset": "earliest"})
+                  "auto.offset.reset": "earliest", **conf})
     try:
         c.subscribe([topic])
         deadline = time.monotonic() + WAIT_S
@@ -212,7 +212,10 @@ def _group_and_create_scenario(bootstrap: str) -> dict:
                    "User:ANONYMOUS", "*", AclOperation.ALL, AclPermissionType.ALLOW),
         AclBinding(ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL,
                    "User:ANONYMOUS", "127.0.0.1", AclOperation.CREATE, AclPermissionType.DENY))
-    out["create_denied"] = _until(lambda: create(prefix + "2"),
+    # a fresh name per try: a create that ran before the new ACLs reached the authorizer
+    # (ACLs travel through the metadata log, on Kafka as here) made its topic
+    tries = iter(range(1000))
+    out["create_denied"] = _until(lambda: create(f"{prefix}2-{next(tries)}"),
                                   ("TOPIC_AUTHORIZATION_FAILED", "Authorization failed."),
                                   "create denied")
     for f in admin.delete_acls([AclBindingFilter(
@@ -363,3 +366,24 @@ def test_transactional_id_denied_as_kafka(kafka_with_authorizer):
     with run_broker(config=OPEN) as b:
         ours = _transactional_scenario(b.bootstrap_servers)
     assert ours == _transactional_scenario(kafka_with_authorizer)
+
+
+def _consumer_protocol_denial(bootstrap: str) -> str | None:
+    """A KIP-848 consumer (ConsumerGroupHeartbeat) denied READ on its group."""
+    run = uuid.uuid4().hex[:8]
+    topic, group = f"authz-848-{run}", f"authz-848-{run}"
+    create_topic(bootstrap, topic)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for f in admin.create_acls([AclBinding(
+            ResourceType.GROUP, group, ResourcePatternType.LITERAL, "User:ANONYMOUS", "*",
+            AclOperation.READ, AclPermissionType.DENY)]).values():
+        f.result(WAIT_S)
+    return _until(lambda: _consume_error(bootstrap, topic, group, **{"group.protocol": "consumer"}),
+                  "GROUP_AUTHORIZATION_FAILED", "consumer-protocol group denied")
+
+
+@needs_java
+def test_consumer_protocol_group_denied_as_kafka(kafka_with_authorizer):
+    with run_broker(config=OPEN) as b:
+        ours = _consumer_protocol_denial(b.bootstrap_servers)
+    assert ours == _consumer_protocol_denial(kafka_with_authorizer) == "GROUP_AUTHORIZATION_FAILED"

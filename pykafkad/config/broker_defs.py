@@ -326,6 +326,7 @@ DYNAMIC_BROKER_CONFIGS: frozenset[str] = frozenset(
         "listener.security.protocol.map", "max.connections", "max.connection.creation.rate",
         "max.connections.per.ip", "max.connections.per.ip.overrides",
         "producer.id.expiration.ms", "transaction.partition.verification.enable",
+        "group.consumer.assignment.interval.ms",
     }
 )  # fmt: skip
 

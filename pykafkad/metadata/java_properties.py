@@ -81,11 +81,11 @@ def _java_hash(s: str) -> int:
     return h
 
 
-def java_hash_order(keys: Iterable[str]) -> list[str]:
+def java_hash_order(keys: Iterable[str], capacity: int = 16) -> list[str]:
     """``keys`` in the order a java.util.HashMap (or Properties) iterates them: by hash bucket,
-    then insertion order. Kafka's files and messages come out in this order."""
+    then insertion order. Kafka's files and messages come out in this order. ``capacity`` is
+    the table size the map starts with (16 for ``new HashMap<>()``)."""
     keys = list(keys)
-    capacity = 16
     while len(keys) > capacity * 3 // 4:
         capacity *= 2
 
@@ -94,6 +94,17 @@ def java_hash_order(keys: Iterable[str]) -> list[str]:
         return ((h ^ (h >> 16)) & (capacity - 1), item[0])
 
     return [k for _, k in sorted(enumerate(keys), key=bucket)]
+
+
+def java_hash_copy_order(keys: Iterable[str]) -> list[str]:
+    """The order of ``new HashMap<>(map)`` over ``keys`` (in ``map``'s order): Java 17 sizes
+    the copy's table for the map's size alone, so two entries share a table of 4, not 16."""
+    keys = list(keys)
+    wanted = int(len(keys) / 0.75 + 1.0)
+    capacity = 1
+    while capacity < wanted:
+        capacity *= 2
+    return java_hash_order(keys, capacity)
 
 
 def _escape(text: str, is_key: bool) -> str:

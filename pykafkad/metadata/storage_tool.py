@@ -24,7 +24,7 @@ from pykafkad.metadata.dynamic_voters import (
     parse_dynamic_voters,
     voters_record,
 )
-from pykafkad.metadata.java_properties import java_hash_order, load_properties
+from pykafkad.metadata.java_properties import java_hash_copy_order, java_hash_order, load_properties
 from pykafkad.metadata.properties import (
     MetaProperties,
     MetaPropertiesEnsemble,
@@ -265,7 +265,8 @@ def format_command(args: argparse.Namespace, out: TextIO) -> int:
     except MetaPropertiesError as e:
         raise TerseFailure(str(e)) from None
     if ensemble.props and not args.ignore_formatted:
-        first = java_hash_order(ensemble.props)[0]  # the first of Kafka's HashMap
+        # Kafka's Copier holds a HashMap copy of the loader's TreeMap: sorted, then rehashed
+        first = java_hash_copy_order(sorted(ensemble.props))[0]
         raise TerseFailure(f"Log directory {first} is already formatted. Use --ignore-formatted "
                            f"to ignore this directory and format the others.")
     for error_dir in java_hash_order(ensemble.errors):

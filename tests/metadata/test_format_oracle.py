@@ -16,6 +16,7 @@ import pytest
 
 from compat.kafka_broker import JAVA_OPTS, kafka_classpath
 from pykafkad.metadata.bootstrap import bootstrap_snapshot_path
+from pykafkad.metadata.java_properties import java_hash_copy_order, java_hash_order
 from pykafkad.metadata.properties import MetaProperties
 from pykafkad.metadata.snapshot import read_snapshot
 from pykafkad.metadata.storage_tool import main as storage_main
@@ -176,13 +177,26 @@ def test_format_refuses_what_kafka_refuses(tmp_path: Path, case: str) -> None:
     assert not list(py_root.rglob("meta.properties"))
 
 
+def two_dirs_root(tmp_path: Path, hashed_apart: bool) -> Path:
+    """A directory whose ``root/d1`` and ``root/d2`` come out of a 16-bucket HashMap in the
+    same order as from a 4-bucket one (``hashed_apart`` false) or in another order (true):
+    Kafka's formatter reads them from a copied HashMap sized for two entries."""
+    for n in range(1000):
+        dirs = [str(tmp_path / f"two{n}" / "root" / d) for d in ("d1", "d2")]
+        if (java_hash_order(dirs) != java_hash_copy_order(dirs)) == hashed_apart:
+            return tmp_path / f"two{n}"
+    raise AssertionError("no such root in 1000 tries")
+
+
 def test_formatting_twice(tmp_path: Path) -> None:
     _, _, kafka, pykafkad = run_both(tmp_path / "again", STATIC, [], [])
     assert pykafkad == kafka
     assert kafka == (1, "", "Log directory {root}/logs is already formatted. Use "
                             "--ignore-formatted to ignore this directory and format the others.")
-    _, _, kafka, pykafkad = run_both(tmp_path / "two", DYNAMIC, ["-N"], ["-N"])
-    assert pykafkad == kafka  # of two formatted dirs, the one Kafka's HashMap yields first
+    for hashed_apart in (False, True):  # roots where a fresh HashMap orders d1, d2 as a copy
+        _, _, kafka, pykafkad = run_both(two_dirs_root(tmp_path, hashed_apart), DYNAMIC,
+                                         ["-N"], ["-N"])
+        assert pykafkad == kafka  # of two formatted dirs, the one Kafka's HashMap yields first
     _, _, kafka, pykafkad = run_both(tmp_path / "ignored", STATIC, [], ["--ignore-formatted"])
     assert pykafkad == kafka == (0, "All of the log directories are already formatted.\n", "")
 

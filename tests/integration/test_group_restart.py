@@ -3,7 +3,7 @@ completes (found by restarting the broker every 5 s under franz-go's group tests
 
 from __future__ import annotations
 
-from confluent_kafka import Consumer, KafkaError
+from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 
 from pykafkad.testing import run_broker
@@ -23,8 +23,22 @@ def _static_consumer(bootstrap: str, errors: list) -> Consumer:
 
 
 def _group_state(bootstrap: str) -> str:
+    """The group's state; while a restarted broker still loads __consumer_offsets in the
+    background the describe answers COORDINATOR_LOAD_IN_PROGRESS, as Kafka's does, and is
+    asked again."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    return admin.describe_consumer_groups([GROUP])[GROUP].result(WAIT_S).state.name
+    state: list[str] = []
+
+    def described() -> bool:
+        try:
+            state.append(admin.describe_consumer_groups([GROUP])[GROUP].result(WAIT_S).state.name)
+        except KafkaException as e:
+            if e.args[0].code() != KafkaError.COORDINATOR_LOAD_IN_PROGRESS:
+                raise
+        return bool(state)
+
+    wait_until(described, f"a description of {GROUP}")
+    return state[0]
 
 
 def test_static_member_joins_at_once_after_a_restart_before_the_first_rebalance(

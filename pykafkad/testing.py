@@ -256,7 +256,7 @@ def run_secured_broker(users: dict[str, str] | None = None, *, user: str | None 
             "listener.name.sasl_ssl.plain.sasl.jaas.config": plain_jaas(users, user, users[user]),
             **(config or {})}
         with run_broker(config=settings, security_protocol="SASL_SSL") as b:
-            add_scram_users(b.broker, users)
+            add_scram_users(b, users)
             yield SecuredBroker(b, ca, users, client_settings(
                 "SASL_SSL", ca, mechanism=mechanism, username=user, password=users[user]))
     finally:

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pykafkad.config.broker import BrokerConfig
 from pykafkad.config.describe import describe_topic_configs
 from pykafkad.controller import dir_assignment, leadership, reassignment
+from pykafkad.controller.acl_control import AclControlManager
 from pykafkad.controller.cluster_control import ClusterControlManager
 from pykafkad.controller.config_control import BROKER as BROKER_RESOURCE
 from pykafkad.controller.config_control import TOPIC as TOPIC_RESOURCE
@@ -42,6 +43,7 @@ from pykafkad.controller.heartbeat import BrokerControlState
 from pykafkad.controller.producer_id_control import ProducerIdControlManager
 from pykafkad.controller.replication_control import ReplicationControlManager
 from pykafkad.controller.result import NONE, ApiError, ControllerResult
+from pykafkad.controller.scram_control import ScramControlManager
 from pykafkad.controller.supported_features import controller_supported_features
 from pykafkad.controller.update_features import (
     FeatureUpdater,
@@ -69,6 +71,7 @@ from wire.messages.incremental_alter_configs_response import (
 )
 from wire.messages.unregister_broker_response import UnregisterBrokerResponse
 from wire.metadata import (
+    AccessControlEntryRecord,
     BrokerRegistrationChangeRecord,
     ClearElrRecord,
     ConfigRecord,
@@ -79,11 +82,14 @@ from wire.metadata import (
     ProducerIdsRecord,
     RegisterBrokerRecord,
     RegisterControllerRecord,
+    RemoveAccessControlEntryRecord,
     RemoveTopicRecord,
+    RemoveUserScramCredentialRecord,
     TopicRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
     UnregisterControllerRecord,
+    UserScramCredentialRecord,
 )
 from wire.primitives import ZERO_UUID
 
@@ -120,6 +126,8 @@ class QuorumController:
             self.replication.describe_configs = lambda overrides: describe_topic_configs(
                 static, overrides)
         self.producer_ids = ProducerIdControlManager(self.cluster)
+        self.acls = AclControlManager(new_id=lambda: self.random.randbytes(16))
+        self.scram = ScramControlManager()
         self.last_replayed_offset = -1
         self._replayers = {
             UnregisterBrokerRecord: self.cluster.replay_unregister,
@@ -136,6 +144,10 @@ class QuorumController:
             ClearElrRecord: self.replication.replay_clear_elr,
             RegisterControllerRecord: self.cluster.replay_register_controller,
             UnregisterControllerRecord: self.cluster.replay_unregister_controller,
+            AccessControlEntryRecord: self.acls.replay,
+            RemoveAccessControlEntryRecord: self.acls.replay_remove,
+            UserScramCredentialRecord: self.scram.replay,
+            RemoveUserScramCredentialRecord: self.scram.replay_remove,
         }
         self._handlers = {
             "BrokerRegistrationRequest": self._broker_registration,
@@ -150,6 +162,9 @@ class QuorumController:
             "AlterConfigsRequest": self._alter_configs,
             "AlterPartitionRequest": self._alter_partition,
             "AlterClientQuotasRequest": self._alter_client_quotas,
+            "CreateAclsRequest": lambda r, v, o: self.acls.create_acls(r),
+            "DeleteAclsRequest": lambda r, v, o: self.acls.delete_acls(r),
+            "AlterUserScramCredentialsRequest": lambda r, v, o: self.scram.alter(r),
             "AllocateProducerIdsRequest": self._allocate_producer_ids,
             "AssignReplicasToDirsRequest": self._assign_replicas_to_dirs,
             "ElectLeadersRequest": self._elect_leaders,
@@ -166,8 +181,8 @@ class QuorumController:
         if isinstance(record, RegisterBrokerRecord):
             self.cluster.replay_register(record, offset)
         else:
-            # Records of areas this controller does not model (NoOp, ACLs, quotas, SCRAM,
-            # controller registrations ...) only advance the offset.
+            # Records of areas this controller does not model (NoOp, quotas, delegation
+            # tokens ...) only advance the offset.
             replayer = self._replayers.get(type(record))
             if replayer is not None:
                 replayer(record)

@@ -1,8 +1,10 @@
 """DescribeAcls (key 29), CreateAcls (30) and DeleteAcls (31).
 
-With ``authorizer.class.name`` set to Kafka's StandardAuthorizer they read and change the
-node's ACLs as AccessControlEntryRecord / RemoveAccessControlEntryRecord (what Kafka's
-controller writes to the metadata log; a single node applies them to its authorizer).
+With ``authorizer.class.name`` set to Kafka's StandardAuthorizer, DescribeAcls reads the ACLs
+of the node's metadata image; CreateAcls and DeleteAcls go to the active controller (a
+broker forwards them in an Envelope carrying the client's principal, and the controller
+checks ALTER on the cluster), which writes AccessControlEntryRecords /
+RemoveAccessControlEntryRecords (pykafkad/controller/acl_control.py) that every node loads.
 Without an authorizer they answer as Apache Kafka 4.4.0 does when ``authorizer.class.name``
 is unset:
 
@@ -11,37 +13,24 @@ and answers SECURITY_DISABLED: clients and tools (kafka-acls, AdminClient.descri
 get "security is disabled" instead of "the broker does not support this API".  A filter or
 creation with an UNKNOWN (code 0) resource type, pattern type, operation or permission type
 fails Kafka's request validation, which closes the connection; any other code, even one
-Kafka does not know, gets SECURITY_DISABLED.  (A KRaft broker forwards CreateAcls and
-DeleteAcls to the controller; with no authorizer anywhere the answer is the same, so the
-broker gives it itself.)
+Kafka does not know, gets SECURITY_DISABLED.  (With no authorizer anywhere the controller's
+answer is the same, so a broker gives it itself.)
 """
 
 from __future__ import annotations
 
-import uuid
-
 from pykafkad.dispatch import BROKER, CONTROLLER, RequestContext, handles
+from pykafkad.handlers.forwarded import forwards, to_controller
 from pykafkad.security.api_acls import authorized
-from pykafkad.security.authorizer import (
-    ALTER,
-    CLUSTER,
-    DESCRIBE,
-    AclValidationError,
-    validate_new_acl,
-)
+from pykafkad.security.authorizer import ALTER, CLUSTER, DESCRIBE
 from wire.errors import ErrorCode, RemoteProtocolError
 from wire.messages.create_acls_response import AclCreationResult, CreateAclsResponse
-from wire.messages.delete_acls_response import (
-    DeleteAclsFilterResult,
-    DeleteAclsMatchingAcl,
-    DeleteAclsResponse,
-)
+from wire.messages.delete_acls_response import DeleteAclsFilterResult, DeleteAclsResponse
 from wire.messages.describe_acls_response import (
     AclDescription,
     DescribeAclsResource,
     DescribeAclsResponse,
 )
-from wire.metadata.access_control_entry_record import AccessControlEntryRecord
 
 #: the code every ACL enum (ResourceType, PatternType, AclOperation, AclPermissionType) uses
 #: for UNKNOWN
@@ -86,7 +75,7 @@ async def handle_describe_acls(ctx: RequestContext, req) -> DescribeAclsResponse
 
 @handles(30, 1, 3, listeners=(BROKER, CONTROLLER))
 async def handle_create_acls(ctx: RequestContext, req) -> CreateAclsResponse:
-    """Versions 1-3: one SECURITY_DISABLED result per creation."""
+    """Versions 1-3: the active controller writes the new ACLs (a broker forwards)."""
     for c in req.creations:
         _refuse_unknown("CreateAclsRequest", c.resource_type, c.resource_pattern_type,
                         c.operation, c.permission_type)
@@ -96,36 +85,18 @@ async def handle_create_acls(ctx: RequestContext, req) -> CreateAclsResponse:
             AclCreationResult(error_code=ErrorCode.SECURITY_DISABLED,
                               error_message=NO_AUTHORIZER)
             for _ in req.creations])
+    if forwards(ctx):
+        return await to_controller(ctx, req)
     if not authorized(ctx, CLUSTER, ALTER):
         return CreateAclsResponse(throttle_time_ms=0, results=[
             AclCreationResult(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
                               error_message=CLUSTER_DENIED) for _ in req.creations])
-    return CreateAclsResponse(throttle_time_ms=0,
-                              results=[_create(authorizer, c) for c in req.creations])
-
-
-def _create(authorizer, c) -> AclCreationResult:
-    try:
-        validate_new_acl(c.resource_type, c.resource_name, c.resource_pattern_type, c.principal,
-                         c.operation, c.permission_type)
-    except AclValidationError as e:
-        return AclCreationResult(error_code=ErrorCode.INVALID_REQUEST, error_message=str(e))
-    fields = (c.resource_type, c.resource_name, c.resource_pattern_type, c.principal, c.host,
-              c.operation, c.permission_type)
-    if not any(_fields(a) == fields for a in authorizer.acls.values()):
-        # the controller's record; an ACL that exists already is not written twice
-        authorizer.replay(AccessControlEntryRecord(uuid.uuid4().bytes, *fields))
-    return AclCreationResult(error_code=0, error_message=None)
-
-
-def _fields(a) -> tuple:
-    return (a.resource_type, a.resource_name, a.pattern_type, a.principal, a.host,
-            a.operation, a.permission_type)
+    return await to_controller(ctx, req)
 
 
 @handles(31, 1, 3, listeners=(BROKER, CONTROLLER))
 async def handle_delete_acls(ctx: RequestContext, req) -> DeleteAclsResponse:
-    """Versions 1-3: one SECURITY_DISABLED result, matching nothing, per filter."""
+    """Versions 1-3: the active controller removes the matching ACLs (a broker forwards)."""
     for f in req.filters:
         _refuse_unknown("DeleteAclsRequest", f.resource_type_filter, f.pattern_type_filter,
                         f.operation, f.permission_type)
@@ -135,19 +106,11 @@ async def handle_delete_acls(ctx: RequestContext, req) -> DeleteAclsResponse:
             DeleteAclsFilterResult(error_code=ErrorCode.SECURITY_DISABLED,
                                    error_message=NO_AUTHORIZER, matching_acls=[])
             for _ in req.filters])
+    if forwards(ctx):
+        return await to_controller(ctx, req)
     if not authorized(ctx, CLUSTER, ALTER):
         return DeleteAclsResponse(throttle_time_ms=0, filter_results=[
             DeleteAclsFilterResult(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
                                    error_message=CLUSTER_DENIED, matching_acls=[])
             for _ in req.filters])
-    results = []
-    for f in req.filters:
-        matched = list(authorizer.matching(f))
-        for a in matched:  # RemoveAccessControlEntryRecord(id)
-            authorizer.remove(a.id)
-        results.append(DeleteAclsFilterResult(error_code=0, error_message=None, matching_acls=[
-            DeleteAclsMatchingAcl(error_code=0, error_message=None, resource_type=a.resource_type,
-                                  resource_name=a.resource_name, pattern_type=a.pattern_type,
-                                  principal=a.principal, host=a.host, operation=a.operation,
-                                  permission_type=a.permission_type) for a in matched]))
-    return DeleteAclsResponse(throttle_time_ms=0, filter_results=results)
+    return await to_controller(ctx, req)

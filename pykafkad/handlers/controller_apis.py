@@ -13,6 +13,7 @@ import logging
 from typing import Any
 
 from pykafkad.dispatch import CONTROLLER, CONTROLLER_HANDLERS, RequestContext, handles
+from pykafkad.kraft.forwarding import client_peer, deserialize_principal
 from wire.errors import ErrorCode, RemoteProtocolError
 from wire.framing import encode_response, read_request_header
 from wire.messages.envelope_response import EnvelopeResponse
@@ -129,6 +130,7 @@ async def handle_list_partition_reassignments(ctx: RequestContext, req: Any) -> 
 async def handle_envelope(ctx: RequestContext, req: Any) -> EnvelopeResponse:
     """Version 0: a request a broker forwarded, in its own header and body, answered with the
     inner response (header and body) as ``response_data``."""
+
     r = Reader(memoryview(req.request_data))
     try:
         header = read_request_header(r)
@@ -144,7 +146,12 @@ async def handle_envelope(ctx: RequestContext, req: Any) -> EnvelopeResponse:
     except RemoteProtocolError as e:
         log.info("dropping a malformed forwarded request: %s", e)
         return EnvelopeResponse(response_data=None, error_code=ErrorCode.INVALID_REQUEST)
-    inner_ctx = RequestContext(ctx.broker, header, ctx.peer, ctx.listener_name, CONTROLLER)
+    # the client's principal and address, as the broker saw them: the APIs the controller
+    # authorizes (CreateAcls, DeleteAcls, AlterUserScramCredentials) check them
+    inner_ctx = RequestContext(ctx.broker, header,
+                               client_peer(req.client_host_address, ctx.peer),
+                               ctx.listener_name, CONTROLLER,
+                               deserialize_principal(req.request_principal))
     response = await handler.fn(inner_ctx, inner)
     chunks = encode_response(header.correlation_id, header.api_key, header.api_version,
                              response)

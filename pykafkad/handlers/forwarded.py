@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pykafkad.dispatch import RequestContext, handles
+from pykafkad.dispatch import BROKER, RequestContext, handles
 from wire.framing import encode_request
 from wire.messages import API_KEYS
 
@@ -23,6 +23,21 @@ def is_kraft_broker(broker: Any) -> bool:
 async def _forward(ctx: RequestContext, req: Any) -> Any:
     frame = encode_request(ctx.header, req)[4:]  # the client's header and body, as sent
     return await ctx.broker.forwarding.forward(ctx, frame, req, API_KEYS[ctx.header.api_key].response_type())
+
+
+def forwards(ctx: RequestContext) -> bool:
+    """Whether this request came to a KRaft broker's listener (not a controller's)."""
+    return ctx.listener_kind is BROKER and is_kraft_broker(ctx.broker)
+
+
+async def to_controller(ctx: RequestContext, req: Any) -> Any:
+    """The active controller's answer: forwarded from a broker listener, submitted to this
+    node's controller on a controller listener."""
+    if forwards(ctx):
+        return await _forward(ctx, req)
+    from pykafkad.handlers.controller_apis import _submit
+
+    return await _submit(ctx, req)
 
 
 @handles(43, 0, 2, available=is_kraft_broker)

@@ -46,6 +46,29 @@ def serialize_principal(principal_type: str = "User", name: str = "ANONYMOUS") -
     return w.getvalue()
 
 
+def deserialize_principal(data: bytes | None):
+    """The KafkaPrincipal an envelope carries (None for ANONYMOUS or none at all)."""
+    from pykafkad.security.principal import KafkaPrincipal
+
+    if not data or len(data) < 2:
+        return None
+    r = Reader(memoryview(data))
+    version = r.int16()
+    p = DefaultPrincipalData.read(r, version)
+    if p.type == "User" and p.name == "ANONYMOUS":
+        return None
+    return KafkaPrincipal(p.type, p.name)
+
+
+def client_peer(address: bytes | None, fallback: str) -> str:
+    """The client's address from an envelope, as a peer string ("host:0")."""
+    try:
+        host = str(ipaddress.ip_address(bytes(address or b"")))
+    except ValueError:
+        return fallback
+    return f"[{host}]:0" if ":" in host else f"{host}:0"
+
+
 def client_address(peer: str) -> bytes:
     """The client's IP address as the envelope carries it (4 or 16 bytes)."""
     host = peer.rsplit(":", 1)[0].strip("[]") if peer else "127.0.0.1"
@@ -75,8 +98,12 @@ class ForwardingManager:
     async def forward(self, ctx: Any, frame: bytes, request: Any, response_type: type) -> Any:
         """The controller's response to ``request`` (``frame``: its header and body as the
         client sent them)."""
-        envelope = EnvelopeRequest(request_data=bytes(frame), request_principal=self._principal,
-                                   client_host_address=client_address(ctx.peer))
+        principal = getattr(ctx, "principal", None)
+        envelope = EnvelopeRequest(
+            request_data=bytes(frame),
+            request_principal=self._principal if principal is None else serialize_principal(
+                principal.principal_type, principal.name),
+            client_host_address=client_address(ctx.peer))
         deadline = trio.current_time() + self.request_timeout_s
         while True:
             remaining = deadline - trio.current_time()

@@ -27,6 +27,7 @@ from pykafkad.kraft.controller_registration import ControllerRegistrationManager
 from pykafkad.kraft.controller_server import ControllerServer
 from pykafkad.kraft.dynamic_config_publisher import DynamicConfigPublisher
 from pykafkad.kraft.migration import single_node_records
+from pykafkad.kraft.security_publisher import SecurityPublisher
 from pykafkad.kraft.shared_server import SharedServer, check_storage
 from pykafkad.launcher import CLUSTER_STOP_MARK
 from pykafkad.log.log_dirs import configured_log_dirs, load_log_dirs, online_log_dir_ids
@@ -61,6 +62,7 @@ class KafkaRaftServer:
         self.shared = SharedServer(config, self.data_dir, meta, clock=broker.clock)
         broker.shared_server = self.shared
         broker.raft = self.shared.raft
+        self.shared.loader.add_publisher(SecurityPublisher(broker))
         self.controller: ControllerServer | None = None
         if "controller" in self.roles:
             migration = None

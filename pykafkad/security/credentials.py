@@ -1,31 +1,32 @@
 """SCRAM credentials a node checks logins against, by user and mechanism.
 
-Kafka keeps them as UserScramCredentialRecords in the metadata log; here they are held per
-node (set by AlterUserScramCredentials on it, or by pykafkad.testing), not yet in the log."""
+Kafka keeps them as UserScramCredentialRecords in the metadata log; each node loads those of
+its metadata image here (pykafkad/kraft/security_publisher.py)."""
 
 from __future__ import annotations
 
-from pykafkad.security.scram import ScramCredential
+from collections.abc import Mapping
+
+from pykafkad.security.scram import MECHANISM_TYPES, ScramCredential
+
+MECHANISM_NAMES = {v: k for k, v in MECHANISM_TYPES.items()}
 
 
 class ScramCredentials:
     def __init__(self) -> None:
         self.users: dict[str, dict[str, ScramCredential]] = {}
 
+    def load(self, records: Mapping) -> None:
+        """Takes a metadata image's UserScramCredentialRecords (by user and mechanism type)."""
+        users: dict[str, dict[str, ScramCredential]] = {}
+        for (name, mechanism), r in records.items():
+            if mechanism in MECHANISM_NAMES:
+                users.setdefault(name, {})[MECHANISM_NAMES[mechanism]] = ScramCredential(
+                    bytes(r.salt), bytes(r.stored_key), bytes(r.server_key), r.iterations)
+        self.users = users
+
     def get(self, user: str) -> dict[str, ScramCredential] | None:
         return self.users.get(user)
-
-    def upsert(self, user: str, mechanism: str, credential: ScramCredential) -> None:
-        self.users.setdefault(user, {})[mechanism] = credential
-
-    def delete(self, user: str, mechanism: str) -> bool:
-        mechs = self.users.get(user)
-        if not mechs or mechanism not in mechs:
-            return False
-        del mechs[mechanism]
-        if not mechs:
-            del self.users[user]
-        return True
 
 
 def scram_credentials(broker) -> ScramCredentials:

@@ -5,12 +5,21 @@ kafka-python, confluent-kafka and the Java client.  Needs the ``cryptography`` p
 from __future__ import annotations
 
 import datetime
+import hashlib
 import ipaddress
+import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import trio
+
 from pykafkad.security.credentials import scram_credentials
-from pykafkad.security.scram import make_credential
+from pykafkad.security.scram import MECHANISM_TYPES, MECHANISMS, MIN_ITERATIONS
+from wire.messages.alter_user_scram_credentials_request import (
+    AlterUserScramCredentialsRequest,
+    ScramCredentialUpsertion,
+)
 
 
 def _key():
@@ -117,13 +126,36 @@ def plain_jaas(users: dict[str, str], username: str, password: str) -> str:
             f'username="{username}" password="{password}" {grants};')
 
 
-def add_scram_users(broker, users: dict[str, str],
-                    mechanisms=("SCRAM-SHA-256", "SCRAM-SHA-512")) -> None:
-    """Gives ``users`` SCRAM credentials on ``broker`` (as kafka-configs --add-config would)."""
-    store = scram_credentials(broker)
-    for user, password in users.items():
-        for m in mechanisms:
-            store.upsert(user, m, make_credential(m, password))
+def add_scram_users(running, users: dict[str, str],
+                    mechanisms=("SCRAM-SHA-256", "SCRAM-SHA-512"), *,
+                    timeout_s: float = 30.0) -> None:
+    """Gives ``users`` SCRAM credentials on a ``run_broker`` node, as ``kafka-configs
+    --alter --add-config 'SCRAM-SHA-256=[password=...]'`` would: an AlterUserScramCredentials
+    its controller commits to the metadata log; returns once the broker logs users in with
+    them."""
+    async def submit(request):
+        return await running.broker.controller_server.submit(request, 0)
+
+    for m in mechanisms:  # Kafka takes one alteration per user and request
+        upsertions = []
+        for user, password in users.items():
+            salt = os.urandom(32)
+            salted = hashlib.pbkdf2_hmac(MECHANISMS[m], password.encode(), salt, MIN_ITERATIONS)
+            upsertions.append(ScramCredentialUpsertion(
+                name=user, mechanism=MECHANISM_TYPES[m], iterations=MIN_ITERATIONS, salt=salt,
+                salted_password=salted))
+        response = trio.from_thread.run(
+            submit, AlterUserScramCredentialsRequest(deletions=[], upsertions=upsertions),
+            trio_token=running.trio_token)
+        refused = [(r.user, r.error_message) for r in response.results if r.error_code]
+        if refused:
+            raise ValueError(f"SCRAM users refused: {refused}")
+    store = scram_credentials(running.broker)
+    deadline = time.monotonic() + timeout_s
+    while not all(set(mechanisms) <= set(store.get(u) or ()) for u in users):
+        if time.monotonic() > deadline:
+            raise TimeoutError("the broker did not load the new SCRAM users")
+        time.sleep(0.01)
 
 
 def broker_ssl_config(ca: CertificateAuthority, server: Issued, *, client_auth: str = "none",

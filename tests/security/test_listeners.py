@@ -86,7 +86,7 @@ def test_confluent_kafka_produces_and_consumes(case, ca, server_cert):
     protocol, mechanism, mtls, keystore = CASES[case]
     client_cert = ca.issue("client-alice") if mtls else None
     with start(ca, server_cert, protocol, keystore, "required" if mtls else "none") as b:
-        add_scram_users(b.broker, USERS)
+        add_scram_users(b, USERS)
         conf = settings(ca, protocol, mechanism, client_cert)["confluent"]
         assert confluent_round_trip(b.bootstrap_servers, conf) == b"over-" + protocol.lower().encode()
 
@@ -96,7 +96,7 @@ def test_kafka_python_produces_and_consumes(case, ca, server_cert):
     protocol, mechanism, mtls, keystore = CASES[case]
     client_cert = ca.issue("client-alice") if mtls else None
     with start(ca, server_cert, protocol, keystore, "required" if mtls else "none") as b:
-        add_scram_users(b.broker, USERS)
+        add_scram_users(b, USERS)
         conf = settings(ca, protocol, mechanism, client_cert)["kafka-python"]
         assert kafka_python_round_trip(b.bootstrap_servers, conf) == b"over-" + protocol.encode()
 
@@ -118,7 +118,7 @@ def test_mtls_principal_is_the_certificate_subject_mapped_by_the_rules(ca, serve
 
 def test_sasl_principal_is_the_user(ca, server_cert):
     with start(ca, server_cert, "SASL_PLAINTEXT", None) as b:
-        add_scram_users(b.broker, USERS)
+        add_scram_users(b, USERS)
         conf = settings(ca, "SASL_PLAINTEXT", "SCRAM-SHA-256")["kafka-python"]
         p = KafkaProducer(bootstrap_servers=b.bootstrap_servers, **conf)
         try:
@@ -152,7 +152,7 @@ def wrong_password_errors(bootstrap, ca) -> dict:
 
 def test_wrong_password_gives_the_clients_auth_error(ca, server_cert):
     with start(ca, server_cert, "SASL_PLAINTEXT", None) as b:
-        add_scram_users(b.broker, USERS)
+        add_scram_users(b, USERS)
         got = wrong_password_errors(b.bootstrap_servers, ca)
     assert "Authentication failed: Invalid username or password" in got["PLAIN", "confluent"]
     assert ("Authentication failed during authentication due to invalid credentials with SASL "
@@ -163,7 +163,7 @@ def test_wrong_password_gives_the_clients_auth_error(ca, server_cert):
 def test_wrong_password_errors_match_apache_kafka(ca, server_cert, secured_kafka):
     _, kafka_sasl = secured_kafka
     with start(ca, server_cert, "SASL_PLAINTEXT", None) as b:
-        add_scram_users(b.broker, USERS)
+        add_scram_users(b, USERS)
         ours = wrong_password_errors(b.bootstrap_servers, ca)
     theirs = wrong_password_errors(kafka_sasl, ca)
     strip = lambda s: s.split(": ", 1)[-1].split(" (after")[0]  # noqa: E731 - address, timing
@@ -178,7 +178,7 @@ def test_java_client_produces_and_consumes(case, ca, server_cert, tmp_path):
     protocol, mechanism, mtls, keystore = CASES[case]
     client_cert = ca.issue("client-alice") if mtls else None
     with start(ca, server_cert, protocol, keystore, "required" if mtls else "none") as b:
-        add_scram_users(b.broker, USERS)
+        add_scram_users(b, USERS)
         conf = settings(ca, protocol, mechanism, client_cert)["java"]
         assert java_round_trip(b.bootstrap_servers, conf, tmp_path) == "ok over-java"
 
@@ -188,7 +188,7 @@ def test_java_client_wrong_password(ca, server_cert, tmp_path):
     from tests.security.java_client import java_round_trip
 
     with start(ca, server_cert, "SASL_SSL", "PEM") as b:
-        add_scram_users(b.broker, USERS)
+        add_scram_users(b, USERS)
         conf = settings(ca, "SASL_SSL", "SCRAM-SHA-256", password="wrong")["java"]
         assert java_round_trip(b.bootstrap_servers, conf, tmp_path) == (
             "error SaslAuthenticationException: Authentication failed during authentication due "

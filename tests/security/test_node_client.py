@@ -46,7 +46,7 @@ def metadata_brokers(bootstrap: str, security) -> int:
 def test_node_client_over_sasl_ssl(mechanism, ca, server_cert):
     ssl = broker_ssl_config(ca, server_cert)
     with run_broker(config={**ssl, **sasl_config("SASL_SSL")}, security_protocol="SASL_SSL") as b:
-        add_scram_users(b.broker, USERS)
+        add_scram_users(b, USERS)
         security = node_security("SASL_SSL", mechanism, USERS["alice"], ssl)
         assert metadata_brokers(b.bootstrap_servers, security) == 1
         wrong = node_security("SASL_SSL", mechanism, "wrong", ssl)

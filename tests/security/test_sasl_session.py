@@ -63,7 +63,7 @@ def test_librdkafka_reauthenticates_within_connections_max_reauth_ms():
     config = {**sasl_config("SASL_PLAINTEXT"),
               "listener.name.sasl_plaintext.connections.max.reauth.ms": "1500"}
     with run_broker(config=config, security_protocol="SASL_PLAINTEXT") as b:
-        add_scram_users(b.broker, USERS)
+        add_scram_users(b, USERS)
         conf = client_settings("SASL_PLAINTEXT", mechanism="SCRAM-SHA-256", username="alice",
                                password=USERS["alice"])["confluent"]
         p = Producer({"bootstrap.servers": b.bootstrap_servers, **conf})

@@ -183,6 +183,9 @@ class Broker:
         self.forwarding = None
         #: the StandardAuthorizer when ``authorizer.class.name`` names it, else None
         self.authorizer = authorizer_from_config(config.ignored)
+        #: the single node's CONTROLLER listener is its own, hidden: what arrives there
+        #: (its broker side's forwarded requests) is the node itself (set by its builder)
+        self.internal_controller_listener = False
         #: a KRaft broker's FindCoordinator (the leader of the key's internal partition)
         self.coordinator_locator = None
         #: a KRaft broker's AutoTopicCreationManager (topics are created by the controller)

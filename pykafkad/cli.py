@@ -214,6 +214,7 @@ def build_single_node(config, props, overrides: dict[str, str], data_path: Path,
     except OSError as e:
         raise UsageError(f"data directory {data_path}: {e.strerror or e}") from None
     broker = open_broker(config, data_path, needed)
+    broker.internal_controller_listener = True
     server = Server(broker, "", 0, listeners=served_listeners(config))
     quiet_internal_quorum()
     node = KafkaRaftServer(config, data_path, broker, server, meta=meta)

@@ -120,10 +120,12 @@ def open_single_node(settings: dict[str, str], data_dir: Path, host: str, port: 
     from pykafkad.server import Server, served_listeners
 
     config = BrokerConfig.from_sources(None, settings)
-    if not config.is_kraft:
+    one_voter = not config.is_kraft
+    if one_voter:
         config = BrokerConfig.from_sources(None, {**settings, **one_voter_settings(config, host, port)})
     format_if_new(config, data_dir)
     broker = Broker(config, data_dir, **extra)
+    broker.internal_controller_listener = one_voter
     server = Server(broker, "", 0, listeners=served_listeners(config, host, port))
     return KafkaRaftServer(config, data_dir, broker, server)
 

@@ -22,6 +22,7 @@ Wiring it into a node:
 
 from __future__ import annotations
 
+import copy
 import random as _random
 from collections.abc import Callable
 
@@ -50,6 +51,7 @@ from pykafkad.controller.update_features import (
     elr_safety_records,
     update_features,
 )
+from pykafkad.security.authorizer import ALTER, CLUSTER, CLUSTER_NAME, DELETE, DESCRIBE, TOPIC
 from wire.errors import ErrorCode
 from wire.messages.allocate_producer_ids_response import AllocateProducerIdsResponse
 from wire.messages.alter_configs_response import AlterConfigsResourceResponse as LegacyResult
@@ -59,6 +61,7 @@ from wire.messages.assign_replicas_to_dirs_response import AssignReplicasToDirsR
 from wire.messages.broker_heartbeat_response import BrokerHeartbeatResponse
 from wire.messages.broker_registration_response import BrokerRegistrationResponse
 from wire.messages.controller_registration_response import ControllerRegistrationResponse
+from wire.messages.create_partitions_response import CreatePartitionsTopicResult
 from wire.messages.delete_topics_response import DeletableTopicResult, DeleteTopicsResponse
 from wire.messages.elect_leaders_response import (
     ElectLeadersResponse,
@@ -92,6 +95,13 @@ from wire.metadata import (
     UserScramCredentialRecord,
 )
 from wire.primitives import ZERO_UUID
+
+#: (operation, resource type, name) -> allowed
+Authorize = Callable[[int, int, str], bool]
+
+
+def _allow_everything(operation: int, resource_type: int, name: str) -> bool:
+    return True
 
 
 class QuorumController:
@@ -157,7 +167,7 @@ class QuorumController:
             "UpdateFeaturesRequest": self._update_features,
             "CreateTopicsRequest": lambda r, v, o: self.replication.create_topics(r),
             "DeleteTopicsRequest": self._delete_topics,
-            "CreatePartitionsRequest": lambda r, v, o: self.replication.create_partitions(r),
+            "CreatePartitionsRequest": self._create_partitions,
             "IncrementalAlterConfigsRequest": self._incremental_alter_configs,
             "AlterConfigsRequest": self._alter_configs,
             "AlterPartitionRequest": self._alter_partition,
@@ -190,11 +200,15 @@ class QuorumController:
 
     # --- requests --------------------------------------------------------------------------
     def handle(self, request, now_ms: int, *, version: int | None = None,
-               next_write_offset: int | None = None) -> ControllerResult:
+               next_write_offset: int | None = None,
+               authorize: Authorize | None = None) -> ControllerResult:
         """Answer one controller API. ``next_write_offset`` is where the returned records
-        will be written (default: just after the last replayed record); broker epochs are it."""
+        will be written (default: just after the last replayed record); broker epochs are it.
+        ``authorize(operation, resource type, name)`` says what the request's principal may
+        do (the APIs ControllerApis authorizes per topic ask it; default: everything)."""
         self.cluster.now_ms = now_ms
         self.now_ms = now_ms
+        self.authorize = authorize if authorize is not None else _allow_everything
         offset = self.last_replayed_offset + 1 if next_write_offset is None else next_write_offset
         handler = self._handlers.get(type(request).__name__)
         if handler is None:
@@ -396,6 +410,20 @@ class QuorumController:
                 error_code=e.code, replica_election_results=results))
 
     # --- topics ----------------------------------------------------------------------------
+    def _create_partitions(self, request, version, offset) -> ControllerResult:
+        """CreatePartitions of the topics the principal may ALTER; the others are answered
+        TOPIC_AUTHORIZATION_FAILED (without a message), first, as ControllerApis does."""
+        denied = [t for t in request.topics if not self.authorize(ALTER, TOPIC, t.name)]
+        if not denied:
+            return self.replication.create_partitions(request)
+        allowed = copy.copy(request)
+        allowed.topics = [t for t in request.topics if t not in denied]
+        result = self.replication.create_partitions(allowed)
+        result.response.results[:0] = [CreatePartitionsTopicResult(
+            name=t.name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, error_message=None)
+            for t in denied]
+        return result
+
     def _delete_topics(self, request, version, offset) -> ControllerResult:
         """DeleteTopics by names (v0-5) or names/ids (v6), as ControllerApis resolves them."""
         v = 6 if version is None else version
@@ -458,10 +486,27 @@ class QuorumController:
                 answer(None, i, ApiError(ErrorCode.UNKNOWN_TOPIC_ID))
             else:
                 id_to_name[i] = topic.name
+        # ControllerApis authorizes by name: DELETE on the cluster covers every topic; an id
+        # whose topic may not be described is answered without its name
+        wanted = [*names, *id_to_name.values()]
+        if self.authorize(DELETE, CLUSTER, CLUSTER_NAME):
+            describable = deletable = set(wanted)
+        else:
+            describable = {n for n in wanted if self.authorize(DESCRIBE, TOPIC, n)}
+            deletable = {n for n in wanted if self.authorize(DELETE, TOPIC, n)}
+        for i, n in list(id_to_name.items()):
+            if n not in deletable:
+                answer(n if n in describable else None, i,
+                       ApiError(ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                del id_to_name[i]
         for n in names:
             i = rc.topics_by_name.get(n)
-            if i is None:
+            if n not in describable:
+                answer(n, ZERO_UUID, ApiError(ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+            elif i is None:
                 answer(n, ZERO_UUID, ApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+            elif n not in deletable:
+                answer(n, ZERO_UUID, ApiError(ErrorCode.TOPIC_AUTHORIZATION_FAILED))
             elif i in dup_ids or i in id_to_name:
                 dup_ids.add(i)
                 id_to_name.pop(i, None)

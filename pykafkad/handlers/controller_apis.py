@@ -14,6 +14,8 @@ from typing import Any
 
 from pykafkad.dispatch import CONTROLLER, CONTROLLER_HANDLERS, RequestContext, handles
 from pykafkad.kraft.forwarding import client_peer, deserialize_principal
+from pykafkad.security.api_acls import authorized
+from pykafkad.security.authorizer import CLUSTER, CLUSTER_ACTION
 from wire.errors import ErrorCode, RemoteProtocolError
 from wire.framing import encode_response, read_request_header
 from wire.messages.envelope_response import EnvelopeResponse
@@ -31,7 +33,15 @@ async def _submit(ctx: RequestContext, req: Any) -> Any:
 
         return error_response(req, ErrorCode.NOT_CONTROLLER,
                               "No controller appears to be active.")
-    return await server.submit(req, ctx.version)
+    return await server.submit(req, ctx.version, authorize=_authorizing(ctx))
+
+
+def _authorizing(ctx: RequestContext):
+    """What the request's principal may do, as the controller asks it per topic; None on a
+    node without an authorizer."""
+    if getattr(ctx.broker, "authorizer", None) is None:
+        return None
+    return lambda operation, resource_type, name: authorized(ctx, resource_type, operation, name)
 
 
 @handles(62, 0, 4, listeners=CONTROLLER)
@@ -131,6 +141,12 @@ async def handle_envelope(ctx: RequestContext, req: Any) -> EnvelopeResponse:
     """Version 0: a request a broker forwarded, in its own header and body, answered with the
     inner response (header and body) as ``response_data``."""
 
+    # the forwarding broker's own principal needs CLUSTER_ACTION, as on Kafka; the single
+    # node's hidden controller listener only ever hears the node itself
+    if not getattr(ctx.broker, "internal_controller_listener", False) and \
+            not authorized(ctx, CLUSTER, CLUSTER_ACTION):
+        return EnvelopeResponse(response_data=None,
+                                error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     r = Reader(memoryview(req.request_data))
     try:
         header = read_request_header(r)

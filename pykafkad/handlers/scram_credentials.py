@@ -64,5 +64,6 @@ async def handle_alter_user_scram_credentials(ctx, request):
     """The active controller writes the credentials (pykafkad/controller/scram_control.py);
     a broker forwards, and the controller checks ALTER on the cluster."""
     if not forwards(ctx) and not authorized(ctx, CLUSTER, ALTER):
-        return error_response(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
+        return error_response(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                              "Cluster authorization failed.")
     return await to_controller(ctx, request)

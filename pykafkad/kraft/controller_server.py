@@ -162,7 +162,8 @@ class ControllerServer:
         return error_response(request, ErrorCode.NOT_CONTROLLER,
                               not_controller_message(self.raft.leader_and_epoch.leader_id))
 
-    async def submit(self, request: Any, version: int | None = None) -> Any:
+    async def submit(self, request: Any, version: int | None = None,
+                     authorize: Any = None) -> Any:
         """One controller API: NOT_CONTROLLER unless active, else handled on the replayed
         state, its records committed and replayed, then answered."""
         if not self.is_active:
@@ -173,7 +174,8 @@ class ControllerServer:
             if not self.is_active:
                 return self.not_controller(request)
             result = self.controller.handle(request, self.clock(), version=version,
-                                            next_write_offset=self.raft.log.end_offset)
+                                            next_write_offset=self.raft.log.end_offset,
+                                            authorize=authorize)
             try:
                 if result.records and not await self._append(result.records, result.atomic):
                     return self.not_controller(request)

@@ -7,16 +7,27 @@ from __future__ import annotations
 from typing import Any
 
 from wire.messages import API_KEYS
+from wire.messages.alter_client_quotas_response import (
+    AlterClientQuotasResponse,
+    EntityData,
+    EntryData,
+)
 from wire.messages.alter_configs_response import AlterConfigsResourceResponse as LegacyResult
 from wire.messages.alter_configs_response import AlterConfigsResponse
 from wire.messages.alter_partition_reassignments_response import (
     AlterPartitionReassignmentsResponse,
 )
+from wire.messages.alter_user_scram_credentials_response import (
+    AlterUserScramCredentialsResponse,
+    AlterUserScramCredentialsResult,
+)
+from wire.messages.create_acls_response import AclCreationResult, CreateAclsResponse
 from wire.messages.create_partitions_response import (
     CreatePartitionsResponse,
     CreatePartitionsTopicResult,
 )
 from wire.messages.create_topics_response import CreatableTopicResult, CreateTopicsResponse
+from wire.messages.delete_acls_response import DeleteAclsFilterResult, DeleteAclsResponse
 from wire.messages.delete_topics_response import DeletableTopicResult, DeleteTopicsResponse
 from wire.messages.elect_leaders_response import (
     ElectLeadersResponse,
@@ -77,6 +88,24 @@ def error_response(request: Any, code: int, message: str | None) -> Any:
     if name == "AlterPartitionReassignmentsRequest":
         return AlterPartitionReassignmentsResponse(error_code=code, error_message=message,
                                                    responses=[])
+    if name == "CreateAclsRequest":
+        return CreateAclsResponse(throttle_time_ms=0, results=[
+            AclCreationResult(error_code=code, error_message=message) for _ in request.creations])
+    if name == "DeleteAclsRequest":
+        return DeleteAclsResponse(throttle_time_ms=0, filter_results=[
+            DeleteAclsFilterResult(error_code=code, error_message=message, matching_acls=[])
+            for _ in request.filters])
+    if name == "AlterUserScramCredentialsRequest":
+        users = dict.fromkeys([*(d.name for d in request.deletions),
+                               *(u.name for u in request.upsertions)])
+        return AlterUserScramCredentialsResponse(throttle_time_ms=0, results=[
+            AlterUserScramCredentialsResult(user=u, error_code=code, error_message=message)
+            for u in users])
+    if name == "AlterClientQuotasRequest":
+        return AlterClientQuotasResponse(throttle_time_ms=0, entries=[
+            EntryData(error_code=code, error_message=message, entity=[
+                EntityData(entity_type=e.entity_type, entity_name=e.entity_name)
+                for e in entry.entity]) for entry in request.entries])
     response = API_KEYS[request.API_KEY].response_type()()
     if "error_code" in response.__slots__:
         response.error_code = code

@@ -3,7 +3,9 @@ metadata go to the active controller inside an EnvelopeRequest (the client's req
 and body as received, its principal and address), and the controller's answer, unwrapped from
 the EnvelopeResponse, goes back to the client.  An envelope the controller refuses (or no
 controller within Kafka's 60 s forwarding timeout: REQUEST_TIMED_OUT) answers the client with
-the request's own error response, as Kafka's ``request.getErrorResponse``."""
+the request's own error response, as Kafka's ``request.getErrorResponse``: UNKNOWN_SERVER_ERROR
+for an envelope the controller refused (say, the broker's principal lacks CLUSTER_ACTION).
+The envelope carries the client's principal and address, which the controller authorizes."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Any
 
 import trio
 
+from pykafkad.controller.result import DEFAULT_MESSAGES
 from pykafkad.kraft.error_responses import error_response, has_error
 from wire.errors import ErrorCode
 from wire.framing import read_response_header, response_header_version
@@ -114,9 +117,18 @@ class ForwardingManager:
             except (trio.TooSlowError, OSError) as e:
                 log.info("forwarding %s failed: %r", type(request).__name__, e)
                 return error_response(request, ErrorCode.REQUEST_TIMED_OUT, None)
+            if answer.error_code == ErrorCode.NOT_CONTROLLER:
+                await trio.sleep(min(NOT_CONTROLLER_BACKOFF_S,
+                                     max(0.0, deadline - trio.current_time())))
+                continue
             if answer.error_code or answer.response_data is None:
-                code = answer.error_code or ErrorCode.UNKNOWN_SERVER_ERROR
-                return error_response(request, code, None)
+                # an envelope error is the brokers' misconfiguration (say, no CLUSTER_ACTION
+                # for the broker's principal), not the client's: Kafka answers
+                # UNKNOWN_SERVER_ERROR rather than an error the client would not expect
+                log.warning("the controller refused the envelope of %s: error %d",
+                            type(request).__name__, answer.error_code)
+                return error_response(request, ErrorCode.UNKNOWN_SERVER_ERROR,
+                                      DEFAULT_MESSAGES[ErrorCode.UNKNOWN_SERVER_ERROR])
             r = Reader(memoryview(answer.response_data))
             read_response_header(r, response_header_version(ctx.header.api_key, ctx.version))
             response = response_type.read(r, ctx.version)

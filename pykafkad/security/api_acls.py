@@ -60,7 +60,8 @@ API_ACLS: dict[int, tuple[Check, ...]] = {
     18: (),  # ApiVersions
     19: (_c(CLUSTER, CREATE), _c(TOPIC, CREATE, "without CREATE on the cluster"),
          _c(TOPIC, DESCRIBE_CONFIGS)),  # CreateTopics
-    20: (_c(TOPIC, DELETE), _c(TOPIC, DESCRIBE, "unknown topic")),  # DeleteTopics
+    20: (_c(CLUSTER, DELETE, "covers every topic"), _c(TOPIC, DESCRIBE),
+         _c(TOPIC, DELETE)),  # DeleteTopics
     21: (_c(TOPIC, DELETE),),  # DeleteRecords
     22: (_c(TRANSACTIONAL_ID, WRITE, "transactional"),
          _c(CLUSTER, IDEMPOTENT_WRITE, "idempotent, else WRITE on some topic")),

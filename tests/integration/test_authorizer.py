@@ -17,6 +17,7 @@ from confluent_kafka.admin import (
     AclOperation,
     AclPermissionType,
     AdminClient,
+    NewPartitions,
     NewTopic,
     ResourcePatternType,
     ResourceType,
@@ -387,3 +388,67 @@ def test_consumer_protocol_group_denied_as_kafka(kafka_with_authorizer):
     with run_broker(config=OPEN) as b:
         ours = _consumer_protocol_denial(b.bootstrap_servers)
     assert ours == _consumer_protocol_denial(kafka_with_authorizer) == "GROUP_AUTHORIZATION_FAILED"
+
+
+def _delete_and_alter_scenario(bootstrap: str) -> dict:
+    """DeleteTopics and CreatePartitions, which a KRaft broker forwards and the controller
+    authorizes: DELETE on the cluster would cover every topic, so the cluster gets an ACL (ALTER,
+    which the ACL APIs need; no ACL may name DELETE on the cluster, only ALL); then a topic's
+    DELETE, DESCRIBE or ALTER decides."""
+    run = uuid.uuid4().hex[:8]
+    undeletable, hidden, grown, fixed = (f"authz-d-{run}-{n}" for n in ("a", "b", "c", "d"))
+    for name in (undeletable, hidden, grown, fixed):
+        create_topic(bootstrap, name)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    every_acl = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
+                                 AclOperation.ANY, AclPermissionType.ANY)
+
+    def outcome(futures):
+        [f] = futures.values()
+        try:
+            f.result(WAIT_S)
+        except KafkaException as e:
+            return e.args[0].name(), e.args[0].str()
+        return None
+
+    bindings = [
+        AclBinding(ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL,
+                   "User:ANONYMOUS", "*", AclOperation.ALTER, AclPermissionType.ALLOW),
+        # brokers forward to the controller as User:ANONYMOUS too, which needs CLUSTER_ACTION
+        AclBinding(ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL,
+                   "User:ANONYMOUS", "*", AclOperation.CLUSTER_ACTION, AclPermissionType.ALLOW),
+        _binding(undeletable, "127.0.0.1", AclOperation.DELETE),
+        _binding(hidden, "127.0.0.1", AclOperation.DESCRIBE),
+        _binding(fixed, "127.0.0.1", AclOperation.ALTER)]
+    try:
+        for f in admin.create_acls(bindings).values():
+            f.result(WAIT_S)
+        # (ACLs reach a broker's authorizer through the metadata log, on Kafka as here)
+        _until(lambda: len(admin.describe_acls(every_acl).result(WAIT_S)), len(bindings),
+               "the ACLs on the broker")
+        return {
+            "delete_denied": outcome(admin.delete_topics([undeletable])),
+            "delete_hidden": outcome(admin.delete_topics([hidden])),
+            "delete_unknown": outcome(admin.delete_topics([f"authz-d-{run}-none"])),
+            "partitions_denied": outcome(admin.create_partitions([NewPartitions(fixed, 2)])),
+            "partitions_added": outcome(admin.create_partitions([NewPartitions(grown, 2)])),
+        }
+    finally:
+        for f in admin.delete_acls([every_acl]).values():
+            f.result(WAIT_S)
+
+
+def test_delete_topics_and_create_partitions_denied():
+    with run_broker(config=OPEN) as b:
+        got = _delete_and_alter_scenario(b.bootstrap_servers)
+    assert got["delete_denied"][0] == got["delete_hidden"][0] == "TOPIC_AUTHORIZATION_FAILED"
+    assert got["delete_unknown"][0] == "UNKNOWN_TOPIC_OR_PART"
+    assert got["partitions_denied"][0] == "TOPIC_AUTHORIZATION_FAILED"
+    assert got["partitions_added"] is None
+
+
+@needs_java
+def test_delete_topics_and_create_partitions_denied_as_kafka(kafka_with_authorizer):
+    with run_broker(config=OPEN) as b:
+        ours = _delete_and_alter_scenario(b.bootstrap_servers)
+    assert ours == _delete_and_alter_scenario(kafka_with_authorizer)

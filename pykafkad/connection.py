@@ -21,9 +21,11 @@ from pykafkad.faults.partition_table import peer_node_id
 from pykafkad.faults.responses import error_answer, set_topic_errors
 from pykafkad.handlers.config_forwarding import CONFIG_APIS, forward_configs
 from pykafkad.handlers.create_topics_forwarding import CREATE_TOPICS_KEY, forward_create_topics
+from pykafkad.kraft.error_responses import error_response
+from pykafkad.security.api_acls import cluster_gate_allows
 from pykafkad.security.authenticator import AuthenticationClosed
 from pykafkad.security.principal import ANONYMOUS, KafkaPrincipal
-from wire.errors import RemoteProtocolError
+from wire.errors import ErrorCode, RemoteProtocolError
 from wire.framing import API_VERSIONS_KEY, encode_response, frame_size, read_request_header
 from wire.primitives import Reader
 
@@ -204,7 +206,9 @@ class Connection:
                     return
             quotas = getattr(self.broker, "client_quotas", None)
             started = time.perf_counter_ns() if quotas is not None and quotas.active else 0
-            if forwarding is not None and header.api_key in CONFIG_APIS:
+            if not cluster_gate_allows(ctx):
+                response = error_response(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
+            elif forwarding is not None and header.api_key in CONFIG_APIS:
                 # checked here first, as Kafka's ConfigAdminManager.preprocess
                 response = await forward_configs(ctx, frame, request, forwarding,
                                                  handler.response_type)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pykafkad.dispatch import CONTROLLER
 from pykafkad.security.authorizer import (
     ALTER,
     ALTER_CONFIGS,
@@ -135,6 +136,27 @@ API_ACLS: dict[int, tuple[Check, ...]] = {
     91: (_c(GROUP, READ), _c(TOPIC, READ)),  # AlterShareGroupOffsets
     92: (_c(GROUP, DELETE), _c(TOPIC, READ)),  # DeleteShareGroupOffsets
 }
+
+
+#: the APIs whose one check, an operation on the cluster, is made before the handler runs
+#: (Kafka's AuthHelper.authorizeClusterOperation), answered with the API's error response.
+#: The ACL and SCRAM APIs check in their handlers; WriteTxnMarkers (27), AlterReplicaLogDirs
+#: (34) and the share-state APIs (83-87), whose errors are per item, are not gated yet.
+CLUSTER_GATED = frozenset({35, 43, 45, 46, 48, 49, 52, 53, 54, 55, 56, 57, 59, 62, 63, 64, 67,
+                           70, 73, 74, 80, 81, 82})
+
+
+def cluster_gate_allows(ctx) -> bool:
+    """Whether a CLUSTER_GATED request may go on (always, for other APIs, on a node without an
+    authorizer, and on the single node's internal controller listener, which only hears the
+    node itself)."""
+    key = ctx.header.api_key
+    if key not in CLUSTER_GATED or getattr(ctx.broker, "authorizer", None) is None:
+        return True
+    if ctx.listener_kind is CONTROLLER and getattr(ctx.broker, "internal_controller_listener",
+                                                   False):
+        return True
+    return all(authorized(ctx, c.resource_type, c.operation) for c in API_ACLS[key])
 
 
 def authorized(ctx, resource_type: int, operation: int, name: str = CLUSTER_NAME) -> bool:

@@ -452,3 +452,54 @@ def test_delete_topics_and_create_partitions_denied_as_kafka(kafka_with_authoriz
     with run_broker(config=OPEN) as b:
         ours = _delete_and_alter_scenario(b.bootstrap_servers)
     assert ours == _delete_and_alter_scenario(kafka_with_authorizer)
+
+
+def _cluster_describe_scenario(bootstrap: str) -> dict:
+    """APIs whose one check is DESCRIBE on the cluster (kafka-python's admin calls), denied for
+    this host; ALTER and CLUSTER_ACTION stay allowed, so brokers still forward and the ACLs can
+    be deleted afterwards."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    tool = KafkaAdminClient(bootstrap_servers=bootstrap)
+    every_acl = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
+                                 AclOperation.ANY, AclPermissionType.ANY)
+
+    def cluster(op, permission, host="*"):
+        return AclBinding(ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL,
+                          "User:ANONYMOUS", host, op, permission)
+
+    def outcome(call):
+        try:
+            call()
+        except Exception as e:  # noqa: BLE001 - the error's type is the answer
+            return type(e).__name__
+        return None
+
+    try:
+        for f in admin.create_acls([
+                cluster(AclOperation.ALTER, AclPermissionType.ALLOW),
+                cluster(AclOperation.CLUSTER_ACTION, AclPermissionType.ALLOW),
+                cluster(AclOperation.DESCRIBE, AclPermissionType.DENY, "127.0.0.1")]).values():
+            f.result(WAIT_S)
+        return {
+            "reassignments": _until(lambda: outcome(tool.list_partition_reassignments),
+                                    "ClusterAuthorizationFailedError", "reassignments denied"),
+            "log_dirs": outcome(tool.describe_log_dirs),
+            "quorum": outcome(tool.describe_metadata_quorum),
+        }
+    finally:
+        tool.close()
+        for f in admin.delete_acls([every_acl]).values():
+            f.result(WAIT_S)
+
+
+def test_cluster_describe_denied():
+    with run_broker(config=OPEN) as b:
+        got = _cluster_describe_scenario(b.bootstrap_servers)
+    assert got["reassignments"] == "ClusterAuthorizationFailedError"
+
+
+@needs_java
+def test_cluster_describe_denied_as_kafka(kafka_with_authorizer):
+    with run_broker(config=OPEN) as b:
+        ours = _cluster_describe_scenario(b.bootstrap_servers)
+    assert ours == _cluster_describe_scenario(kafka_with_authorizer)

@@ -51,7 +51,15 @@ from pykafkad.controller.update_features import (
     elr_safety_records,
     update_features,
 )
-from pykafkad.security.authorizer import ALTER, CLUSTER, CLUSTER_NAME, DELETE, DESCRIBE, TOPIC
+from pykafkad.security.authorizer import (
+    ALTER,
+    ALTER_CONFIGS,
+    CLUSTER,
+    CLUSTER_NAME,
+    DELETE,
+    DESCRIBE,
+    TOPIC,
+)
 from wire.errors import ErrorCode
 from wire.messages.allocate_producer_ids_response import AllocateProducerIdsResponse
 from wire.messages.alter_configs_response import AlterConfigsResourceResponse as LegacyResult
@@ -543,8 +551,9 @@ class QuorumController:
         responses = []
         for res in request.resources:
             ops = [(c.name, c.config_operation, c.value) for c in res.configs]
-            recs, error = self.configs.incremental_alter((res.resource_type, res.resource_name),
-                                                         ops)
+            denied = self._config_alter_denied(res.resource_type, res.resource_name)
+            recs, error = ([], denied) if denied else self.configs.incremental_alter(
+                (res.resource_type, res.resource_name), ops)
             records.extend(recs)
             responses.append(AlterConfigsResourceResponse(
                 error_code=error.code, error_message=error.message,
@@ -555,12 +564,23 @@ class QuorumController:
         return ControllerResult(records, IncrementalAlterConfigsResponse(responses=responses),
                                 atomic=True)
 
+    def _config_alter_denied(self, resource_type: int, name: str) -> ApiError | None:
+        """ControllerApis' authorizeAlterResource: ALTER_CONFIGS on the cluster for a broker
+        resource, on the topic for a topic."""
+        if resource_type == TOPIC_RESOURCE and not self.authorize(ALTER_CONFIGS, TOPIC, name):
+            return ApiError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+        if resource_type == BROKER_RESOURCE and not self.authorize(ALTER_CONFIGS, CLUSTER,
+                                                                    CLUSTER_NAME):
+            return ApiError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+        return None
+
     def _alter_configs(self, request, version, offset) -> ControllerResult:
         records: list = []
         responses = []
         for res in request.resources:
-            recs, error = self.configs.legacy_alter((res.resource_type, res.resource_name),
-                                                    {c.name: c.value for c in res.configs})
+            denied = self._config_alter_denied(res.resource_type, res.resource_name)
+            recs, error = ([], denied) if denied else self.configs.legacy_alter(
+                (res.resource_type, res.resource_name), {c.name: c.value for c in res.configs})
             records.extend(recs)
             responses.append(LegacyResult(
                 error_code=error.code, error_message=error.message,

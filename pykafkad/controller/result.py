@@ -17,6 +17,8 @@ DEFAULT_MESSAGES: dict[ErrorCode, str] = {
         "The server experienced an unexpected error when processing the request.",
     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: "This server does not host this topic-partition.",
     ErrorCode.TOPIC_AUTHORIZATION_FAILED: "Topic authorization failed.",
+    ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
+    ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
     ErrorCode.UNSUPPORTED_VERSION: "The version of API is not supported.",
     ErrorCode.TOPIC_ALREADY_EXISTS: "Topic with this name already exists.",
     ErrorCode.INVALID_PARTITIONS: "Number of partitions is below 1.",

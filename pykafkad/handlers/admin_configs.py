@@ -31,10 +31,16 @@ from pykafkad.config.client_metrics import (
 )
 from pykafkad.config.group import describe_group_configs, validate_group_configs
 from pykafkad.config.incremental import DELETE, OP_NAMES, SET, apply_operations
+from pykafkad.controller.result import DEFAULT_MESSAGES
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers.cluster import INVALID_REQUEST_MESSAGE
 from pykafkad.handlers.log_dirs import served_log_dir_names
 from pykafkad.log.log_dirs import log_dirs_of
+from pykafkad.security.api_acls import authorized
+from pykafkad.security.authorizer import CLUSTER as ACL_CLUSTER
+from pykafkad.security.authorizer import DESCRIBE_CONFIGS
+from pykafkad.security.authorizer import GROUP as ACL_GROUP
+from pykafkad.security.authorizer import TOPIC as ACL_TOPIC
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.alter_configs_response import (
     AlterConfigsResourceResponse,
@@ -123,7 +129,12 @@ async def handle_describe_configs(ctx: RequestContext, req) -> DescribeConfigsRe
                 resource_type=res.resource_type, resource_name=res.resource_name, configs=[])
             for res in req.resources])
     results = []
+    denied = []
     for res in req.resources:
+        refusal = _describe_denied(ctx, res)
+        if refusal is not None:
+            denied.append(refusal)
+            continue
         # Kafka leaves the message at its default, "", on success and for an unknown topic
         out = DescribeConfigsResult(error_code=0, error_message="",
                                     resource_type=res.resource_type,
@@ -171,7 +182,27 @@ async def handle_describe_configs(ctx: RequestContext, req) -> DescribeConfigsRe
                 config_type=e.config_type, documentation=e.documentation)
             for e in entries
         ]
-    return DescribeConfigsResponse(throttle_time_ms=0, results=results)
+    # KafkaApis answers the authorized resources, then the others
+    return DescribeConfigsResponse(throttle_time_ms=0, results=results + denied)
+
+
+def _describe_denied(ctx: RequestContext, res) -> DescribeConfigsResult | None:
+    """The refusal of a resource the principal may not DESCRIBE_CONFIGS (the cluster's for
+    brokers, loggers and client metrics; the topic's; the group's), or None."""
+    if res.resource_type == TOPIC:
+        ok = authorized(ctx, ACL_TOPIC, DESCRIBE_CONFIGS, res.resource_name)
+        code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    elif res.resource_type == GROUP:
+        ok = authorized(ctx, ACL_GROUP, DESCRIBE_CONFIGS, res.resource_name)
+        code = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    else:
+        ok = authorized(ctx, ACL_CLUSTER, DESCRIBE_CONFIGS)
+        code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    if ok:
+        return None
+    return DescribeConfigsResult(error_code=code, error_message=DEFAULT_MESSAGES[code],
+                                 resource_type=res.resource_type,
+                                 resource_name=res.resource_name, configs=[])
 
 
 def _apply_topic(broker, name: str, new: dict[str, str], validate_only: bool) -> None:

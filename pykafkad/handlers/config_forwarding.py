@@ -16,14 +16,25 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from pykafkad.controller.result import DEFAULT_MESSAGES
 from pykafkad.dispatch import RequestContext
 from pykafkad.handlers.admin_configs import (
     BROKER,
+    BROKER_LOGGER,
+    CLIENT_METRICS,
+    GROUP,
     TOPIC,
     handle_alter_configs,
     handle_incremental_alter_configs,
 )
+from pykafkad.security.api_acls import authorized
+from pykafkad.security.authorizer import ALTER_CONFIGS as ALTER_CONFIGS_OP
+from pykafkad.security.authorizer import CLUSTER
+from pykafkad.security.authorizer import GROUP as AclGROUP
+from wire.errors import ErrorCode
 from wire.framing import RequestHeader, encode_request
+from wire.messages.alter_configs_response import AlterConfigsResourceResponse as LegacyResult
+from wire.messages.incremental_alter_configs_response import AlterConfigsResourceResponse
 
 ALTER_CONFIGS = 33
 INCREMENTAL_ALTER_CONFIGS = 44
@@ -38,6 +49,26 @@ def _with(message: Any, **fields: Any) -> Any:
     for name, value in fields.items():
         setattr(out, name, value)
     return out
+
+
+def _local_alter_denied(ctx: RequestContext, res: Any) -> Any:
+    """The refusal of a resource this broker alters itself, when the principal may not:
+    ALTER_CONFIGS on the group for a group, on the cluster for broker loggers and client
+    metrics (as Kafka's broker preprocess and controller check them); else None."""
+    if res.resource_type == GROUP:
+        if authorized(ctx, AclGROUP, ALTER_CONFIGS_OP, res.resource_name):
+            return None
+        code = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    elif res.resource_type in (BROKER_LOGGER, CLIENT_METRICS):
+        if authorized(ctx, CLUSTER, ALTER_CONFIGS_OP):
+            return None
+        code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    else:
+        return None
+    response_type = (LegacyResult if ctx.header.api_key == ALTER_CONFIGS
+                     else AlterConfigsResourceResponse)
+    return response_type(error_code=code, error_message=DEFAULT_MESSAGES[code],
+                         resource_type=res.resource_type, resource_name=res.resource_name)
 
 
 async def forward_configs(ctx: RequestContext, frame: Any, request: Any, forwarding: Any,
@@ -55,6 +86,8 @@ async def forward_configs(ctx: RequestContext, frame: Any, request: Any, forward
                 answers[i] = checked.responses[0]
                 continue
             forwarded.append(i)
+        elif (denied := _local_alter_denied(ctx, res)) is not None:
+            answers[i] = denied
         else:
             answers[i] = (await local(ctx, one)).responses[0]
     if not forwarded:

@@ -17,6 +17,9 @@ from confluent_kafka.admin import (
     AclOperation,
     AclPermissionType,
     AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
     NewPartitions,
     NewTopic,
     ResourcePatternType,
@@ -503,3 +506,65 @@ def test_cluster_describe_denied_as_kafka(kafka_with_authorizer):
     with run_broker(config=OPEN) as b:
         ours = _cluster_describe_scenario(b.bootstrap_servers)
     assert ours == _cluster_describe_scenario(kafka_with_authorizer)
+
+
+def _configs_scenario(bootstrap: str) -> dict:
+    """DescribeConfigs (the broker checks DESCRIBE_CONFIGS) and IncrementalAlterConfigs (the
+    controller checks ALTER_CONFIGS) of a topic whose config operations are denied for this
+    host, next to one that is not."""
+    run = uuid.uuid4().hex[:8]
+    hidden, open_topic = f"authz-cfg-{run}-a", f"authz-cfg-{run}-b"
+    for name in (hidden, open_topic):
+        create_topic(bootstrap, name)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    every_acl = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
+                                 AclOperation.ANY, AclPermissionType.ANY)
+
+    def outcomes(futures) -> dict:
+        out = {}
+        for resource, f in futures.items():
+            try:
+                value = f.result(WAIT_S)
+                out[resource.name] = "ok" if not isinstance(value, dict) else \
+                    value["retention.ms"].value
+            except KafkaException as e:
+                out[resource.name] = (e.args[0].name(), e.args[0].str())
+        return out
+
+    def resource(name, **entries):
+        return ConfigResource(ConfigResource.Type.TOPIC, name, incremental_configs=[
+            ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET)
+            for k, v in entries.items()])
+
+    bindings = [_binding(hidden, "127.0.0.1", AclOperation.DESCRIBE_CONFIGS),
+                _binding(hidden, "127.0.0.1", AclOperation.ALTER_CONFIGS)]
+    try:
+        for f in admin.create_acls(bindings).values():
+            f.result(WAIT_S)
+        _until(lambda: len(admin.describe_acls(every_acl).result(WAIT_S)), len(bindings),
+               "the ACLs on the broker")
+        altered = outcomes(admin.incremental_alter_configs(
+            [resource(hidden, **{"retention.ms": "1000"}),
+             resource(open_topic, **{"retention.ms": "2000"})]))
+        described = outcomes(admin.describe_configs(
+            [ConfigResource(ConfigResource.Type.TOPIC, n) for n in (hidden, open_topic)]))
+        return {"altered": {k.replace(run, "R"): v for k, v in altered.items()},
+                "described": {k.replace(run, "R"): v for k, v in described.items()}}
+    finally:
+        for f in admin.delete_acls([every_acl]).values():
+            f.result(WAIT_S)
+
+
+def test_topic_configs_denied():
+    with run_broker(config=OPEN) as b:
+        got = _configs_scenario(b.bootstrap_servers)
+    denied = ("TOPIC_AUTHORIZATION_FAILED", "Topic authorization failed.")
+    assert got == {"altered": {"authz-cfg-R-a": denied, "authz-cfg-R-b": "ok"},
+                   "described": {"authz-cfg-R-a": denied, "authz-cfg-R-b": "2000"}}
+
+
+@needs_java
+def test_topic_configs_denied_as_kafka(kafka_with_authorizer):
+    with run_broker(config=OPEN) as b:
+        ours = _configs_scenario(b.bootstrap_servers)
+    assert ours == _configs_scenario(kafka_with_authorizer)

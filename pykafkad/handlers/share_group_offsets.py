@@ -1,7 +1,8 @@
 """The share-group offsets admin APIs (kafka-share-groups --describe / --reset-offsets /
 --delete-offsets): DescribeShareGroupOffsets, AlterShareGroupOffsets, DeleteShareGroupOffsets.
 
-The start offset described is the persisted share-partition start offset, and the lag (v1,
+The group and topic checks are Kafka's (DESCRIBE for describing, READ for altering,
+DELETE on the group and READ on the topics for deleting).  The start offset described is the persisted share-partition start offset, and the lag (v1,
 KIP-1226) is HW - start - the offsets past it whose delivery is complete, as Kafka computes
 them from its share-group state summary."""
 
@@ -10,6 +11,8 @@ from __future__ import annotations
 from pykafkad.coordinator.share_group.group import ShareGroup
 from pykafkad.coordinator.share_group.service import service_of
 from pykafkad.dispatch import RequestContext, handles
+from pykafkad.security.api_acls import authorized
+from pykafkad.security.authorizer import DELETE, DESCRIBE, GROUP, READ, TOPIC
 from wire.errors import ErrorCode, KafkaError
 from wire.messages import alter_share_group_offsets_response as alter_msg
 from wire.messages import delete_share_group_offsets_response as delete_msg
@@ -17,6 +20,8 @@ from wire.messages import describe_share_group_offsets_response as describe_msg
 
 _NO_TOPIC_ID = bytes(16)
 _NOT_HOSTED = "This server does not host this topic-partition."
+GROUP_DENIED = "Group authorization failed."
+TOPIC_DENIED = "Topic authorization failed."
 
 
 def _state_of(svc, group_id: str, topic_id: bytes, index: int):
@@ -38,6 +43,11 @@ async def handle_describe_share_group_offsets(ctx: RequestContext, req):
     svc = service_of(broker)
     groups = []
     for g in req.groups:
+        if not authorized(ctx, GROUP, DESCRIBE, g.group_id):
+            groups.append(describe_msg.DescribeShareGroupOffsetsResponseGroup(
+                group_id=g.group_id, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED,
+                error_message=GROUP_DENIED))
+            continue
         code = broker.groups.coordinator.unavailable_error(g.group_id)
         if code:
             groups.append(describe_msg.DescribeShareGroupOffsetsResponseGroup(
@@ -47,7 +57,8 @@ async def handle_describe_share_group_offsets(ctx: RequestContext, req):
             keys = sorted({(tid, p) for (gid, tid, p) in list(svc.partitions) + list(svc.persisted)
                            if gid == g.group_id})
             wanted = [(broker.topics.by_id[tid].name, tid, p) for tid, p in keys
-                      if tid in broker.topics.by_id]
+                      if tid in broker.topics.by_id and
+                      authorized(ctx, TOPIC, DESCRIBE, broker.topics.by_id[tid].name)]
         else:
             wanted = []
             for t in g.topics:
@@ -58,6 +69,12 @@ async def handle_describe_share_group_offsets(ctx: RequestContext, req):
         for name, tid, index in wanted:
             topic_out = by_topic.setdefault(name, describe_msg.DescribeShareGroupOffsetsResponseTopic(
                 topic_name=name, topic_id=tid or _NO_TOPIC_ID, partitions=[]))
+            if g.topics is not None and not authorized(ctx, TOPIC, DESCRIBE, name):
+                topic_out.topic_id = _NO_TOPIC_ID
+                topic_out.partitions.append(describe_msg.DescribeShareGroupOffsetsResponsePartition(
+                    partition_index=index, start_offset=-1, leader_epoch=-1, lag=-1,
+                    error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, error_message=TOPIC_DENIED))
+                continue
             state = _state_of(svc, g.group_id, tid, index) if tid else None
             if state is None:
                 topic_out.partitions.append(describe_msg.DescribeShareGroupOffsetsResponsePartition(
@@ -84,6 +101,9 @@ async def handle_alter_share_group_offsets(ctx: RequestContext, req):
     UNKNOWN_TOPIC_OR_PARTITION, unknown topics first."""
     broker = ctx.broker
     svc = service_of(broker)
+    if not authorized(ctx, GROUP, READ, req.group_id):
+        return alter_msg.AlterShareGroupOffsetsResponse(
+            error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, error_message=GROUP_DENIED)
     code = broker.groups.coordinator.unavailable_error(req.group_id)
     if code:
         return alter_msg.AlterShareGroupOffsetsResponse(error_code=code)
@@ -102,6 +122,8 @@ async def handle_alter_share_group_offsets(ctx: RequestContext, req):
             partitions=[])
         for p in t.partitions:
             try:
+                if not authorized(ctx, TOPIC, READ, t.topic_name):
+                    raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_DENIED)
                 if topic is None:
                     raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, _NOT_HOSTED)
                 partition = broker.replicas.get_partition_or_error(t.topic_name, p.partition_index)
@@ -125,6 +147,9 @@ async def handle_delete_share_group_offsets(ctx: RequestContext, req):
     starts again from share.auto.offset.reset)."""
     broker = ctx.broker
     svc = service_of(broker)
+    if not authorized(ctx, GROUP, DELETE, req.group_id):
+        return delete_msg.DeleteShareGroupOffsetsResponse(
+            error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, error_message=GROUP_DENIED)
     code = broker.groups.coordinator.unavailable_error(req.group_id)
     if code:
         return delete_msg.DeleteShareGroupOffsetsResponse(error_code=code)
@@ -139,6 +164,11 @@ async def handle_delete_share_group_offsets(ctx: RequestContext, req):
     out = []
     for t in req.topics:
         topic = broker.topics.get(t.topic_name)
+        if not authorized(ctx, TOPIC, READ, t.topic_name):
+            out.append(delete_msg.DeleteShareGroupOffsetsResponseTopic(
+                topic_name=t.topic_name, topic_id=_NO_TOPIC_ID,
+                error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, error_message=TOPIC_DENIED))
+            continue
         if topic is None:
             out.append(delete_msg.DeleteShareGroupOffsetsResponseTopic(
                 topic_name=t.topic_name, topic_id=_NO_TOPIC_ID,

@@ -7,6 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from wire.messages import API_KEYS
+from wire.messages import delete_share_group_state_response as delete_state
+from wire.messages import initialize_share_group_state_response as initialize_state
+from wire.messages import read_share_group_state_response as read_state
+from wire.messages import read_share_group_state_summary_response as read_summary
+from wire.messages import write_share_group_state_response as write_state
 from wire.messages.alter_client_quotas_response import (
     AlterClientQuotasResponse,
     EntityData,
@@ -16,6 +21,11 @@ from wire.messages.alter_configs_response import AlterConfigsResourceResponse as
 from wire.messages.alter_configs_response import AlterConfigsResponse
 from wire.messages.alter_partition_reassignments_response import (
     AlterPartitionReassignmentsResponse,
+)
+from wire.messages.alter_replica_log_dirs_response import (
+    AlterReplicaLogDirPartitionResult,
+    AlterReplicaLogDirsResponse,
+    AlterReplicaLogDirTopicResult,
 )
 from wire.messages.alter_user_scram_credentials_response import (
     AlterUserScramCredentialsResponse,
@@ -38,6 +48,12 @@ from wire.messages.incremental_alter_configs_response import (
     AlterConfigsResourceResponse,
     IncrementalAlterConfigsResponse,
 )
+from wire.messages.write_txn_markers_response import (
+    WritableTxnMarkerPartitionResult,
+    WritableTxnMarkerResult,
+    WritableTxnMarkerTopicResult,
+    WriteTxnMarkersResponse,
+)
 from wire.primitives import ZERO_UUID
 
 #: Kafka's QuorumController.ACTIVE_CONTROLLER_EXCEPTION_TEXT_PREFIX
@@ -49,6 +65,19 @@ def not_controller_message(leader_id: int) -> str:
     if leader_id >= 0:
         return f"{ACTIVE_CONTROLLER_PREFIX}{leader_id}."
     return "No controller appears to be active."
+
+
+#: the share-state APIs (83-87): their per-topic result and per-partition result types
+SHARE_STATE_REQUESTS = {
+    "InitializeShareGroupStateRequest": (initialize_state.InitializeStateResult,
+                                         initialize_state.PartitionResult),
+    "ReadShareGroupStateRequest": (read_state.ReadStateResult, read_state.PartitionResult),
+    "WriteShareGroupStateRequest": (write_state.WriteStateResult, write_state.PartitionResult),
+    "DeleteShareGroupStateRequest": (delete_state.DeleteStateResult,
+                                     delete_state.PartitionResult),
+    "ReadShareGroupStateSummaryRequest": (read_summary.ReadStateSummaryResult,
+                                          read_summary.PartitionResult),
+}
 
 
 def error_response(request: Any, code: int, message: str | None) -> Any:
@@ -106,6 +135,25 @@ def error_response(request: Any, code: int, message: str | None) -> Any:
             EntryData(error_code=code, error_message=message, entity=[
                 EntityData(entity_type=e.entity_type, entity_name=e.entity_name)
                 for e in entry.entity]) for entry in request.entries])
+    if name == "WriteTxnMarkersRequest":
+        return WriteTxnMarkersResponse(markers=[
+            WritableTxnMarkerResult(producer_id=m.producer_id, topics=[
+                WritableTxnMarkerTopicResult(name=t.name, partitions=[
+                    WritableTxnMarkerPartitionResult(partition_index=p, error_code=code)
+                    for p in t.partition_indexes]) for t in m.topics])
+            for m in request.markers])
+    if name == "AlterReplicaLogDirsRequest":
+        return AlterReplicaLogDirsResponse(throttle_time_ms=0, results=[
+            AlterReplicaLogDirTopicResult(topic_name=t.name, partitions=[
+                AlterReplicaLogDirPartitionResult(partition_index=p, error_code=code)
+                for p in t.partitions]) for d in request.dirs for t in d.topics])
+    if name in SHARE_STATE_REQUESTS:
+        response = API_KEYS[request.API_KEY].response_type()()
+        result, partition = SHARE_STATE_REQUESTS[name]
+        response.results = [result(topic_id=t.topic_id, partitions=[
+            partition(partition=p.partition, error_code=code, error_message=message)
+            for p in t.partitions]) for t in request.topics]
+        return response
     response = API_KEYS[request.API_KEY].response_type()()
     if "error_code" in response.__slots__:
         response.error_code = code

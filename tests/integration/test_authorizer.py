@@ -568,3 +568,60 @@ def test_topic_configs_denied_as_kafka(kafka_with_authorizer):
     with run_broker(config=OPEN) as b:
         ours = _configs_scenario(b.bootstrap_servers)
     assert ours == _configs_scenario(kafka_with_authorizer)
+
+
+def _share_offsets_scenario(bootstrap: str) -> list[str]:
+    """kafka-share-groups resetting and deleting a share group's offsets where the group's
+    READ and DELETE are denied for this host, and describing one whose topic may not be
+    described: what the tool prints."""
+    from compat.kafka_tools import run_tool
+
+    run = uuid.uuid4().hex[:8]
+    topic, hidden, group = f"authz-sh-{run}-t", f"authz-sh-{run}-h", f"authz-sh-{run}-g"
+    for name in (topic, hidden):
+        create_topic(bootstrap, name)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    every_acl = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
+                                 AclOperation.ANY, AclPermissionType.ANY)
+    lines: list[str] = []
+
+    def tool(*args: str) -> None:
+        p = run_tool("kafka-share-groups", ["--bootstrap-server", bootstrap, *args])
+        lines.append(f"$ {' '.join(args).replace(run, 'R')} -> {p.returncode}")
+        lines.extend(" ".join(line.replace(run, "R").split())
+                     for line in (p.stdout + p.stderr).splitlines() if line.strip())
+
+    group_acl = AclBinding(ResourceType.GROUP, group, ResourcePatternType.LITERAL,
+                           "User:ANONYMOUS", "127.0.0.1", AclOperation.READ,
+                           AclPermissionType.DENY)
+    bindings = [group_acl,
+                AclBinding(ResourceType.GROUP, group, ResourcePatternType.LITERAL,
+                           "User:ANONYMOUS", "127.0.0.1", AclOperation.DELETE,
+                           AclPermissionType.DENY),
+                # (FindCoordinator needs DESCRIBE on the group, which the DENYs would take)
+                AclBinding(ResourceType.GROUP, group, ResourcePatternType.LITERAL,
+                           "User:ANONYMOUS", "*", AclOperation.DESCRIBE,
+                           AclPermissionType.ALLOW)]
+    try:
+        tool("--reset-offsets", "--group", group + "-ok", "--topic", topic, "--to-earliest",
+             "--execute")
+        for f in admin.create_acls(bindings).values():
+            f.result(WAIT_S)
+        _until(lambda: len(admin.describe_acls(every_acl).result(WAIT_S)), len(bindings),
+               "the ACLs on the broker")
+        tool("--reset-offsets", "--group", group, "--topic", topic, "--to-earliest", "--execute")
+        tool("--delete-offsets", "--group", group, "--topic", topic)
+        return lines
+    finally:
+        for f in admin.delete_acls([every_acl]).values():
+            f.result(WAIT_S)
+
+
+@needs_java
+def test_share_group_offsets_denied_as_kafka(kafka_with_authorizer):
+    with run_broker(config=OPEN) as b:
+        ours = _share_offsets_scenario(b.bootstrap_servers)
+    theirs = _share_offsets_scenario(kafka_with_authorizer)
+    assert ours == theirs
+    assert any("GroupAuthorizationException" in line or "authorization" in line.lower()
+               for line in ours), ours

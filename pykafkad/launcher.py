@@ -467,6 +467,15 @@ def nodes_ready(nodes: list[NodeProcess]) -> bool:
     return all(n.printed_ready() for n in nodes) and brokers_see_each_other(nodes)
 
 
+def _probe_security(node: NodeProcess):
+    """How the readiness probe logs in to a node's broker listener: as its brokers reach each
+    other (a SASL or TLS inter-broker listener), else None."""
+    from pykafkad.config import BrokerConfig
+    from pykafkad.security.client import inter_broker_security
+
+    return inter_broker_security(BrokerConfig.from_sources(node.spec.properties_path))
+
+
 def brokers_see_each_other(nodes: list[NodeProcess]) -> bool:
     import trio
 
@@ -478,7 +487,8 @@ def brokers_see_each_other(nodes: list[NodeProcess]) -> bool:
         from wire.messages.metadata_request import MetadataRequest
 
         for n in brokers:
-            client = NodeClient(n.host, n.port, connect_timeout_s=READY_PROBE_TIMEOUT_S)
+            client = NodeClient(n.host, n.port, connect_timeout_s=READY_PROBE_TIMEOUT_S,
+                                security=_probe_security(n))
             try:
                 resp = await client.request(
                     MetadataRequest(topics=[], allow_auto_topic_creation=False),

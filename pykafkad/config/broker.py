@@ -221,6 +221,12 @@ class BrokerConfig(Mapping[str, Any]):
     def controller_listener_names(self) -> list[str]:
         return _controller_names(self._values)
 
+    def listener_security_protocol(self, listener_name: str) -> str:
+        """The security protocol ``listener.security.protocol.map`` gives a listener name
+        (PLAINTEXT when it names none)."""
+        protocols = _protocol_map(self._values, self._merged_names())
+        return protocols.get(listener_name.upper(), "PLAINTEXT")
+
     @property
     def controller_listeners(self) -> list[Endpoint]:
         """The bound listeners that serve the controller APIs (``listeners`` order)."""

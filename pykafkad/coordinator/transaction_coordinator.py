@@ -47,6 +47,7 @@ from pykafkad.coordinator.txn_marker_channel import (
     TransactionMarkerChannelManager,
 )
 from pykafkad.coordinator.txn_marker_writer import write_txn_markers
+from pykafkad.security.client import inter_broker_security
 from wire.errors import ErrorCode, KafkaError
 from wire.records.batch import build_batch, compute_crc, decode_records, iter_batch_headers
 
@@ -104,7 +105,8 @@ class TransactionCoordinator:
             send_local=lambda request: write_txn_markers(broker, request),
             retry_backoff_ms=MARKER_RETRY_BACKOFF_MS,
             request_timeout_ms=config["request.timeout.ms"],
-            client_id=f"broker-{broker.node_id}-txn-marker-sender")
+            client_id=f"broker-{broker.node_id}-txn-marker-sender",
+            security=inter_broker_security(config))
 
     # -- the state topic ----------------------------------------------------------------------
     def ensure_state_topic(self):

@@ -106,6 +106,7 @@ class TransactionMarkerChannelManager:
         retry_backoff_ms: int = 100,
         request_timeout_ms: int = 30000,
         client_id: str = "txn-marker-sender",
+        security: Any = None,
     ):
         self.coordinator = coordinator
         self.node_id = node_id
@@ -114,6 +115,8 @@ class TransactionMarkerChannelManager:
         self.retry_backoff_ms = retry_backoff_ms
         self.request_timeout_ms = request_timeout_ms
         self.client_id = client_id
+        #: pykafkad.security.client.ClientSecurity of the inter-broker listener, or None
+        self.security = security
         #: transactions with markers still to write, by transactional id
         self.pending: dict[str, PendingCompleteTxn] = {}
         self._queues: dict[int, list[_Queued]] = {}
@@ -292,7 +295,8 @@ class TransactionMarkerChannelManager:
         if client is None or (client.host, client.port) != (host, port):
             if client is not None and self._nursery is not None:
                 self._nursery.start_soon(client.aclose)
-            client = self._clients[node_id] = NodeClient(host, port, client_id=self.client_id)
+            client = self._clients[node_id] = NodeClient(host, port, client_id=self.client_id,
+                                                             security=self.security)
         return client
 
     async def _send(self, node_id: int, queued: list[_Queued]) -> None:

@@ -27,6 +27,7 @@ from pykafkad.coordinator.partitioning import partition_for
 from pykafkad.coordinator.rebalance import append_error
 from pykafkad.coordinator.transaction_log import TRANSACTION_STATE_TOPIC
 from pykafkad.network.client import NodeClient, NodeUnavailableError, UnsupportedVersionError
+from pykafkad.security.client import inter_broker_security
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.add_partitions_to_txn_request import (
     AddPartitionsToTxnRequest,
@@ -177,7 +178,8 @@ class AddPartitionsToTxnManager:
         client = self._clients.get(node_id)
         if client is None or (client.host, client.port) != (host, port):
             client = self._clients[node_id] = NodeClient(
-                host, port, client_id=f"broker-{self.broker.node_id}-verification")
+                host, port, client_id=f"broker-{self.broker.node_id}-verification",
+                security=inter_broker_security(self.broker.config))
         return client
 
     async def run(self) -> None:

@@ -22,6 +22,7 @@ from pykafkad.kraft.forwarding import ForwardingManager
 from pykafkad.kraft.producer_id_manager import RPCProducerIdManager
 from pykafkad.replica.fetcher_manager import ReplicaFetcherManager
 from pykafkad.replica.leader_endpoint import FetcherConfig
+from pykafkad.security.client import inter_broker_security
 
 
 class BrokerServer:
@@ -39,7 +40,7 @@ class BrokerServer:
         self.fetchers = ReplicaFetcherManager(
             broker_id=node_id, get_partition=lambda tp: self.publisher.follower(tp),
             config=fetcher_config or FetcherConfig.from_config(broker.config),
-            broker_epoch=broker_epoch)
+            broker_epoch=broker_epoch, security=inter_broker_security(broker.config))
         self.publisher = BrokerMetadataPublisher(
             broker, self.fetchers, inter_broker_listener=inter_broker_listener,
             spawn=self._spawn)

@@ -32,7 +32,7 @@ class ControllerChannel:
     def __init__(self, voters: dict[int, tuple[str, int]], *,
                  leader: Callable[[], int] | None = None, client_id: str = "pykafkad",
                  request_timeout_s: float = 30.0,
-                 network: Callable[[str, int], Any] | None = None):
+                 network: Callable[[str, int], Any] | None = None, security: Any = None):
         """``voters``: id -> (host, port) of the controller listeners; ``leader``: the raft
         leader id as this node knows it (-1: none), e.g. ``lambda: raft.leader_and_epoch[0]``."""
         #: kept by reference: an observer of a dynamic quorum learns the leader's endpoint
@@ -41,8 +41,8 @@ class ControllerChannel:
         self.leader = leader or (lambda: -1)
         self.client_id = client_id
         self.request_timeout_s = request_timeout_s
-        self._network = network or (lambda host, port: NodeClient(host, port,
-                                                                  client_id=client_id))
+        self._network = network or (lambda host, port: NodeClient(
+            host, port, client_id=client_id, security=security))
         self._clients: dict[int, Any] = {}
         self._guess = 0
         #: the controller that answered last (where the next request goes first)

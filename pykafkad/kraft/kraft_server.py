@@ -31,6 +31,7 @@ from pykafkad.kraft.security_publisher import SecurityPublisher
 from pykafkad.kraft.shared_server import SharedServer, check_storage
 from pykafkad.launcher import CLUSTER_STOP_MARK
 from pykafkad.log.log_dirs import configured_log_dirs, load_log_dirs, online_log_dir_ids
+from pykafkad.security.client import controller_security
 from pykafkad.server import Server
 
 log = logging.getLogger("pykafkad.kraft")
@@ -77,7 +78,8 @@ class KafkaRaftServer:
             raft = self.shared.raft
             self.registration_channel = ControllerChannel(
                 self.shared.voters, leader=lambda: raft.leader_and_epoch.leader_id,
-                client_id=f"controller-{config.node_id}-registration-manager")
+                client_id=f"controller-{config.node_id}-registration-manager",
+                security=controller_security(config))
             self.registration = ControllerRegistrationManager(
                 config.node_id, self.registration_channel,
                 listeners=self._controller_listeners(),
@@ -90,7 +92,8 @@ class KafkaRaftServer:
             raft = self.shared.raft
             self.channel = ControllerChannel(
                 self.shared.voters, leader=lambda: raft.leader_and_epoch.leader_id,
-                client_id=f"broker-{config.node_id}-to-controller")
+                client_id=f"broker-{config.node_id}-to-controller",
+                security=controller_security(config))
             broker.controller_channel = self.channel
             self.lifecycle = BrokerLifecycleManager(
                 config.node_id, self.shared.cluster_id, self.channel,

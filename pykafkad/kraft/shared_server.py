@@ -21,6 +21,7 @@ from pykafkad.raft.client import RaftClient
 from pykafkad.raft.config import QuorumConfig
 from pykafkad.raft.log import DIR_NAME, MetadataLogRetention, metadata_log_config
 from pykafkad.raft.voter_set import VoterSet, bootstrap_ids, read_voter_set
+from pykafkad.security.client import controller_security
 
 log = logging.getLogger("pykafkad.kraft")
 
@@ -136,6 +137,7 @@ class SharedServer:
             bootstrap=bootstrap_ids(config.quorum_bootstrap_servers),
             voter_directory_ids=self.voter_set.directory_ids if self.voter_set else None,
             kraft_version=self.kraft_version,
+            security=controller_security(config),
             voters_record=self.voter_set.record if self.voter_set else None,
             log_config=metadata_log_config(
                 metadata_segment_bytes(config), setting(config, "metadata.log.segment.ms",

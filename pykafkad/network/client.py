@@ -190,6 +190,12 @@ class NodeClient:
                 if self.security is not None:
                     await self.security.authenticate(
                         lambda key, version, req: self._exchange(conn, key, version, req))
+            except NodeUnavailableError as e:
+                if type(e).__name__ == "AuthenticationError":  # Kafka logs these at ERROR
+                    log.error("authentication to %s:%d failed: %s", self.host, self.port, e)
+                with trio.CancelScope(shield=True):
+                    await stream.aclose()
+                raise
             except BaseException:
                 with trio.CancelScope(shield=True):
                     await stream.aclose()

@@ -98,6 +98,7 @@ class RaftClient:
         retention: MetadataLogRetention | None = None,
         bootstrap: dict[int, tuple[str, int]] | None = None,
         voter_directory_ids: dict[int, bytes] | None = None,
+        security: Any = None,
         kraft_version: int = 0,
         voters_record: Any = None,
     ):
@@ -113,7 +114,8 @@ class RaftClient:
         self.clock = clock or _wall_clock_ms
         self.config = config or QuorumConfig()
         self._network = network or (
-            lambda host, port: NodeClient(host, port, client_id=f"raft-client-{node_id}"))
+            lambda host, port: NodeClient(host, port, client_id=f"raft-client-{node_id}",
+                                          security=security))
         metadata_log = MetadataLog.open(Path(log_dir), self.clock, log_config, retention)
         store = FileQuorumStateStore(Path(log_dir) / DIR_NAME / FILE_NAME)
         self.machine = RaftMachine(

@@ -9,6 +9,7 @@ partitions are all gone is shut down, and its connection closed.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import trio
 
@@ -56,11 +57,14 @@ class ReplicaFetcherManager:
         client_factory: Callable[[BrokerEndpoint, int], NodeClient] | None = None,
         truncate_on_fetch: bool = True,
         on_partition_failed: Callable[[TopicPartition, str], None] | None = None,
+        security: Any = None,
     ):
         self.broker_id = broker_id
         self.config = config or FetcherConfig()
         self._get_partition = get_partition
         self._broker_epoch = broker_epoch
+        #: pykafkad.security.client.ClientSecurity of the inter-broker listener, or None
+        self.security = security
         self._client_factory = client_factory or self._default_client
         self.truncate_on_fetch = truncate_on_fetch
         self.on_partition_failed = on_partition_failed
@@ -70,7 +74,8 @@ class ReplicaFetcherManager:
 
     def _default_client(self, endpoint: BrokerEndpoint, fid: int) -> NodeClient:
         return NodeClient(endpoint.host, endpoint.port,
-                          client_id=f"broker-{self.broker_id}-fetcher-{fid}")
+                          client_id=f"broker-{self.broker_id}-fetcher-{fid}",
+                          security=self.security)
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Hosts the fetcher tasks until cancelled."""

@@ -9,14 +9,16 @@ from dataclasses import dataclass
 
 import trio
 
+from pykafkad.network.client import NodeUnavailableError
 from pykafkad.security.jaas import parse_jaas
 from pykafkad.security.scram import MECHANISMS as SCRAM_MECHANISMS
 from pykafkad.security.scram import ScramClient
 from pykafkad.security.settings import listener_setting
 
 
-class AuthenticationError(Exception):
-    """The peer refused this node's credentials (SASL_AUTHENTICATION_FAILED and its message)."""
+class AuthenticationError(NodeUnavailableError):
+    """The peer refused this node's credentials (SASL_AUTHENTICATION_FAILED and its message):
+    to the callers, a peer they cannot use now, retried as Kafka's NetworkClient retries."""
 
 
 @dataclass
@@ -93,3 +95,28 @@ def client_context(config, listener: str) -> ssl.SSLContext:
     if get("ssl.keystore.location") or get("ssl.keystore.certificate.chain"):
         _load_keystore(ctx, get)
     return ctx
+
+
+def inter_broker_security(config) -> ClientSecurity | None:
+    """How this broker reaches the others (replica fetchers, transaction markers): the
+    inter-broker listener's protocol with ``sasl.mechanism.inter.broker.protocol``; None when
+    it is PLAINTEXT (or on a controller-only node)."""
+    endpoint = config.inter_broker_listener
+    if endpoint is None or endpoint.security_protocol == "PLAINTEXT":
+        return None
+    return ClientSecurity.from_config(config, endpoint.listener_name,
+                                      endpoint.security_protocol)
+
+
+def controller_security(config) -> ClientSecurity | None:
+    """How this node reaches the controllers (raft peers, the broker's and controller's
+    channels): the first controller listener's protocol with
+    ``sasl.mechanism.controller.protocol``; None when it is PLAINTEXT."""
+    names = config.controller_listener_names
+    if not names:
+        return None
+    protocol = config.listener_security_protocol(names[0])
+    if protocol == "PLAINTEXT":
+        return None
+    return ClientSecurity.from_config(config, names[0], protocol,
+                                      mechanism_key="sasl.mechanism.controller.protocol")

@@ -438,7 +438,6 @@ NOT_APPLIED_BROKER_CONFIGS: dict[str, str] = {
     "log.cleaner.io.buffer.size": "the cleaner sizes its own reads",
     "log.cleaner.io.buffer.load.factor": "the cleaner's offset map is not bounded",
     "log.cleaner.io.max.bytes.per.second": "the cleaner is not throttled",
-    "offsets.commit.timeout.ms": "commits are written before they are answered",
     "group.coordinator.rebalance.protocols": "the classic and consumer protocols are always served",
     "group.consumer.min.session.timeout.ms": _KIP848_BOUND,
     "group.consumer.max.session.timeout.ms": _KIP848_BOUND,

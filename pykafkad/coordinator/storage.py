@@ -93,6 +93,8 @@ class OffsetsTopicStorage:
         self.config = config
         self.leader_epoch = leader_epoch
         self.load_buffer_size = broker.config["offsets.load.buffer.size"]
+        #: (partition, offset past it) of the last append not yet taken by take_last_write
+        self.last_write: tuple[Any, int] | None = None
 
     @property
     def num_partitions(self) -> int:
@@ -126,10 +128,18 @@ class OffsetsTopicStorage:
             is_transactional=transactional)
         partition = self.broker.partition(GROUP_METADATA_TOPIC, self.partition_for(group_id))
         try:
-            info = partition.append_as_leader(batch, now_ms=now)
+            # acks=all, as Kafka's coordinator writes: NOT_ENOUGH_REPLICAS below min.insync
+            info = partition.append_as_leader(batch, now_ms=now, required_acks=-1)
         except OSError as e:
             raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, str(e)) from None
+        self.last_write = (partition, info.last_offset + 1)
         return info.base_offset
+
+    def take_last_write(self) -> tuple[Any, int] | None:
+        """(partition, offset just past it) of the last append, once: what a commit's answer
+        waits to see replicated."""
+        written, self.last_write = self.last_write, None
+        return written
 
     def read_all(self) -> Iterator[StoredRecord]:
         for _, records in self.read_partitions():
@@ -173,3 +183,22 @@ class OffsetsTopicStorage:
             if not progressed:
                 log.warning("cannot read %s past offset %d", plog.dir.name, offset)
                 break
+
+
+async def commit_replicated(broker: Any, storage: Any) -> int:
+    """Waits until the coordinator's last append (taken from ``storage`` right after the
+    operation that wrote it) is in every ISR member's log, as Kafka answers an offset commit
+    only once its records are committed; the error its partitions get (NONE when replicated,
+    COORDINATOR_NOT_AVAILABLE after ``offsets.commit.timeout.ms`` or with too few replicas,
+    NOT_COORDINATOR when the leadership went)."""
+    import trio
+
+    from pykafkad.coordinator.rebalance import append_error
+
+    take = getattr(storage, "take_last_write", None)
+    written = take() if take is not None else None
+    if written is None:
+        return ErrorCode.NONE
+    partition, offset = written
+    deadline = trio.current_time() + broker.config["offsets.commit.timeout.ms"] / 1000
+    return append_error(await broker.replicas.wait_for_acks(partition, offset, deadline))

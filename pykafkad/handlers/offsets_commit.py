@@ -8,6 +8,7 @@ REBALANCE_IN_PROGRESS ...) applies to every partition the coordinator was asked 
 from __future__ import annotations
 
 from pykafkad.coordinator.coordinator import CommitPartition, CommitRequest, FetchedOffset
+from pykafkad.coordinator.storage import commit_replicated
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.security.api_acls import authorized
 from pykafkad.security.authorizer import GROUP, READ, TOPIC
@@ -90,11 +91,14 @@ async def handle_offset_commit(ctx: RequestContext, req) -> OffsetCommitResponse
             api_version=v)
         groups = broker.groups
         try:
-            for p, error in groups.call(groups.coordinator.commit_offsets, commit):
-                errors[(p.topic, p.partition)] = error
+            committed = groups.call(groups.coordinator.commit_offsets, commit)
         except KafkaError as e:
             for p in wanted:
                 errors[(p.topic, p.partition)] = e.code
+        else:
+            replicated = await commit_replicated(broker, groups.coordinator.storage)
+            for p, error in committed:
+                errors[(p.topic, p.partition)] = error or replicated
     return OffsetCommitResponse(throttle_time_ms=0, topics=[
         OffsetCommitResponseTopic(
             name="" if uses_ids else t.name,

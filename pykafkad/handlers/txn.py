@@ -14,6 +14,7 @@ import re
 
 from pykafkad.coordinator.coordinator import CommitPartition, CommitRequest
 from pykafkad.coordinator.rebalance import append_error
+from pykafkad.coordinator.storage import commit_replicated
 from pykafkad.dispatch import RequestContext, handles
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.add_offsets_to_txn_response import AddOffsetsToTxnResponse
@@ -244,11 +245,13 @@ async def handle_txn_offset_commit(ctx: RequestContext, req) -> TxnOffsetCommitR
             results = groups.call(
                 groups.coordinator.commit_transactional_offsets, commit, req.producer_id,
                 req.producer_epoch)
-            for cp, code in results:
-                codes[(cp.topic, cp.partition)] = code
         except KafkaError as e:
             for cp in partitions:
                 codes[(cp.topic, cp.partition)] = e.code
+        else:
+            replicated = await commit_replicated(broker, groups.coordinator.storage)
+            for cp, code in results:
+                codes[(cp.topic, cp.partition)] = code or replicated
     # Kafka answers the unknown topics first (its response builder starts with them), then
     # what the group coordinator answered
     return TxnOffsetCommitResponse(throttle_time_ms=0, topics=[

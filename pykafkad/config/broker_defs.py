@@ -394,6 +394,15 @@ IGNORED_BROKER_CONFIG_PREFIXES: tuple[str, ...] = (
 )  # fmt: skip
 
 
+#: the security settings kept with the ignored ones (untyped) but read by pykafkad/security
+#: (listeners' TLS and SASL, re-authentication, the StandardAuthorizer): help and the README
+#: do not list them as ignored
+SECURITY_BROKER_CONFIGS: frozenset[str] = frozenset({
+    "authorizer.class.name", "super.users", "allow.everyone.if.no.acl.found",
+    "connections.max.reauth.ms"})
+SECURITY_BROKER_CONFIG_PREFIXES: tuple[str, ...] = ("listener.name.", "ssl.", "sasl.")
+
+
 #: pykafkad's own settings, which are no Kafka config (never described): the fault control
 #: channel for tests (pykafkad/faults)
 PYKAFKAD_CONFIGS: frozenset[str] = frozenset({"pykafkad.faults.enable"})

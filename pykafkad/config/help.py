@@ -13,6 +13,8 @@ from pykafkad.config.broker_defs import (
     IGNORED_BROKER_CONFIG_PREFIXES,
     IGNORED_BROKER_CONFIGS,
     NOT_APPLIED_BROKER_CONFIGS,
+    SECURITY_BROKER_CONFIG_PREFIXES,
+    SECURITY_BROKER_CONFIGS,
 )
 from pykafkad.config.topic_defs import NOT_APPLIED_TOPIC_CONFIGS, TOPIC_CONFIGS
 
@@ -69,13 +71,21 @@ def help_config_text() -> str:
         *_lines(rows, width),
         "",
         "Also accepted and ignored (Kafka settings for what pykafkad does not have):",
-        *_wrap(sorted(IGNORED_BROKER_CONFIGS)),
-        "and every setting starting with: " + ", ".join(IGNORED_BROKER_CONFIG_PREFIXES),
+        *_wrap(_ignored_names()),
+        "and every setting starting with: " + ", ".join(_ignored_prefixes()),
         "",
         "Topic settings (CreateTopics, AlterConfigs; the broker's log.* settings are defaults):",
         "",
         *_lines(topics, width),
     ])
+
+
+def _ignored_names() -> list[str]:
+    return sorted(IGNORED_BROKER_CONFIGS - SECURITY_BROKER_CONFIGS)
+
+
+def _ignored_prefixes() -> list[str]:
+    return [p for p in IGNORED_BROKER_CONFIG_PREFIXES if p not in SECURITY_BROKER_CONFIG_PREFIXES]
 
 
 def readme_ignored_markdown() -> str:
@@ -87,9 +97,9 @@ def readme_ignored_markdown() -> str:
     out += [
         "",
         "Also accepted and ignored: "
-        + ", ".join(f"`{n}`" for n in sorted(IGNORED_BROKER_CONFIGS))
+        + ", ".join(f"`{n}`" for n in _ignored_names())
         + "; and every setting starting with "
-        + ", ".join(f"`{p}`" for p in IGNORED_BROKER_CONFIG_PREFIXES)
+        + ", ".join(f"`{p}`" for p in _ignored_prefixes())
         + ".",
         "",
         "| topic setting | default | why it changes nothing |",

@@ -47,6 +47,26 @@ def kafka_with_authorizer():
         yield f"127.0.0.1:{kafka.port}"
 
 
+#: a filter every ACL matches
+EVERY_ACL = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
+                             AclOperation.ANY, AclPermissionType.ANY)
+
+
+def _delete_every_acl(admin: AdminClient) -> None:
+    """Each scenario leaves the broker (shared, on Kafka's side) with no ACL."""
+    for f in admin.delete_acls([EVERY_ACL]).values():
+        f.result(WAIT_S)
+
+
+def _with_acls(admin: AdminClient, bindings: list) -> None:
+    """Creates ``bindings`` and waits until the broker lists them (ACLs reach a broker's
+    authorizer through the metadata log, on Kafka as here)."""
+    for f in admin.create_acls(bindings).values():
+        f.result(WAIT_S)
+    _until(lambda: len(admin.describe_acls(EVERY_ACL).result(WAIT_S)), len(bindings),
+           "the ACLs on the broker")
+
+
 def _binding(topic: str, host: str, op=AclOperation.WRITE,
              permission=AclPermissionType.DENY) -> AclBinding:
     return AclBinding(ResourceType.TOPIC, topic, ResourcePatternType.LITERAL, "User:ANONYMOUS",
@@ -403,8 +423,6 @@ def _delete_and_alter_scenario(bootstrap: str) -> dict:
     for name in (undeletable, hidden, grown, fixed):
         create_topic(bootstrap, name)
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    every_acl = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
-                                 AclOperation.ANY, AclPermissionType.ANY)
 
     def outcome(futures):
         [f] = futures.values()
@@ -424,11 +442,7 @@ def _delete_and_alter_scenario(bootstrap: str) -> dict:
         _binding(hidden, "127.0.0.1", AclOperation.DESCRIBE),
         _binding(fixed, "127.0.0.1", AclOperation.ALTER)]
     try:
-        for f in admin.create_acls(bindings).values():
-            f.result(WAIT_S)
-        # (ACLs reach a broker's authorizer through the metadata log, on Kafka as here)
-        _until(lambda: len(admin.describe_acls(every_acl).result(WAIT_S)), len(bindings),
-               "the ACLs on the broker")
+        _with_acls(admin, bindings)
         return {
             "delete_denied": outcome(admin.delete_topics([undeletable])),
             "delete_hidden": outcome(admin.delete_topics([hidden])),
@@ -437,8 +451,7 @@ def _delete_and_alter_scenario(bootstrap: str) -> dict:
             "partitions_added": outcome(admin.create_partitions([NewPartitions(grown, 2)])),
         }
     finally:
-        for f in admin.delete_acls([every_acl]).values():
-            f.result(WAIT_S)
+        _delete_every_acl(admin)
 
 
 def test_delete_topics_and_create_partitions_denied():
@@ -463,8 +476,6 @@ def _cluster_describe_scenario(bootstrap: str) -> dict:
     be deleted afterwards."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     tool = KafkaAdminClient(bootstrap_servers=bootstrap)
-    every_acl = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
-                                 AclOperation.ANY, AclPermissionType.ANY)
 
     def cluster(op, permission, host="*"):
         return AclBinding(ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL,
@@ -491,8 +502,7 @@ def _cluster_describe_scenario(bootstrap: str) -> dict:
         }
     finally:
         tool.close()
-        for f in admin.delete_acls([every_acl]).values():
-            f.result(WAIT_S)
+        _delete_every_acl(admin)
 
 
 def test_cluster_describe_denied():
@@ -517,8 +527,6 @@ def _configs_scenario(bootstrap: str) -> dict:
     for name in (hidden, open_topic):
         create_topic(bootstrap, name)
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    every_acl = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
-                                 AclOperation.ANY, AclPermissionType.ANY)
 
     def outcomes(futures) -> dict:
         out = {}
@@ -539,10 +547,7 @@ def _configs_scenario(bootstrap: str) -> dict:
     bindings = [_binding(hidden, "127.0.0.1", AclOperation.DESCRIBE_CONFIGS),
                 _binding(hidden, "127.0.0.1", AclOperation.ALTER_CONFIGS)]
     try:
-        for f in admin.create_acls(bindings).values():
-            f.result(WAIT_S)
-        _until(lambda: len(admin.describe_acls(every_acl).result(WAIT_S)), len(bindings),
-               "the ACLs on the broker")
+        _with_acls(admin, bindings)
         altered = outcomes(admin.incremental_alter_configs(
             [resource(hidden, **{"retention.ms": "1000"}),
              resource(open_topic, **{"retention.ms": "2000"})]))
@@ -551,8 +556,7 @@ def _configs_scenario(bootstrap: str) -> dict:
         return {"altered": {k.replace(run, "R"): v for k, v in altered.items()},
                 "described": {k.replace(run, "R"): v for k, v in described.items()}}
     finally:
-        for f in admin.delete_acls([every_acl]).values():
-            f.result(WAIT_S)
+        _delete_every_acl(admin)
 
 
 def test_topic_configs_denied():
@@ -581,8 +585,6 @@ def _share_offsets_scenario(bootstrap: str) -> list[str]:
     for name in (topic, hidden):
         create_topic(bootstrap, name)
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    every_acl = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
-                                 AclOperation.ANY, AclPermissionType.ANY)
     lines: list[str] = []
 
     def tool(*args: str) -> None:
@@ -605,16 +607,12 @@ def _share_offsets_scenario(bootstrap: str) -> list[str]:
     try:
         tool("--reset-offsets", "--group", group + "-ok", "--topic", topic, "--to-earliest",
              "--execute")
-        for f in admin.create_acls(bindings).values():
-            f.result(WAIT_S)
-        _until(lambda: len(admin.describe_acls(every_acl).result(WAIT_S)), len(bindings),
-               "the ACLs on the broker")
+        _with_acls(admin, bindings)
         tool("--reset-offsets", "--group", group, "--topic", topic, "--to-earliest", "--execute")
         tool("--delete-offsets", "--group", group, "--topic", topic)
         return lines
     finally:
-        for f in admin.delete_acls([every_acl]).values():
-            f.result(WAIT_S)
+        _delete_every_acl(admin)
 
 
 @needs_java

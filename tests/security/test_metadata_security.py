@@ -4,7 +4,6 @@ a restart. Driven with confluent-kafka's admin client and each node's own answer
 
 from __future__ import annotations
 
-import time
 import uuid
 
 from confluent_kafka import KafkaException
@@ -25,6 +24,7 @@ from compat.wire_client import WireClient
 from pykafkad.security.testkit import client_settings
 from pykafkad.testing import run_broker, run_cluster
 from tests.integration.clients import WAIT_S
+from tests.kraft.quorum_helpers import wait_for
 from tests.security.conftest import sasl_config
 from tests.security.test_listeners import confluent_round_trip
 from wire.messages.describe_acls_request import DescribeAclsRequest
@@ -60,19 +60,6 @@ def node_scram_users(address: str) -> list[tuple]:
         resp = client.request(50, 0, DescribeUserScramCredentialsRequest(users=None))
     return sorted((r.user, [(i.mechanism, i.iterations) for i in r.credential_infos])
                   for r in resp.results)
-
-
-def eventually(condition, what: str, timeout: float = WAIT_S):
-    """Polls ``condition`` (a node applies a committed record a moment after the controller
-    answered) until it is truthy."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def test_acls_and_scram_users_survive_a_restart(tmp_path):
@@ -128,8 +115,8 @@ def test_every_node_of_a_cluster_applies_the_acls_and_users_one_node_took(tmp_pa
             "dave", ScramCredentialInfo(SHA512, 8192), b"dave-pw")])["dave"].result(WAIT_S)
         acl = [(topic, "User:bob", AclOperation.READ.value)]
         for node, address in addresses.items():
-            eventually(lambda a=address: node_acls(a) == acl, f"the ACL on node {node}")
-            eventually(lambda a=address: node_scram_users(a) == [("dave", [(2, 8192)])],
+            wait_for(lambda a=address: node_acls(a) == acl, f"the ACL on node {node}")
+            wait_for(lambda a=address: node_scram_users(a) == [("dave", [(2, 8192)])],
                        f"the SCRAM user on node {node}")
         via_third = AdminClient({"bootstrap.servers": addresses[third]})
         gone = via_third.delete_acls([AclBindingFilter(
@@ -137,4 +124,4 @@ def test_every_node_of_a_cluster_applies_the_acls_and_users_one_node_took(tmp_pa
             AclOperation.ANY, AclPermissionType.ANY)])
         assert list(gone.values())[0].result(WAIT_S) == [read_acl(topic)]
         for node, address in addresses.items():
-            eventually(lambda a=address: node_acls(a) == [], f"no ACL on node {node}")
+            wait_for(lambda a=address: node_acls(a) == [], f"no ACL on node {node}")

@@ -21,7 +21,7 @@ from pykafkad.security.testkit import (
 )
 from pykafkad.testing import run_cluster
 from tests.integration.clients import WAIT_S
-from tests.security.test_metadata_security import eventually
+from tests.kraft.quorum_helpers import wait_for
 
 USERS = {"broker": "broker-secret", "alice": "alice-secret"}
 
@@ -51,7 +51,7 @@ def test_a_cluster_secured_end_to_end(tmp_path):
         conf = {"bootstrap.servers": c.bootstrap_servers, **alice}
         admin = AdminClient(conf)
         admin.create_topics([NewTopic(topic, 3, 3)])[topic].result(WAIT_S)
-        eventually(lambda: all(
+        wait_for(lambda: all(
             len(p.isrs) == 3 for p in admin.list_topics(topic, timeout=WAIT_S)
             .topics[topic].partitions.values()), "every replica in sync over SASL_SSL")
         producer = Producer({**conf, "acks": "all", "enable.idempotence": True})
@@ -74,7 +74,7 @@ def test_a_cluster_secured_end_to_end(tmp_path):
                 if m is not None and not m.error():
                     seen.append(m.value())
                 return len(seen) >= 33
-            eventually(all_read, "33 records over SASL_SSL")
+            wait_for(all_read, "33 records over SASL_SSL")
         finally:
             consumer.close()
         assert sorted(seen) == sorted([str(i).encode() for i in range(30)] + [b"in-txn"] * 3)

@@ -62,6 +62,8 @@ class ControllerServer:
         self.active_epoch = -1
         self._write_lock = trio.Lock()
         self._wake = trio.Event()
+        #: set (and replaced) each time committed records were replayed
+        self._replayed = trio.Event()
         # auto.leader.rebalance.enable: Kafka's controller schedules its balance task after a
         # write leaves some partition off its preferred leader, leader.imbalance.check
         # .interval.seconds later (10 ms when the last run stopped at its election cap).
@@ -119,12 +121,19 @@ class ControllerServer:
         for i, value in enumerate(batch.records):
             record, _ = decode_record(value)
             self.controller.replay(record, batch.base_offset + i)
+        self._replay_progressed()
 
     def handle_load_snapshot(self, reader) -> None:
         self.controller = self._new_controller()
         self.controller.cluster.now_ms = self.clock()
         for record in read_snapshot(Path(reader.path)).records():
             self.controller.replay(record, reader.end_offset - 1)
+        self._replay_progressed()
+
+    def _replay_progressed(self) -> None:
+        """Wakes the writers waiting in ``_append`` for their records to be replayed."""
+        self._replayed.set()
+        self._replayed = trio.Event()
 
     def handle_leader_change(self, leader) -> None:
         if leader.leader_id == self.node_id:
@@ -204,6 +213,11 @@ class ControllerServer:
                 return False
             with trio.move_on_after(0.5):
                 await self.raft.wait_committed(last)
+                # committed is not yet replayed: the raft client hands the batch to
+                # handle_commit from its own task, which must get to run (a loop on
+                # wait_committed alone, which returns without yielding, starved it)
+                while self.controller.last_replayed_offset < last:
+                    await self._replayed.wait()
         return True
 
     # -- timers ------------------------------------------------------------------------------

@@ -248,8 +248,13 @@ class BrokerMetadataPublisher:
                 plog = self.broker.logs.get(topic, index)
                 if plog is None:
                     continue
-                if self._spawn is None:
-                    coordinator.load_partition(index, storage._read_partition(plog))  # noqa: SLF001
+                if self._spawn is None or _small(plog):
+                    # (a small partition, a new one above all, loads at once: no window of
+                    # COORDINATOR_LOAD_IN_PROGRESS, which some clients' admin calls do not retry)
+                    try:
+                        coordinator.load_partition(index, list(storage._read_partition(plog)))  # noqa: SLF001
+                    except Exception as e:  # noqa: BLE001 - one bad partition must not stop the broker
+                        coordinator.fail_load(index, e)
                     continue
                 coordinator.begin_load(index)
                 token = self._group_loads[index] = object()
@@ -268,7 +273,13 @@ class BrokerMetadataPublisher:
                     continue
                 read = txn.begin_election(index, epoch)
                 self._txn_loads.pop(index, None)
-                if read is not None:
+                if read is not None and _small(self.broker.logs.get(topic, index)):
+                    try:
+                        records, error = read(), None
+                    except Exception as e:  # noqa: BLE001 - one bad partition must not stop the broker
+                        records, error = None, e
+                    txn.finish_election(index, records, error)
+                elif read is not None:
                     token = self._txn_loads[index] = object()
                     self._spawn(self._load_txn_partition, index, read, token)
         for (topic, index), info in changes.followers.items():
@@ -355,3 +366,13 @@ class BrokerMetadataPublisher:
                  for i in indexes]
         if moved:  # reassigned away: this replica's log goes too (renamed -delete, removed)
             broker.logs.delete_partitions(moved)
+
+
+#: a coordinator partition with at most this many offsets is read on the request loop (a few
+#: milliseconds); bigger ones in a worker thread
+SMALL_PARTITION_OFFSETS = 1000
+
+
+def _small(plog: Any) -> bool:
+    return plog is not None and \
+        plog.log_end_offset - plog.log_start_offset <= SMALL_PARTITION_OFFSETS

@@ -19,6 +19,7 @@ answer is the same, so a broker gives it itself.)
 
 from __future__ import annotations
 
+from pykafkad.controller.result import DEFAULT_MESSAGES
 from pykafkad.dispatch import BROKER, CONTROLLER, RequestContext, handles
 from pykafkad.handlers.forwarded import forwards, to_controller
 from pykafkad.security.api_acls import authorized
@@ -40,7 +41,7 @@ UNKNOWN = 0
 DESCRIBE_NO_AUTHORIZER = "No Authorizer is configured on the broker"
 NO_AUTHORIZER = "No Authorizer is configured."
 #: Kafka's ClusterAuthorizationException message for the ACL APIs
-CLUSTER_DENIED = "Cluster authorization failed."
+CLUSTER_DENIED = DEFAULT_MESSAGES[ErrorCode.CLUSTER_AUTHORIZATION_FAILED]
 
 
 def _refuse_unknown(api: str, *codes: int) -> None:

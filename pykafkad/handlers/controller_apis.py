@@ -15,7 +15,6 @@ from typing import Any
 from pykafkad.dispatch import CONTROLLER, CONTROLLER_HANDLERS, RequestContext, handles
 from pykafkad.kraft.forwarding import client_peer, deserialize_principal
 from pykafkad.security.api_acls import authorized
-from pykafkad.security.authorizer import CLUSTER, CLUSTER_ACTION
 from wire.errors import ErrorCode, RemoteProtocolError
 from wire.framing import encode_response, read_request_header
 from wire.messages.envelope_response import EnvelopeResponse
@@ -139,14 +138,9 @@ async def handle_list_partition_reassignments(ctx: RequestContext, req: Any) -> 
 @handles(ENVELOPE_KEY, 0, 0, listeners=CONTROLLER)
 async def handle_envelope(ctx: RequestContext, req: Any) -> EnvelopeResponse:
     """Version 0: a request a broker forwarded, in its own header and body, answered with the
-    inner response (header and body) as ``response_data``."""
+    inner response (header and body) as ``response_data``.  (The forwarding broker's own
+    CLUSTER_ACTION is checked before, by the cluster gate: security/api_acls.py.)"""
 
-    # the forwarding broker's own principal needs CLUSTER_ACTION, as on Kafka; the single
-    # node's hidden controller listener only ever hears the node itself
-    if not getattr(ctx.broker, "internal_controller_listener", False) and \
-            not authorized(ctx, CLUSTER, CLUSTER_ACTION):
-        return EnvelopeResponse(response_data=None,
-                                error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     r = Reader(memoryview(req.request_data))
     try:
         header = read_request_header(r)

@@ -4,6 +4,7 @@ ScramControlManager."""
 
 from __future__ import annotations
 
+from pykafkad.controller.result import DEFAULT_MESSAGES
 from pykafkad.dispatch import BROKER, CONTROLLER, handles
 from pykafkad.handlers.forwarded import forwards, to_controller
 from pykafkad.kraft.error_responses import error_response
@@ -64,6 +65,6 @@ async def handle_alter_user_scram_credentials(ctx, request):
     """The active controller writes the credentials (pykafkad/controller/scram_control.py);
     a broker forwards, and the controller checks ALTER on the cluster."""
     if not forwards(ctx) and not authorized(ctx, CLUSTER, ALTER):
-        return error_response(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
-                              "Cluster authorization failed.")
+        code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return error_response(request, code, DEFAULT_MESSAGES[code])
     return await to_controller(ctx, request)

@@ -8,6 +8,7 @@ them from its share-group state summary."""
 
 from __future__ import annotations
 
+from pykafkad.controller.result import DEFAULT_MESSAGES
 from pykafkad.coordinator.share_group.group import ShareGroup
 from pykafkad.coordinator.share_group.service import service_of
 from pykafkad.dispatch import RequestContext, handles
@@ -20,8 +21,8 @@ from wire.messages import describe_share_group_offsets_response as describe_msg
 
 _NO_TOPIC_ID = bytes(16)
 _NOT_HOSTED = "This server does not host this topic-partition."
-GROUP_DENIED = "Group authorization failed."
-TOPIC_DENIED = "Topic authorization failed."
+GROUP_DENIED = DEFAULT_MESSAGES[ErrorCode.GROUP_AUTHORIZATION_FAILED]
+TOPIC_DENIED = DEFAULT_MESSAGES[ErrorCode.TOPIC_AUTHORIZATION_FAILED]
 
 
 def _state_of(svc, group_id: str, topic_id: bytes, index: int):

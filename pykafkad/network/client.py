@@ -47,6 +47,11 @@ class NodeUnavailableError(Exception):
     """The node cannot be reached, or the connection dropped with requests in flight."""
 
 
+class AuthenticationError(NodeUnavailableError):
+    """The peer refused this node's credentials (SASL_AUTHENTICATION_FAILED and its message):
+    to the callers, a peer they cannot use now, retried as Kafka's NetworkClient retries."""
+
+
 class UnsupportedVersionError(Exception):
     """The peer serves no version of the API that this codec knows."""
 
@@ -190,9 +195,8 @@ class NodeClient:
                 if self.security is not None:
                     await self.security.authenticate(
                         lambda key, version, req: self._exchange(conn, key, version, req))
-            except NodeUnavailableError as e:
-                if type(e).__name__ == "AuthenticationError":  # Kafka logs these at ERROR
-                    log.error("authentication to %s:%d failed: %s", self.host, self.port, e)
+            except AuthenticationError as e:  # Kafka logs these at ERROR
+                log.error("authentication to %s:%d failed: %s", self.host, self.port, e)
                 with trio.CancelScope(shield=True):
                     await stream.aclose()
                 raise

@@ -141,8 +141,8 @@ API_ACLS: dict[int, tuple[Check, ...]] = {
 #: the APIs whose one check, an operation on the cluster, is made before the handler runs
 #: (Kafka's AuthHelper.authorizeClusterOperation), answered with the API's error response.
 #: The ACL and SCRAM APIs check in their handlers.
-CLUSTER_GATED = frozenset({27, 34, 35, 43, 45, 46, 48, 49, 52, 53, 54, 55, 56, 57, 59, 62, 63, 64,
-                           67, 70, 73, 74, 80, 81, 82, 83, 84, 85, 86, 87})
+CLUSTER_GATED = frozenset({27, 34, 35, 43, 45, 46, 48, 49, 52, 53, 54, 55, 56, 57, 58, 59, 62, 63,
+                           64, 67, 70, 73, 74, 80, 81, 82, 83, 84, 85, 86, 87})
 
 
 def cluster_gate_allows(ctx) -> bool:

@@ -9,16 +9,11 @@ from dataclasses import dataclass
 
 import trio
 
-from pykafkad.network.client import NodeUnavailableError
+from pykafkad.network.client import AuthenticationError
 from pykafkad.security.jaas import parse_jaas
 from pykafkad.security.scram import MECHANISMS as SCRAM_MECHANISMS
 from pykafkad.security.scram import ScramClient
 from pykafkad.security.settings import listener_setting
-
-
-class AuthenticationError(NodeUnavailableError):
-    """The peer refused this node's credentials (SASL_AUTHENTICATION_FAILED and its message):
-    to the callers, a peer they cannot use now, retried as Kafka's NetworkClient retries."""
 
 
 @dataclass

@@ -8,6 +8,8 @@
     python -m compat --clients java,kcat --scenarios produce-consume,headers
     python -m compat --kafka-cluster --scenarios cluster   # only the cluster scenarios
     python -m compat --failover --rounds 4        # the kill loop, pykafkad and Kafka clusters
+    python -m compat --secured                    # pykafkad with SASL_SSL, SCRAM and ACLs
+    python -m compat --kafka --secured            # Apache Kafka configured the same way
 
 The cluster scenarios need three brokers: against a single broker they are n/a.
 
@@ -89,6 +91,10 @@ def main(argv: list[str] | None = None) -> int:
     where.add_argument("--failover", action="store_true",
                        help="the kill loop on a pykafkad and an Apache Kafka cluster, side by "
                             "side (compat/reports/failover.md)")
+    ap.add_argument("--secured", action="store_true",
+                    help="the clients connect over SASL_SSL with SCRAM-SHA-512 to a broker with "
+                         "the StandardAuthorizer (compat/security.py), and the authorization "
+                         "scenario runs; with the default pykafkad or --kafka")
     ap.add_argument("--rounds", type=int, default=4, help="kills per cluster for --failover")
     ap.add_argument("--kafka-version", default=None,
                     help="Apache Kafka version for --kafka and --kafka-cluster")
@@ -109,8 +115,32 @@ def main(argv: list[str] | None = None) -> int:
     clients = args.clients.split(",") if args.clients else None
     scenarios = parse_scenarios(args.scenarios)
     nodes = None  # set for the clusters started here: scenarios that stop a node need it
+    secured = None  # a compat.security.SecuredTarget with --secured
 
-    if args.kafka:
+    if args.secured and (args.kafka_cluster or args.cluster or args.bootstrap_server):
+        print("python -m compat: --secured works with the default pykafkad or --kafka",
+              file=sys.stderr)
+        return 2
+    if args.secured:
+        from compat import security
+
+        if args.kafka:
+            from compat.kafka_broker import DEFAULT_VERSION
+
+            version = args.kafka_version or DEFAULT_VERSION
+            target = args.target_name or f"Apache Kafka {version}, SASL_SSL"
+            stem = args.report_name or f"kafka-{version}-secured"
+            start = security.secured_kafka(version, config=TEST_BROKER_CONFIG)
+        else:
+            from pykafkad import __version__
+
+            target = args.target_name or f"pykafkad {__version__}, SASL_SSL"
+            stem = args.report_name or "secured"
+            start = security.secured_pykafkad(config=TEST_BROKER_CONFIG)
+        broker = contextlib.ExitStack()
+        secured = broker.enter_context(start)
+        bootstrap = secured.bootstrap
+    elif args.kafka:
         from compat.kafka_broker import DEFAULT_VERSION, run_kafka
 
         version = args.kafka_version or DEFAULT_VERSION
@@ -158,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     with broker:
         matrix = run_matrix(bootstrap, target=target, scenarios=scenarios, clients=clients,
                             log=lambda line: print(line, file=sys.stderr, flush=True),
-                            nodes=nodes)
+                            nodes=nodes, secured=secured)
     print(report.text(matrix))
     md, page = report.write(matrix, args.report_dir, stem)
     print(f"\nreports: {md} {page}")

@@ -15,10 +15,16 @@ import pytest
 
 from compat import report
 from compat.runner import NA, Matrix, Result, run_matrix
-from compat.scenarios import CLUSTER_SCENARIOS, CLUSTER_SIZE
+from compat.scenarios import CLUSTER_SCENARIOS, CLUSTER_SIZE, SCENARIOS
 
 MATRIX = pytest.StashKey[Matrix]()
 CLUSTER_MATRIX = pytest.StashKey[Matrix]()
+SECURED_MATRIX = pytest.StashKey[Matrix]()
+KAFKA_SECURED_MATRIX = pytest.StashKey[Matrix]()
+
+#: what runs over SASL_SSL on both brokers: every single-broker scenario, the authorization
+#: one included (about two minutes a broker)
+SECURED_SCENARIOS = [s.name for s in SCENARIOS if s.brokers == 1]
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +85,43 @@ def cluster_matrix(request, kafka_cluster, tmp_path_factory) -> Matrix:
     return m
 
 
+def _secured_matrix(request, tmp_path_factory, start, target: str, stem: str, key) -> Matrix:
+    with start as secured:
+        m = run_matrix(secured.bootstrap, target=target, scenarios=SECURED_SCENARIOS,
+                       require_clients=bool(os.environ.get("CI")), secured=secured)
+    md, page = report.write(m, tmp_path_factory.mktemp("compat-reports"), stem)
+    m.notes.append(f"reports: {md} {page}")
+    request.config.stash[key] = m
+    return m
+
+
+@pytest.fixture(scope="module")
+def secured_matrix(request, tmp_path_factory) -> Matrix:
+    """The secured scenarios against a pykafkad with a SASL_SSL listener and the
+    StandardAuthorizer (compat/security.py)."""
+    from compat.__main__ import TEST_BROKER_CONFIG
+    from compat.security import secured_pykafkad
+    from pykafkad import __version__
+
+    return _secured_matrix(request, tmp_path_factory, secured_pykafkad(TEST_BROKER_CONFIG),
+                           f"pykafkad {__version__}, SASL_SSL", "secured", SECURED_MATRIX)
+
+
+@pytest.fixture(scope="module")
+def kafka_secured_matrix(request, tmp_path_factory) -> Matrix:
+    """The same scenarios against Apache Kafka configured the same way: they must pass there."""
+    from compat.__main__ import TEST_BROKER_CONFIG
+    from compat.kafka_broker import DEFAULT_VERSION
+    from compat.security import secured_kafka
+
+    return _secured_matrix(request, tmp_path_factory,
+                           secured_kafka(DEFAULT_VERSION, TEST_BROKER_CONFIG),
+                           f"Apache Kafka {DEFAULT_VERSION}, SASL_SSL", "kafka-secured",
+                           KAFKA_SECURED_MATRIX)
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
-    for key in (MATRIX, CLUSTER_MATRIX):
+    for key in (MATRIX, CLUSTER_MATRIX, SECURED_MATRIX, KAFKA_SECURED_MATRIX):
         m = config.stash.get(key, None)
         if m is not None:
             terminalreporter.section("compatibility matrix")

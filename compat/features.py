@@ -20,6 +20,11 @@ FEATURES: dict[str, dict[int, str]] = {
         25: "AddOffsetsToTxn", 26: "EndTxn", 28: "TxnOffsetCommit",
     },
     "delete-records": {21: "DeleteRecords"},
+    "consumer-groups": {68: "ConsumerGroupHeartbeat", 69: "ConsumerGroupDescribe"},
+    "share-groups": {
+        76: "ShareGroupHeartbeat", 77: "ShareGroupDescribe", 78: "ShareFetch",
+        79: "ShareAcknowledge",
+    },
     "describe-topic-partitions": {75: "DescribeTopicPartitions"},
 }
 

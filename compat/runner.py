@@ -15,6 +15,7 @@ from compat.wire_client import advertised_apis, cluster_brokers
 PASS, FAIL, NA, UNSUPPORTED = "pass", "fail", "n/a", "unsupported"
 #: bound on any single wait inside a scenario; a working broker answers far sooner
 WAIT_S = 30
+SECURED_ONLY = "needs a secured target (python -m compat --secured)"
 
 
 class NotApplicable(Exception):
@@ -54,15 +55,40 @@ class Matrix:
 
 
 class Env:
-    """What a Python-side scenario implementation gets: the broker and fresh topic names."""
+    """What a Python-side scenario implementation gets: the broker, how to connect to it, and
+    fresh topic names."""
 
-    def __init__(self, bootstrap: str, client: str, scenario: str, nodes=None):
+    def __init__(self, bootstrap: str, client: str, scenario: str, nodes=None, secured=None):
         self.bootstrap = bootstrap
         self.client = client
         self.scenario = scenario
         self.run_id = uuid.uuid4().hex[:8]
         #: compat.node_control.NodeControl of a cluster the harness started, else None
         self.nodes = nodes
+        #: compat.security.SecuredTarget when the clients connect over SASL_SSL, else None
+        self.secured = secured
+
+    @property
+    def security(self):
+        """The scenario's user's connection settings (compat.security.ClientSecurity: a super
+        user), or None on a PLAINTEXT target."""
+        return self.secured.admin if self.secured else None
+
+    @property
+    def harness(self) -> str:
+        """Where the harness itself connects (PLAINTEXT): the secured target's second
+        listener, else the bootstrap."""
+        return self.secured.harness if self.secured else self.bootstrap
+
+    def kafka_python(self, **conf) -> dict:
+        """kafka-python's settings for this target: bootstrap, security, then ``conf``."""
+        return {"bootstrap_servers": self.bootstrap,
+                **(self.security.kafka_python if self.security else {}), **conf}
+
+    def librdkafka(self, conf: dict | None = None) -> dict:
+        """librdkafka's properties for this target: bootstrap, security, then ``conf``."""
+        return {"bootstrap.servers": self.bootstrap,
+                **(self.security.librdkafka if self.security else {}), **(conf or {})}
 
     @property
     def first_broker(self) -> str:
@@ -82,7 +108,7 @@ class Env:
         from compat.clients.setup import create_topic
 
         name = self.name(suffix)
-        create_topic(self.bootstrap, name, partitions, config or {}, replication_factor)
+        create_topic(self.harness, name, partitions, config or {}, replication_factor)
         return name
 
 
@@ -92,6 +118,7 @@ def run_python_cells(
     bootstrap: str,
     scenarios: list[str],
     nodes=None,
+    secured=None,
 ) -> dict[str, Result]:
     out = {}
     for name in scenarios:
@@ -101,7 +128,7 @@ def run_python_cells(
             continue
         t0 = time.monotonic()
         try:
-            fn(Env(bootstrap, client, name, nodes))
+            fn(Env(bootstrap, client, name, nodes, secured))
             out[name] = Result(PASS, time.monotonic() - t0)
         except NotApplicable as e:
             out[name] = Result(NA, time.monotonic() - t0, str(e))
@@ -143,11 +170,14 @@ def run_matrix(
     log: Callable[[str], None] = print,
     require_clients: bool = True,
     nodes=None,
+    secured=None,
 ) -> Matrix:
     """``require_clients=False`` reports a client that is not installed as n/a instead of
     failing its cells (for developer machines without Java or kcat).  ``nodes``: a
     compat.node_control.NodeControl when the harness started the cluster (scenarios that stop
-    a node are n/a without it)."""
+    a node are n/a without it).  ``secured``: a compat.security.SecuredTarget whose
+    ``bootstrap`` is ``bootstrap``: every client connects over SASL_SSL as its super user, and
+    the scenarios that need a secured target run."""
     scenarios = scenarios or [s.name for s in SCENARIOS]
     clients = clients or list(CLIENTS)
     for s in scenarios:
@@ -155,8 +185,9 @@ def run_matrix(
             raise ValueError(f"unknown scenario {s!r}")
     matrix = Matrix(target, bootstrap, scenarios, clients)
     t0 = time.monotonic()
-    apis = advertised_apis(bootstrap)
-    brokers = len(cluster_brokers(bootstrap))
+    harness = secured.harness if secured else bootstrap
+    apis = advertised_apis(harness)
+    brokers = len(cluster_brokers(harness))
     runnable = []
     too_few = [s for s in scenarios if BY_NAME[s].brokers > brokers]
     if too_few:
@@ -168,6 +199,9 @@ def run_matrix(
             for c in clients:
                 matrix.results[(s, c)] = Result(
                     NA, 0.0, f"needs {BY_NAME[s].brokers} brokers; the target has {brokers}")
+        elif BY_NAME[s].secured and secured is None:
+            for c in clients:
+                matrix.results[(s, c)] = Result(NA, 0.0, SECURED_ONLY)
         elif gaps:
             for c in clients:
                 matrix.results[(s, c)] = Result(
@@ -189,7 +223,7 @@ def run_matrix(
             matrix.versions[c] = f"{c} (version unknown: {e})"
         log(f"[compat] {c}: {len(runnable)} scenarios against {target} ({bootstrap}) ...")
         c0 = time.monotonic()
-        for s, res in module.run(bootstrap, runnable, nodes).items():
+        for s, res in module.run(bootstrap, runnable, nodes, secured).items():
             matrix.results[(s, c)] = res
         log(f"[compat] {c}: done in {time.monotonic() - c0:.1f}s")
     matrix.seconds = time.monotonic() - t0

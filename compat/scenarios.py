@@ -25,6 +25,8 @@ class Scenario:
     needs: tuple[str, ...] = ()
     #: the least number of brokers the target must have (a cluster scenario: n/a below it)
     brokers: int = 1
+    #: runs only on a secured target (compat/security.py), where clients log in as users
+    secured: bool = False
 
 
 SCENARIOS: list[Scenario] = [
@@ -72,6 +74,24 @@ SCENARIOS: list[Scenario] = [
     Scenario("transactions-offsets",
              "consume-transform-produce: output records and the group's input offsets commit "
              "atomically", ("transactions", "groups")),
+    Scenario("consumer-group-protocol",
+             "KIP-848 (group.protocol=consumer): two members on 4 partitions get 2 each from "
+             "the broker's assignor; committed offsets survive the group; a new member resumes "
+             "after them", ("consumer-groups",)),
+    Scenario("transactions-v2",
+             "consume-transform-produce over 3 partitions with the client's newest transaction "
+             "protocol (transaction version 2 where the broker finalizes it): commit, abort, "
+             "commit, abort; read_committed sees the committed records, the group the last "
+             "committed offset", ("transactions", "groups")),
+    Scenario("share-group",
+             "KIP-932 share group (share.auto.offset.reset=earliest): two share consumers on "
+             "one partition read 20 records between them, each once; a RELEASEd record comes "
+             "back with delivery counts 1, 2, 3, a REJECTed one never", ("share-groups",)),
+    Scenario("authorization",
+             "a user with no ACL is refused: producing gets TOPIC_AUTHORIZATION_FAILED, "
+             "consuming in a group GROUP_AUTHORIZATION_FAILED; after CreateAcls (WRITE on the "
+             "topic, then READ on the topic and the group) it produces and consumes",
+             secured=True),
     Scenario("spark-batch",
              "Spark batch write (keys, headers, partitions), batch read with JSON offset "
              "ranges, subscribePattern and assign"),

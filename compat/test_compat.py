@@ -9,11 +9,13 @@ at the end of the session, also when the tests pass.
 
 from __future__ import annotations
 
-from compat.runner import NA, PASS, UNSUPPORTED
-from compat.scenarios import CLUSTER_SCENARIOS, CLUSTER_SIZE
+from compat.conftest import SECURED_SCENARIOS
+from compat.runner import NA, PASS, SECURED_ONLY, UNSUPPORTED
+from compat.scenarios import CLUSTER_SCENARIOS, CLUSTER_SIZE, SCENARIOS
 from tests.integration.clients import needs_java
 
 CLUSTER = {s.name for s in CLUSTER_SCENARIOS}
+SECURED = {s.name for s in SCENARIOS if s.secured}
 
 
 def _failures(m) -> str:
@@ -37,3 +39,28 @@ def test_cluster_scenarios_pass_on_apache_kafka(cluster_matrix):
     assert not cluster_matrix.failures(), _failures(cluster_matrix)
     passed = {s for (s, _), r in cluster_matrix.results.items() if r.status == PASS}
     assert passed == CLUSTER, f"cluster scenarios no client ran: {sorted(CLUSTER - passed)}"
+
+
+def test_secured_scenarios_are_not_applicable_on_plaintext(matrix):
+    cells = {(s, c): (r.status, r.reason) for (s, c), r in matrix.results.items() if s in SECURED}
+    assert cells
+    assert set(cells.values()) == {(NA, SECURED_ONLY)}
+
+
+def _every_client_ran(m, scenarios) -> None:
+    """Every client passed each scenario it can express, and every scenario ran somewhere."""
+    assert not m.failures(), _failures(m)
+    passed = {s for (s, _), r in m.results.items() if r.status == PASS}
+    assert passed == set(scenarios), f"scenarios no client ran: {sorted(set(scenarios) - passed)}"
+
+
+def test_secured_matrix_over_sasl_ssl(secured_matrix):
+    _every_client_ran(secured_matrix, SECURED_SCENARIOS)
+    authorization = {c: r.status for (s, c), r in secured_matrix.results.items()
+                     if s == "authorization"}
+    assert set(authorization.values()) == {PASS}, authorization
+
+
+@needs_java
+def test_secured_scenarios_pass_on_apache_kafka_configured_the_same_way(kafka_secured_matrix):
+    _every_client_ran(kafka_secured_matrix, SECURED_SCENARIOS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from compat.clients import authorization as authz
 from compat.clients.cluster import (
     broker_ids,
     expect_spread,
@@ -20,6 +21,7 @@ from compat.clients.setup import (
     LARGE_TOPIC_CONFIG,
     expect,
     large_value,
+    share_groups_from_earliest,
     values,
 )
 from compat.runner import WAIT_S, Env, run_python_cells
@@ -48,7 +50,7 @@ def _produce(env: Env, topic: str, records: list[dict], producer=None, **conf) -
     delivery error raises."""
     from confluent_kafka import Producer
 
-    p = producer or Producer({"bootstrap.servers": env.bootstrap, "linger.ms": 5, **conf})
+    p = producer or Producer(env.librdkafka({"linger.ms": 5, **conf}))
     delivered: list = []
     errors: list = []
 
@@ -75,8 +77,8 @@ class _DeliveryError(Exception):
 def _consume(env: Env, topic: str, count: int, partitions=(0,), **conf) -> list:
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
-    c = Consumer({"bootstrap.servers": env.bootstrap, "group.id": env.name("reader"),
-                  "enable.auto.commit": False, **conf})
+    c = Consumer(env.librdkafka({"group.id": env.name("reader"), "enable.auto.commit": False,
+                                 **conf}))
     c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
     out = []
     deadline = time.monotonic() + WAIT_S
@@ -189,7 +191,7 @@ def offsets_by_time(env: Env) -> None:
     topic = env.topic()
     _produce(env, topic, [{"value": v, "timestamp": BASE_TS + 1000 * i}
                           for i, v in enumerate(values(20))])
-    c = Consumer({"bootstrap.servers": env.bootstrap, "group.id": env.name("g")})
+    c = Consumer(env.librdkafka({"group.id": env.name("g")}))
     try:
         def lookup(ts):
             return c.offsets_for_times([TopicPartition(topic, 0, ts)], timeout=WAIT_S)[0].offset
@@ -206,7 +208,7 @@ def offsets_by_time(env: Env) -> None:
 def _admin(env: Env):
     from confluent_kafka.admin import AdminClient
 
-    return AdminClient({"bootstrap.servers": env.bootstrap})
+    return AdminClient(env.librdkafka())
 
 
 def _wait(cond, what: str) -> None:
@@ -279,13 +281,22 @@ def admin_configs(env: Env) -> None:
 def _group_consumer(env: Env, group: str, topic: str, **conf):
     from confluent_kafka import Consumer
 
-    c = Consumer({"bootstrap.servers": env.bootstrap, "group.id": group,
-                  "auto.offset.reset": "earliest", "enable.auto.commit": False, **conf})
+    c = Consumer(env.librdkafka({"group.id": group, "auto.offset.reset": "earliest",
+                                 "enable.auto.commit": False, **conf}))
     c.subscribe([topic])
     return c
 
 
 def consumer_group(env: Env) -> None:
+    two_members(env)
+
+
+def consumer_group_protocol(env: Env) -> None:
+    two_members(env, **{"group.protocol": "consumer"})
+
+
+def two_members(env: Env, **conf) -> None:
+    """The consumer-group scenario, its members configured with ``conf``."""
     from confluent_kafka import TopicPartition
 
     topic = env.topic(partitions=4)
@@ -298,14 +309,14 @@ def consumer_group(env: Env) -> None:
         if m is not None and not m.error():
             seen[(m.partition(), m.offset())] = m.value()
 
-    a = _group_consumer(env, group, topic)
+    a = _group_consumer(env, group, topic, **conf)
     b = None
     try:
         deadline = time.monotonic() + WAIT_S
         while len(a.assignment()) < 4 and time.monotonic() < deadline:
             poll(a, 0.2)
         expect(len(a.assignment()), 4, "partitions of the only member")
-        b = _group_consumer(env, group, topic)
+        b = _group_consumer(env, group, topic, **conf)
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline:
             poll(a, 0.05)
@@ -328,7 +339,7 @@ def consumer_group(env: Env) -> None:
         if b is not None:
             b.close()
     _produce(env, topic, [{"value": b"late", "partition": i} for i in range(4)])
-    c = _group_consumer(env, group, topic)
+    c = _group_consumer(env, group, topic, **conf)
     try:
         got = []
         deadline = time.monotonic() + WAIT_S
@@ -348,8 +359,7 @@ def offset_commit(env: Env) -> None:
     topic = env.topic()
     group = env.name("group")
     _produce(env, topic, [{"value": v} for v in values(10)])
-    c = Consumer({"bootstrap.servers": env.bootstrap, "group.id": group,
-                  "enable.auto.commit": False})
+    c = Consumer(env.librdkafka({"group.id": group, "enable.auto.commit": False}))
     try:
         c.assign([TopicPartition(topic, 0)])
         c.commit(offsets=[TopicPartition(topic, 0, 5, metadata="meta")], asynchronous=False)
@@ -357,8 +367,8 @@ def offset_commit(env: Env) -> None:
         expect((got.offset, got.metadata), (5, "meta"), "committed offset and metadata")
     finally:
         c.close()
-    c = Consumer({"bootstrap.servers": env.bootstrap, "group.id": group,
-                  "enable.auto.commit": False, "auto.offset.reset": "error"})
+    c = Consumer(env.librdkafka({"group.id": group, "enable.auto.commit": False,
+                                 "auto.offset.reset": "error"}))
     try:
         c.assign([TopicPartition(topic, 0)])
         first = None
@@ -387,8 +397,7 @@ def idempotent_producer(env: Env) -> None:
 def _txn_producer(env: Env):
     from confluent_kafka import Producer
 
-    p = Producer({"bootstrap.servers": env.bootstrap, "transactional.id": env.name("txn"),
-                  "linger.ms": 5})
+    p = Producer(env.librdkafka({"transactional.id": env.name("txn"), "linger.ms": 5}))
     p.init_transactions(WAIT_S)
     return p
 
@@ -435,7 +444,7 @@ def transactions_offsets(env: Env) -> None:
         c.close()
     out = _consume(env, sink, 10, **{"isolation.level": "read_committed"})
     expect([m.value() for m in out], [v.upper() for v in values(10)], "output")
-    check = Consumer({"bootstrap.servers": env.bootstrap, "group.id": group})
+    check = Consumer(env.librdkafka({"group.id": group}))
     try:
         got = check.committed([TopicPartition(source, 0)], timeout=WAIT_S)[0].offset
         expect(got, 10, "input offset committed with the transaction")
@@ -445,7 +454,7 @@ def transactions_offsets(env: Env) -> None:
 
 # ------------------------------------------------------------------ cluster scenarios
 def _one_broker(env: Env) -> dict:
-    return {"bootstrap.servers": env.first_broker}
+    return env.librdkafka({"bootstrap.servers": env.first_broker})
 
 
 def replicated_acks_all(env: Env) -> None:
@@ -529,7 +538,7 @@ def transaction_across_brokers(env: Env) -> None:
     from confluent_kafka import Producer
 
     topic = env.topic(partitions=3, replication_factor=3)
-    expect_spread(leaders(env.bootstrap, topic), broker_ids(env.bootstrap), "leaders")
+    expect_spread(leaders(env.harness, topic), broker_ids(env.harness), "leaders")
     p = Producer({**_one_broker(env), "transactional.id": env.name("txn"), "linger.ms": 5})
     p.init_transactions(WAIT_S)
     for outcome, prefix in (("commit", "a"), ("abort", "b"), ("commit", "c")):
@@ -560,6 +569,111 @@ def not_enough_replicas(env: Env) -> None:
     cluster_not_enough_replicas(env, produce, "NOT_ENOUGH_REPLICAS")
 
 
+def authorization(env: Env) -> None:
+    from confluent_kafka import Consumer, KafkaException, Producer
+
+    me = authz.user(env)
+    topic, group = env.topic(), env.name("g")
+    conf = {"bootstrap.servers": env.bootstrap, **me.librdkafka}
+    producer = Producer({**conf, "linger.ms": 5, "message.timeout.ms": WAIT_S * 1000})
+    try:
+        _produce(env, topic, [{"value": b"refused"}], producer=producer)
+        raise AssertionError("a produce without WRITE was accepted")
+    except (_DeliveryError, KafkaException) as e:
+        err = e.err if isinstance(e, _DeliveryError) else e.args[0]
+        authz.expect_refused(err.name(), "TOPIC_AUTHORIZATION_FAILED", "produce without an ACL")
+    authz.grant(env, topic, group, authz.PRODUCE_ACLS)
+    # a new producer: the refused one keeps the topic's refusal until its next metadata refresh
+    _produce(env, topic, [{"value": v} for v in values(3)], producer=Producer(conf))
+    consumer = Consumer({**conf, "group.id": group, "auto.offset.reset": "earliest",
+                         "enable.auto.commit": False})
+    try:
+        consumer.subscribe([topic])
+        errors = []
+        deadline = time.monotonic() + WAIT_S
+        while not errors and time.monotonic() < deadline:
+            m = consumer.poll(0.5)
+            if m is not None and m.error():
+                errors.append(m.error().name())
+            elif m is not None:
+                raise AssertionError("a group consumer without READ was served")
+        authz.expect_refused(errors, "GROUP_AUTHORIZATION_FAILED", "consume without an ACL")
+    finally:
+        consumer.close()
+    authz.grant(env, topic, group, authz.CONSUME_ACLS)
+    consumer = _group_consumer(env, group, topic, **me.librdkafka)
+    try:
+        got = []
+        deadline = time.monotonic() + WAIT_S
+        while len(got) < 3 and time.monotonic() < deadline:
+            m = consumer.poll(0.5)
+            if m is not None and m.error():
+                raise AssertionError(f"consuming once allowed: {m.error()}")
+            if m is not None:
+                got.append(m.value())
+        expect(got, values(3), "records read once allowed")
+        consumer.commit(asynchronous=False)
+    finally:
+        consumer.close()
+
+
+def share_group(env: Env) -> None:
+    from confluent_kafka import AcknowledgeType, ShareConsumer
+
+    topic, two, acks = env.topic(), env.name("two"), env.name("acks")
+    share_groups_from_earliest(env.harness, two, acks)
+    _produce(env, topic, [{"value": v} for v in values(20)])
+
+    def member(group: str):
+        c = ShareConsumer(env.librdkafka({"group.id": group,
+                                          "share.acknowledgement.mode": "explicit"}))
+        c.subscribe([topic])
+        return c
+
+    def polled(c) -> list:
+        out = list(c.poll(0.2))
+        failed = [m.error() for m in out if m.error()]
+        if failed:
+            raise AssertionError(f"share fetch: {failed[0]}")
+        return out
+
+    seen: dict[int, int] = {}
+    members = [member(two), member(two)]
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while len(seen) < 20 and time.monotonic() < deadline:
+            for c in members:
+                for m in polled(c):
+                    seen[m.offset()] = seen.get(m.offset(), 0) + 1
+                    c.acknowledge(m, AcknowledgeType.ACCEPT)
+                c.commit_sync(WAIT_S)
+    finally:
+        for c in members:
+            c.close()
+    expect((len(seen), max(seen.values(), default=0)), (20, 1),
+           "records read by two members, each once")
+    deliveries: dict[int, list[int]] = {}
+    done: set[int] = set()
+    c = member(acks)
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while len(done) < 19 and time.monotonic() < deadline:
+            for m in polled(c):
+                deliveries.setdefault(m.offset(), []).append(m.delivery_count())
+                if m.offset() == 0 and len(deliveries[0]) < 3:
+                    c.acknowledge(m, AcknowledgeType.RELEASE)
+                elif m.offset() == 1:
+                    c.acknowledge(m, AcknowledgeType.REJECT)
+                else:
+                    c.acknowledge(m, AcknowledgeType.ACCEPT)
+                    done.add(m.offset())
+            c.commit_sync(WAIT_S)
+    finally:
+        c.close()
+    expect((deliveries.get(0), deliveries.get(1), len(done)), ([1, 2, 3], [1], 19),
+           "delivery counts of the released and the rejected record, records accepted")
+
+
 IMPLEMENTATIONS = {
     "produce-consume": produce_consume,
     **{f"codec-{c}": codec(c) for c in ("none", "gzip", "snappy", "lz4", "zstd")},
@@ -577,6 +691,9 @@ IMPLEMENTATIONS = {
     "idempotent-producer": idempotent_producer,
     "transactions": transactions,
     "transactions-offsets": transactions_offsets,
+    "authorization": authorization,
+    "consumer-group-protocol": consumer_group_protocol,
+    "share-group": share_group,
     "replicated-acks-all": replicated_acks_all,
     "leaders-on-several-brokers": leaders_on_several_brokers,
     "group-coordinator-elsewhere": group_coordinator_elsewhere,
@@ -585,5 +702,5 @@ IMPLEMENTATIONS = {
 }
 
 
-def run(bootstrap: str, scenarios: list[str], nodes=None) -> dict:
-    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios, nodes)
+def run(bootstrap: str, scenarios: list[str], nodes=None, secured=None) -> dict:
+    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios, nodes, secured)

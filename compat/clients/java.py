@@ -7,10 +7,12 @@ slf4j-simple so that the client's warnings reach stderr) come from Maven Central
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from compat import maven
@@ -49,15 +51,39 @@ def unavailable() -> str | None:
 
 
 def run_java(bootstrap: str, scenarios: list[str], *, version: str | None = None,
-             jvm_options: tuple[str, ...] = ()) -> tuple[dict[str, Result], str]:
+             jvm_options: tuple[str, ...] = (),
+             secured=None) -> tuple[dict[str, Result], str]:
     """Runs the scenarios in one JVM: ({scenario: result}, the JVM's stderr).  ``version``:
     the kafka-clients release (default CLIENTS_VERSION); ``jvm_options``: extra -D flags, such
-    as a client logger's level."""
+    as a client logger's level; ``secured``: a compat.security.SecuredTarget, whose super
+    user's settings every client of the run gets (and its unprivileged user's, the
+    authorization scenario)."""
     cp = maven.classpath(jars_dir(version or CLIENTS_VERSION))
-    cmd = ["java", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-           "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", *jvm_options,
-           "-Dorg.slf4j.simpleLogger.logFile=System.err",
-           "-cp", cp, str(SOURCE), bootstrap, *scenarios]
+    with contextlib.ExitStack() as files:
+        options = list(jvm_options)
+        if secured is not None:
+            user = {**secured.user.java, "compat.username": secured.user.username}
+            options += [f"-Dcompat.client.config={_properties(files, secured.admin.java)}",
+                        f"-Dcompat.user.config={_properties(files, user)}",
+                        f"-Dcompat.harness={secured.harness}"]
+        cmd = ["java", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+               "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", *options,
+               "-Dorg.slf4j.simpleLogger.logFile=System.err",
+               "-cp", cp, str(SOURCE), bootstrap, *scenarios]
+        return _run_jvm(cmd, scenarios)
+
+
+def _properties(files: contextlib.ExitStack, props: dict) -> str:
+    """A temporary properties file (removed with ``files``) as java.util.Properties reads it
+    (backslashes are escapes there)."""
+    f = files.enter_context(
+        tempfile.NamedTemporaryFile("w", suffix=".properties", prefix="compat-client-"))
+    f.write("".join(f"{k}={str(v).replace(chr(92), chr(92) * 2)}\n" for k, v in props.items()))
+    f.flush()
+    return f.name
+
+
+def _run_jvm(cmd: list[str], scenarios: list[str]) -> tuple[dict[str, Result], str]:
     timeout = BASE_TIMEOUT_S + PER_SCENARIO_S * len(scenarios)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -86,7 +112,8 @@ def _not_enough_replicas(env) -> None:
     def produce(topic: str, value: str) -> str | None:
         results, stderr = run_java(env.bootstrap, ["not-enough-replicas"],
                                    jvm_options=(f"-Dcompat.topic={topic}",
-                                                f"-Dcompat.value={value}"))
+                                                f"-Dcompat.value={value}"),
+                                   secured=env.secured)
         r = results["not-enough-replicas"]
         return None if r.status == PASS else r.reason
 
@@ -98,12 +125,12 @@ def _not_enough_replicas(env) -> None:
 PYTHON_DRIVEN = {"not-enough-replicas": _not_enough_replicas}
 
 
-def run(bootstrap: str, scenarios: list[str], nodes=None) -> dict[str, Result]:
+def run(bootstrap: str, scenarios: list[str], nodes=None, secured=None) -> dict[str, Result]:
     java_side = [s for s in scenarios if not s.startswith("spark-") and s not in PYTHON_DRIVEN]
-    results, _ = run_java(bootstrap, java_side) if java_side else ({}, "")
+    results, _ = run_java(bootstrap, java_side, secured=secured) if java_side else ({}, "")
     driven = [s for s in scenarios if s in PYTHON_DRIVEN]
     if driven:
-        results.update(run_python_cells(NAME, PYTHON_DRIVEN, bootstrap, driven, nodes))
+        results.update(run_python_cells(NAME, PYTHON_DRIVEN, bootstrap, driven, nodes, secured))
     for s in scenarios:
         results.setdefault(s, Result(NA))
     return results

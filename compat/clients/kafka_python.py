@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from compat.clients import authorization as authz
 from compat.clients.cluster import (
     broker_ids,
     expect_spread,
@@ -50,8 +51,7 @@ def unavailable() -> str | None:
 def _producer(env: Env, **conf):
     from kafka import KafkaProducer
 
-    return KafkaProducer(**{"bootstrap_servers": env.bootstrap, "acks": "all", "linger_ms": 5,
-                            **conf})
+    return KafkaProducer(**env.kafka_python(**{"acks": "all", "linger_ms": 5, **conf}))
 
 
 def _send_all(producer, topic, records) -> list:
@@ -64,7 +64,7 @@ def _send_all(producer, topic, records) -> list:
 def _consume(env: Env, topic: str, count: int, partitions=(0,), **conf) -> list:
     from kafka import KafkaConsumer, TopicPartition
 
-    c = KafkaConsumer(**{"bootstrap_servers": env.bootstrap, "enable_auto_commit": False, **conf})
+    c = KafkaConsumer(**env.kafka_python(**{"enable_auto_commit": False, **conf}))
     tps = [TopicPartition(topic, p) for p in partitions]
     c.assign(tps)
     c.seek_to_beginning(*tps)
@@ -188,7 +188,7 @@ def offsets_by_time(env: Env) -> None:
     _send_all(p, topic, [{"value": v, "timestamp_ms": BASE_TS + 1000 * i}
                          for i, v in enumerate(values(20))])
     p.close()
-    c = KafkaConsumer(bootstrap_servers=env.bootstrap)
+    c = KafkaConsumer(**env.kafka_python())
     tp = TopicPartition(topic, 0)
     try:
         between = c.offsets_for_times({tp: BASE_TS + 5500})[tp]
@@ -205,7 +205,7 @@ def offsets_by_time(env: Env) -> None:
 def _admin(env: Env):
     from kafka.admin import KafkaAdminClient
 
-    return KafkaAdminClient(bootstrap_servers=env.bootstrap, request_timeout_ms=WAIT_S * 1000)
+    return KafkaAdminClient(**env.kafka_python(), request_timeout_ms=WAIT_S * 1000)
 
 
 def _wait(cond, what: str) -> None:
@@ -304,8 +304,8 @@ def admin_describe_paging(env: Env) -> None:
 def _group_consumer(env: Env, group: str, topic: str, **conf):
     from kafka import KafkaConsumer
 
-    c = KafkaConsumer(**{"bootstrap_servers": env.bootstrap, "group_id": group,
-                         "auto_offset_reset": "earliest", "enable_auto_commit": False, **conf})
+    c = KafkaConsumer(**env.kafka_python(**{"group_id": group, "auto_offset_reset": "earliest",
+                                            "enable_auto_commit": False, **conf}))
     c.subscribe([topic])
     return c
 
@@ -376,7 +376,7 @@ def offset_commit(env: Env) -> None:
     _send_all(p, topic, [{"value": v} for v in values(10)])
     p.close()
     tp = TopicPartition(topic, 0)
-    c = KafkaConsumer(bootstrap_servers=env.bootstrap, group_id=group, enable_auto_commit=False)
+    c = KafkaConsumer(**env.kafka_python(), group_id=group, enable_auto_commit=False)
     try:
         c.assign([tp])
         c.commit({tp: OffsetAndMetadata(5, "meta", -1)})
@@ -385,7 +385,7 @@ def offset_commit(env: Env) -> None:
         expect(md.metadata, "meta", "committed metadata")
     finally:
         c.close()
-    c = KafkaConsumer(bootstrap_servers=env.bootstrap, group_id=group, enable_auto_commit=False,
+    c = KafkaConsumer(**env.kafka_python(), group_id=group, enable_auto_commit=False,
                       auto_offset_reset="none")
     try:
         c.assign([tp])
@@ -462,7 +462,7 @@ def transactions_offsets(env: Env) -> None:
         c.close()
     out = _consume(env, sink, 10, isolation_level="read_committed")
     expect([r.value for r in out], [v.upper() for v in values(10)], "output")
-    check = KafkaConsumer(bootstrap_servers=env.bootstrap, group_id=group)
+    check = KafkaConsumer(**env.kafka_python(), group_id=group)
     try:
         expect(check.committed(tp), 10, "input offset committed with the transaction")
     finally:
@@ -505,7 +505,7 @@ def leaders_on_several_brokers(env: Env) -> None:
         for part in range(6):
             expect([r.value for r in got if r.partition == part],
                    [f"p{part}-{j}".encode() for j in range(10)], f"rf={rf} partition {part}")
-        admin = KafkaAdminClient(bootstrap_servers=env.first_broker)
+        admin = KafkaAdminClient(**env.kafka_python(bootstrap_servers=env.first_broker))
         try:
             desc = admin.describe_topics([topic])[0]["partitions"]
             brokers = {b["broker_id"] for b in admin.describe_cluster()["brokers"]}
@@ -526,7 +526,7 @@ def group_coordinator_elsewhere(env: Env) -> None:
     _send_all(p, topic, [{"value": v} for v in values(10)])
     p.close()
     tp = TopicPartition(topic, 0)
-    c = KafkaConsumer(bootstrap_servers=env.first_broker, group_id=group,
+    c = KafkaConsumer(**env.kafka_python(bootstrap_servers=env.first_broker), group_id=group,
                       enable_auto_commit=False, auto_offset_reset="earliest")
     try:
         c.subscribe([topic])
@@ -555,7 +555,7 @@ def group_coordinator_elsewhere(env: Env) -> None:
         c.close()
     # the next reader of the group takes the partition by assign(): its position comes from
     # the committed offset (OffsetFetch to the coordinator elsewhere)
-    c = KafkaConsumer(bootstrap_servers=env.first_broker, group_id=group,
+    c = KafkaConsumer(**env.kafka_python(bootstrap_servers=env.first_broker), group_id=group,
                       enable_auto_commit=False, auto_offset_reset="none")
     try:
         c.assign([tp])
@@ -571,7 +571,7 @@ def group_coordinator_elsewhere(env: Env) -> None:
 
 def transaction_across_brokers(env: Env) -> None:
     topic = env.topic(partitions=3, replication_factor=3)
-    expect_spread(leaders(env.bootstrap, topic), broker_ids(env.bootstrap), "leaders")
+    expect_spread(leaders(env.harness, topic), broker_ids(env.harness), "leaders")
     p = _producer(env, bootstrap_servers=env.first_broker, transactional_id=env.name("txn"))
     p.init_transactions()
     try:
@@ -613,6 +613,58 @@ def _na(reason: str):
     return run
 
 
+def authorization(env: Env) -> None:
+    from kafka import KafkaConsumer, KafkaProducer
+
+    me = authz.user(env)
+    topic, group = env.topic(), env.name("g")
+    conf = {"bootstrap_servers": env.bootstrap, **me.kafka_python}
+    # not idempotent: an idempotent producer also needs IDEMPOTENT_WRITE on the cluster
+    producer_conf = {**conf, "acks": "all", "enable_idempotence": False,
+                     "max_block_ms": WAIT_S * 1000}
+    producer = KafkaProducer(**producer_conf)
+    try:
+        producer.send(topic, b"refused").get(WAIT_S)
+        raise AssertionError("a produce without WRITE was accepted")
+    except AssertionError:
+        raise
+    except Exception as e:
+        authz.expect_refused(e, "TOPIC_AUTHORIZATION_FAILED", "produce without an ACL")
+    finally:
+        producer.close()
+    authz.grant(env, topic, group, authz.PRODUCE_ACLS)
+    producer = KafkaProducer(**producer_conf)
+    try:
+        _send_all(producer, topic, [{"value": v} for v in values(3)])
+    finally:
+        producer.close()
+    consumer = KafkaConsumer(**conf, group_id=group, auto_offset_reset="earliest",
+                             enable_auto_commit=False)
+    try:
+        consumer.subscribe([topic])
+        try:
+            consumer.poll(timeout_ms=WAIT_S * 1000)
+            raise AssertionError("a group consumer without READ was served")
+        except AssertionError:
+            raise
+        except Exception as e:
+            authz.expect_refused(e, "GROUP_AUTHORIZATION_FAILED", "consume without an ACL")
+    finally:
+        consumer.close()
+    authz.grant(env, topic, group, authz.CONSUME_ACLS)
+    consumer = _group_consumer(env, group, topic, **me.kafka_python)
+    try:
+        got = []
+        deadline = time.monotonic() + WAIT_S
+        while len(got) < 3 and time.monotonic() < deadline:
+            for recs in consumer.poll(timeout_ms=500).values():
+                got.extend(r.value for r in recs)
+        expect(got, values(3), "records read once allowed")
+        consumer.commit()
+    finally:
+        consumer.close()
+
+
 IMPLEMENTATIONS = {
     "produce-consume": produce_consume,
     **{f"codec-{c}": codec(c) for c in ("none", "gzip", "snappy", "lz4", "zstd")},
@@ -630,6 +682,7 @@ IMPLEMENTATIONS = {
     "idempotent-producer": idempotent_producer,
     "transactions": transactions,
     "transactions-offsets": transactions_offsets,
+    "authorization": authorization,
     "replicated-acks-all": replicated_acks_all,
     "leaders-on-several-brokers": leaders_on_several_brokers,
     "group-coordinator-elsewhere": group_coordinator_elsewhere,
@@ -638,5 +691,5 @@ IMPLEMENTATIONS = {
 }
 
 
-def run(bootstrap: str, scenarios: list[str], nodes=None) -> dict:
-    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios, nodes)
+def run(bootstrap: str, scenarios: list[str], nodes=None, secured=None) -> dict:
+    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios, nodes, secured)

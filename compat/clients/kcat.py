@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 
+from compat.clients import authorization as authz
 from compat.clients.cluster import expect_spread, group_led_elsewhere
 from compat.clients.cluster import not_enough_replicas as cluster_not_enough_replicas
 from compat.clients.setup import (
@@ -43,8 +44,9 @@ def unavailable() -> str | None:
 
 
 def kcat(env: Env, *args: str, input: bytes | None = None, check: bool = True):
-    proc = subprocess.run([KCAT, "-b", env.bootstrap, *args], input=input, capture_output=True,
-                          timeout=WAIT_S * 2)
+    security = env.security.kcat_args() if env.security else []
+    proc = subprocess.run([KCAT, "-b", env.bootstrap, *security, *args], input=input,
+                          capture_output=True, timeout=WAIT_S * 2)
     if check and proc.returncode != 0:
         raise AssertionError(f"kcat {' '.join(args[:6])} exited {proc.returncode}: "
                              f"{proc.stderr.decode(errors='replace')[-300:]}")
@@ -145,7 +147,7 @@ def offsets_by_time(env: Env) -> None:
 
     topic = env.topic()
     # kcat cannot set timestamps: the records come from the harness (librdkafka too)
-    p = Producer({"bootstrap.servers": env.bootstrap})
+    p = Producer({"bootstrap.servers": env.harness})
     for i in range(20):
         p.produce(topic, f"v{i}".encode(), timestamp=BASE_TS + 1000 * i)
     if p.flush(WAIT_S):
@@ -263,7 +265,26 @@ def not_enough_replicas(env: Env) -> None:
     cluster_not_enough_replicas(env, produce_one, "Not enough in-sync replicas")
 
 
+def authorization(env: Env) -> None:
+    me = authz.user(env).kcat_args()  # after the super user's settings: they win
+    topic, group = env.topic(), env.name("g")
+    refused = produce(env, topic, ["refused"], *me, check=False)
+    expect(refused.returncode != 0, True, "kcat's exit status after a refused produce")
+    authz.expect_refused(refused.stderr.decode(errors="replace"), "TOPIC_AUTHORIZATION_FAILED",
+                         "produce without an ACL")
+    authz.grant(env, topic, group, authz.PRODUCE_ACLS)
+    produce(env, topic, vals(3), *me)
+    args = [*me, "-G", group, "-e", "-J", "-X", "auto.offset.reset=earliest", topic]
+    refused = kcat(env, *args, check=False)
+    authz.expect_refused(refused.stderr.decode(errors="replace"), "GROUP_AUTHORIZATION_FAILED",
+                         "consume without an ACL")
+    authz.grant(env, topic, group, authz.CONSUME_ACLS)
+    got = [json.loads(x) for x in kcat(env, *args).stdout.decode().splitlines() if x.strip()]
+    expect([m["payload"] for m in got], vals(3), "records read once allowed")
+
+
 IMPLEMENTATIONS = {
+    "authorization": authorization,
     "produce-consume": produce_consume,
     **{f"codec-{c}": codec(c) for c in ("none", "gzip", "snappy", "lz4", "zstd")},
     "keys-partitioning": keys_partitioning,
@@ -280,5 +301,5 @@ IMPLEMENTATIONS = {
 }
 
 
-def run(bootstrap: str, scenarios: list[str], nodes=None) -> dict:
-    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios, nodes)
+def run(bootstrap: str, scenarios: list[str], nodes=None, secured=None) -> dict:
+    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios, nodes, secured)

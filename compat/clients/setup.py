@@ -73,3 +73,23 @@ def large_value(size: int) -> bytes:
 
 def values(n: int, prefix: str = "v") -> list[bytes]:
     return [f"{prefix}{i}".encode() for i in range(n)]
+
+
+def share_groups_from_earliest(harness: str, *groups: str) -> None:
+    """share.auto.offset.reset=earliest on each share group (a group config, set with
+    IncrementalAlterConfigs as ``kafka-configs --entity-type groups`` sets it), so that they
+    read records written before they joined."""
+    from confluent_kafka.admin import (
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        ResourceType,
+    )
+
+    admin = AdminClient({"bootstrap.servers": harness})
+    resources = [ConfigResource(ResourceType.GROUP, g, incremental_configs=[ConfigEntry(
+        "share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
+        for g in groups]
+    for f in admin.incremental_alter_configs(resources).values():
+        f.result(WAIT_S)

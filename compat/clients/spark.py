@@ -14,6 +14,7 @@ import shutil
 import tempfile
 import time
 
+from compat.clients import authorization as authz
 from compat.clients.setup import (
     BASE_TS,
     CLIENT_MAX_REQUEST,
@@ -66,17 +67,23 @@ def _spark():
     return spark_session("pykafkad-compat")
 
 
+def _connection(env: Env) -> dict:
+    """The connector's kafka.* options: the bootstrap and, on a secured target, the security
+    settings of the Java client inside it."""
+    return {"kafka.bootstrap.servers": env.bootstrap,
+            **(env.security.spark_options() if env.security else {})}
+
+
 def _write(env: Env, df, topic: str, **options) -> None:
-    w = df.write.format("kafka").option("kafka.bootstrap.servers", env.bootstrap)
-    w = w.option("topic", topic)
-    for k, v in options.items():
+    w = df.write.format("kafka").option("topic", topic)
+    for k, v in {**_connection(env), **options}.items():
         w = w.option(k, v)
     w.save()
 
 
 def _read(env: Env, **options):
-    r = _spark().read.format("kafka").option("kafka.bootstrap.servers", env.bootstrap)
-    for k, v in options.items():
+    r = _spark().read.format("kafka")
+    for k, v in {**_connection(env), **options}.items():
         r = r.option(k, v)
     return r.load()
 
@@ -143,7 +150,7 @@ def headers(env: Env) -> None:
 def _produce_with_timestamps(env: Env, topic: str, n: int) -> None:
     from confluent_kafka import Producer
 
-    p = Producer({"bootstrap.servers": env.bootstrap})
+    p = Producer({"bootstrap.servers": env.harness})
     for i in range(n):
         p.produce(topic, f"v{i}".encode(), timestamp=BASE_TS + 1000 * i)
     if p.flush(WAIT_S):
@@ -220,7 +227,7 @@ def transactions(env: Env) -> None:
 
     topic = env.topic()
     # Spark reads transactional data; the transactions come from the harness (librdkafka)
-    p = Producer({"bootstrap.servers": env.bootstrap, "transactional.id": env.name("txn")})
+    p = Producer({"bootstrap.servers": env.harness, "transactional.id": env.name("txn")})
     p.init_transactions(WAIT_S)
     for outcome, prefix in (("commit", "a"), ("abort", "b"), ("commit", "c")):
         p.begin_transaction()
@@ -262,13 +269,15 @@ def spark_batch(env: Env) -> None:
 
 
 def _run_stream(env: Env, source: str, sink: str, checkpoint: str, **options):
-    r = _spark().readStream.format("kafka").option("kafka.bootstrap.servers", env.bootstrap)
+    r = _spark().readStream.format("kafka")
     r = r.option("subscribe", source).option("startingOffsets", "earliest")
-    for k, v in options.items():
+    for k, v in {**_connection(env), **options}.items():
         r = r.option(k, v)
-    query = (r.load().select("key", "value").writeStream.format("kafka")
-             .option("kafka.bootstrap.servers", env.bootstrap).option("topic", sink)
-             .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
+    w = r.load().select("key", "value").writeStream.format("kafka")
+    for k, v in _connection(env).items():
+        w = w.option(k, v)
+    query = (w.option("topic", sink).option("checkpointLocation", checkpoint)
+             .trigger(availableNow=True).start())
     if not query.awaitTermination(QUERY_TIMEOUT_S):
         query.stop()
         raise AssertionError(f"the streaming query did not finish in {QUERY_TIMEOUT_S}s")
@@ -303,14 +312,14 @@ def spark_fail_on_data_loss(env: Env) -> None:
 
     source, sink = env.topic("in"), env.topic("out")
     checkpoint = tempfile.mkdtemp(prefix="compat-spark-cp-")
-    admin = AdminClient({"bootstrap.servers": env.bootstrap})
+    admin = AdminClient({"bootstrap.servers": env.harness})
     try:
         _write_values(env, source, vals(10, "a"), 1)
         _run_stream(env, source, sink, checkpoint, failOnDataLoss="true")
         # partitions added to the topic start at offset 0: no data loss
         admin.create_partitions([NewPartitions(source, 2)])[source].result(WAIT_S)
         from compat.clients.setup import wait_for_topic
-        wait_for_topic(env.bootstrap, source, 2)
+        wait_for_topic(env.harness, source, 2)
         _write_values(env, source, vals(10, "b"), 2)
         _run_stream(env, source, sink, checkpoint, failOnDataLoss="true")
         expect(len(_rows(env, sink)), 20, "records after adding a partition")
@@ -363,10 +372,39 @@ def spark_replicated(env: Env) -> None:
     for p in range(3):
         expect(sorted(r.offset for r in rows if r.partition == p), list(range(20)),
                f"offsets of partition {p}")
-    expect_spread(leaders(env.bootstrap, topic), broker_ids(env.bootstrap), "leaders")
+    expect_spread(leaders(env.harness, topic), broker_ids(env.harness), "leaders")
+
+
+def authorization(env: Env) -> None:
+    """Spark's consumers are assigned their partitions (no group), so its refused read is the
+    topic's READ."""
+    me = authz.user(env).spark_options()
+    # not idempotent: an idempotent producer also needs IDEMPOTENT_WRITE on the cluster
+    writer = {**me, "kafka.enable.idempotence": "false"}
+    topic, group = env.topic(), env.name("g")
+    rows = _df([(v,) for v in vals(3)], "value string")
+    try:
+        _write(env, rows, topic, **writer)
+        raise AssertionError("a write without WRITE was accepted")
+    except AssertionError:
+        raise
+    except Exception as e:
+        authz.expect_refused(e, "TOPIC_AUTHORIZATION_FAILED", "write without an ACL")
+    authz.grant(env, topic, group, authz.PRODUCE_ACLS)
+    _write(env, rows, topic, **writer)
+    try:
+        _rows(env, topic, **me)
+        raise AssertionError("a read without READ was served")
+    except AssertionError:
+        raise
+    except Exception as e:
+        authz.expect_refused(e, "TOPIC_AUTHORIZATION_FAILED", "read without an ACL")
+    authz.grant(env, topic, group, authz.CONSUME_ACLS)
+    expect(_vals(_rows(env, topic, **me)), vals(3), "records read once allowed")
 
 
 IMPLEMENTATIONS = {
+    "authorization": authorization,
     "produce-consume": produce_consume,
     **{f"codec-{c}": codec(c) for c in ("none", "gzip", "snappy", "lz4", "zstd")},
     "keys-partitioning": keys_partitioning,
@@ -385,7 +423,7 @@ IMPLEMENTATIONS = {
 }
 
 
-def run(bootstrap: str, scenarios: list[str], nodes=None) -> dict:
+def run(bootstrap: str, scenarios: list[str], nodes=None, secured=None) -> dict:
     if any(s in IMPLEMENTATIONS for s in scenarios):
         _spark()  # the JVM starts here, not inside the first scenario's duration
-    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios, nodes)
+    return run_python_cells(NAME, IMPLEMENTATIONS, bootstrap, scenarios, nodes, secured)

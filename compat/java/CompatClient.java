@@ -22,10 +22,18 @@ import org.apache.kafka.clients.consumer.*;
 import org.apache.kafka.clients.producer.*;
 import org.apache.kafka.common.*;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.errors.*;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
@@ -36,6 +44,13 @@ public class CompatClient {
     static final int LARGE_OK = 2_500_000, LARGE_TOO_BIG = 3_500_000, CLIENT_MAX_REQUEST = 4_000_000;
 
     static String bootstrap;
+    /** The connection's security settings (-Dcompat.client.config, a properties file): empty on a PLAINTEXT target. */
+    static Properties security = new Properties();
+    /** The authorization scenario's user (-Dcompat.user.config; its name under compat.username): no rights but its ACLs. */
+    static Map<String, Object> user = new HashMap<>();
+    static String userName;
+    /** Where the harness's own probes connect (-Dcompat.harness, PLAINTEXT) on a secured target; else the bootstrap. */
+    static String harness = System.getProperty("compat.harness");
     static String runId = UUID.randomUUID().toString().substring(0, 8);
 
     static class NotApplicable extends RuntimeException {
@@ -95,6 +110,7 @@ public class CompatClient {
     static Admin admin(String servers) {
         Properties p = new Properties();
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
+        p.putAll(security);
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, WAIT_S * 1000);
         return Admin.create(p);
     }
@@ -108,7 +124,7 @@ public class CompatClient {
         try (Admin a = admin()) {
             a.createTopics(List.of(new NewTopic(name, partitions, rf).configs(configs))).all()
                 .get(WAIT_S, TimeUnit.SECONDS);
-            List<Node> brokers = new ArrayList<>(a.describeCluster().nodes().get(WAIT_S, TimeUnit.SECONDS));
+            List<Node> brokers = brokersToProbe(a);
             waitFor(() -> {
                 for (Node broker : brokers) if (!ledEverywhere(broker, name, partitions, rf)) return false;
                 return true;
@@ -152,6 +168,16 @@ public class CompatClient {
         }
     }
 
+    /** The brokers as the harness reaches them: on a secured target through its PLAINTEXT listener. */
+    static List<Node> brokersToProbe(Admin a) throws Exception {
+        if (harness == null) return new ArrayList<>(a.describeCluster().nodes().get(WAIT_S, TimeUnit.SECONDS));
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, harness);
+        try (Admin h = Admin.create(p)) {
+            return new ArrayList<>(h.describeCluster().nodes().get(WAIT_S, TimeUnit.SECONDS));
+        }
+    }
+
     static String topic(String prefix, String suffix, int partitions, Map<String, String> configs) throws Exception {
         String name = prefix + (suffix.isEmpty() ? "" : "-" + suffix);
         createTopic(name, partitions, configs);
@@ -163,6 +189,7 @@ public class CompatClient {
     static KafkaProducer<byte[], byte[]> producer(Map<String, Object> extra) {
         Properties p = new Properties();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.putAll(security);
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
@@ -185,6 +212,7 @@ public class CompatClient {
     static Properties consumerProps(Map<String, Object> extra) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.putAll(security);
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
@@ -806,6 +834,119 @@ public class CompatClient {
      * One step of not-enough-replicas (compat/clients/java.py drives it): one acks=all record,
      * no retries, to -Dcompat.topic; the result's reason is the error, if any.
      */
+    /** Allows the scenario's user {@code ops} on a literal resource (any host), with this client's CreateAcls as the super user; returns once DescribeAcls lists them. */
+    static void grant(ResourceType type, String name, AclOperation... ops) throws Exception {
+        var pattern = new ResourcePattern(type, name, PatternType.LITERAL);
+        List<AclBinding> acls = new ArrayList<>();
+        for (var op : ops) acls.add(new AclBinding(pattern, new AccessControlEntry(
+            "User:" + userName, "*", op, AclPermissionType.ALLOW)));
+        try (Admin a = admin()) {
+            a.createAcls(acls).all().get(WAIT_S, TimeUnit.SECONDS);
+            waitFor(() -> {
+                try {
+                    return a.describeAcls(AclBindingFilter.ANY).values().get(WAIT_S, TimeUnit.SECONDS).containsAll(acls);
+                } catch (Exception e) {
+                    return false;
+                }
+            }, "the new ACLs listed");
+        }
+    }
+
+    static void authorization(String prefix) throws Exception {
+        if (userName == null) throw new NotApplicable("needs a secured target");
+        String t = topic(prefix), group = prefix + "-g";
+        // not idempotent: an idempotent producer also needs IDEMPOTENT_WRITE on the cluster
+        Map<String, Object> producerConf = new HashMap<>(user);
+        producerConf.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false);
+        producerConf.put(ProducerConfig.ACKS_CONFIG, "all");
+        try (var p = producer(producerConf)) {
+            expectFailure(TopicAuthorizationException.class, () -> p.send(new ProducerRecord<>(t, b("refused"))).get(WAIT_S, TimeUnit.SECONDS),
+                "produce without an ACL");
+        }
+        grant(ResourceType.TOPIC, t, AclOperation.WRITE);
+        try (var p = producer(producerConf)) {
+            List<ProducerRecord<byte[], byte[]>> recs = new ArrayList<>();
+            for (String v : values(3, "v")) recs.add(new ProducerRecord<>(t, b(v)));
+            sendAll(p, recs);
+        }
+        try (var c = groupConsumer(group, t, user)) {
+            expectFailure(GroupAuthorizationException.class, () -> c.poll(Duration.ofSeconds(WAIT_S)), "consume without an ACL");
+        }
+        grant(ResourceType.TOPIC, t, AclOperation.READ);
+        grant(ResourceType.GROUP, group, AclOperation.READ);
+        try (var c = groupConsumer(group, t, user)) {
+            List<String> got = new ArrayList<>();
+            long deadline = System.nanoTime() + WAIT_S * 1_000_000_000L;
+            while (got.size() < 3 && System.nanoTime() < deadline)
+                for (var r : c.poll(Duration.ofMillis(500))) got.add(s(r.value()));
+            expect(got, values(3, "v"), "records read once allowed");
+            c.commitSync();
+        }
+    }
+
+    static KafkaShareConsumer<byte[], byte[]> shareConsumer(String group, String topic) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.putAll(security);
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        p.put("share.acknowledgement.mode", "explicit");
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        var c = new KafkaShareConsumer<byte[], byte[]>(p);
+        c.subscribe(List.of(topic));
+        return c;
+    }
+
+    static void shareGroup(String prefix) throws Exception {
+        String t = topic(prefix), two = prefix + "-two", acks = prefix + "-acks";
+        try (Admin a = admin()) {
+            Map<ConfigResource, Collection<AlterConfigOp>> earliest = new HashMap<>();
+            for (String g : List.of(two, acks))
+                earliest.put(new ConfigResource(ConfigResource.Type.GROUP, g), List.of(new AlterConfigOp(
+                    new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET)));
+            a.incrementalAlterConfigs(earliest).all().get(WAIT_S, TimeUnit.SECONDS);
+        }
+        try (var p = producer(Map.of())) {
+            List<ProducerRecord<byte[], byte[]>> recs = new ArrayList<>();
+            for (String v : values(20, "v")) recs.add(new ProducerRecord<>(t, b(v)));
+            sendAll(p, recs);
+        }
+        Map<Long, Integer> seen = new TreeMap<>();
+        try (var a = shareConsumer(two, t); var b = shareConsumer(two, t)) {
+            long deadline = System.nanoTime() + WAIT_S * 1_000_000_000L;
+            while (seen.size() < 20 && System.nanoTime() < deadline) {
+                for (var c : List.of(a, b)) {
+                    for (var r : c.poll(Duration.ofMillis(200))) {
+                        seen.merge(r.offset(), 1, Integer::sum);
+                        c.acknowledge(r, AcknowledgeType.ACCEPT);
+                    }
+                    c.commitSync();
+                }
+            }
+        }
+        expect(seen.size() + " records, at most " + Collections.max(seen.values(), Comparator.naturalOrder()) + " each",
+            "20 records, at most 1 each", "records read by two members");
+        Map<Long, List<Short>> deliveries = new TreeMap<>();
+        Set<Long> done = new TreeSet<>();
+        try (var c = shareConsumer(acks, t)) {
+            long deadline = System.nanoTime() + WAIT_S * 1_000_000_000L;
+            while (done.size() < 19 && System.nanoTime() < deadline) {
+                for (var r : c.poll(Duration.ofMillis(200))) {
+                    deliveries.computeIfAbsent(r.offset(), k -> new ArrayList<>()).add(r.deliveryCount().orElse((short) -1));
+                    if (r.offset() == 0 && deliveries.get(0L).size() < 3) c.acknowledge(r, AcknowledgeType.RELEASE);
+                    else if (r.offset() == 1) c.acknowledge(r, AcknowledgeType.REJECT);
+                    else {
+                        c.acknowledge(r, AcknowledgeType.ACCEPT);
+                        done.add(r.offset());
+                    }
+                }
+                c.commitSync();
+            }
+        }
+        expect(deliveries.get(0L) + " " + deliveries.get(1L) + " " + done.size(), "[1, 2, 3] [1] 19",
+            "delivery counts of the released and the rejected record, records accepted");
+    }
+
     static void produceAcksAll(String prefix) throws Exception {
         String t = System.getProperty("compat.topic");
         if (t == null) throw new NotApplicable("run by compat/clients/java.py with -Dcompat.topic");
@@ -840,6 +981,8 @@ public class CompatClient {
         SCENARIOS.put("group-coordinator-elsewhere", CompatClient::groupCoordinatorElsewhere);
         SCENARIOS.put("transaction-across-brokers", CompatClient::transactionAcrossBrokers);
         SCENARIOS.put("not-enough-replicas", CompatClient::produceAcksAll);
+        SCENARIOS.put("authorization", CompatClient::authorization);
+        SCENARIOS.put("share-group", CompatClient::shareGroup);
     }
 
     // ------------------------------------------------------------------ driver
@@ -874,6 +1017,17 @@ public class CompatClient {
 
     public static void main(String[] args) throws Exception {
         bootstrap = args[0];
+        String config = System.getProperty("compat.client.config");
+        if (config != null) {
+            try (var in = new java.io.FileInputStream(config)) { security.load(in); }
+        }
+        String userConfig = System.getProperty("compat.user.config");
+        if (userConfig != null) {
+            Properties u = new Properties();
+            try (var in = new java.io.FileInputStream(userConfig)) { u.load(in); }
+            userName = (String) u.remove("compat.username");
+            u.forEach((k, v) -> user.put((String) k, v));
+        }
         ExecutorService pool = Executors.newSingleThreadExecutor(r -> { Thread t = new Thread(r); t.setDaemon(true); return t; });
         for (int i = 1; i < args.length; i++) {
             String name = args[i];

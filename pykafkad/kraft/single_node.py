@@ -46,10 +46,13 @@ def one_voter_settings(config, host: str, port: int,
     node serving clients on host:port, advertised as ``advertised`` (host, port or None)."""
     node_id = config["node.id"]
     controller_port = free_loopback_port()
-    # a `listeners` the user set names the client listener and so its security protocol (SSL,
-    # SASL_*); its first entry is served, on host:port
-    name = config.broker_listeners[0].listener_name if config.is_set("listeners") else "PLAINTEXT"
-    listeners = [f"{name}://{host}:{port}", f"{CONTROLLER_LISTENER}://{LOOPBACK}:{controller_port}"]
+    # a `listeners` the user set names the client listeners and so their security protocols
+    # (SSL, SASL_*): the first is served on host:port, the others where they say, as Kafka
+    # serves every listener
+    configured = config.broker_listeners if config.is_set("listeners") else []
+    name = configured[0].listener_name if configured else "PLAINTEXT"
+    listeners = [f"{name}://{host}:{port}", *(_entry(e) for e in configured[1:]),
+                 f"{CONTROLLER_LISTENER}://{LOOPBACK}:{controller_port}"]
     settings = {
         "process.roles": "broker,controller",
         "node.id": str(node_id),
@@ -63,11 +66,17 @@ def one_voter_settings(config, host: str, port: int,
         settings["listener.security.protocol.map"] = f"{protocols},{CONTROLLER_LISTENER}:PLAINTEXT"
     if advertised is not None and advertised[0]:
         adv_host, adv_port = advertised
-        settings["advertised.listeners"] = f"{name}://{adv_host}:{adv_port or port}"
+        others = [_entry(e) for e in config.advertised_listeners if e.listener_name != name]
+        settings["advertised.listeners"] = ",".join(
+            [f"{name}://{adv_host}:{adv_port or port}", *others])
     for key, value in ONE_BROKER_DEFAULTS.items():
         if not config.is_set(key):
             settings[key] = value
     return settings
+
+
+def _entry(endpoint) -> str:
+    return f"{endpoint.listener_name}://{endpoint.host or ''}:{endpoint.port}"
 
 
 def format_if_new(config, data_dir: Path) -> None:

@@ -203,3 +203,41 @@ def test_run_secured_broker_hands_out_working_client_settings():
                                     kafka.clients["confluent"]) == b"over-sasl_ssl"
         assert kafka_python_round_trip(kafka.bootstrap_servers,
                                        kafka.clients["kafka-python"]) == b"over-SASL_SSL"
+
+
+def advertised_per_listener(plain: str, sasl: str, ca) -> dict[str, str]:
+    """{listener: the broker address its Metadata advertises}, asked on each listener."""
+    from confluent_kafka.admin import AdminClient
+
+    conf = settings(ca, "SASL_PLAINTEXT", "PLAIN")["confluent"]
+    out = {}
+    for name, bootstrap, extra in (("PLAINTEXT", plain, {}), ("SASL_PLAINTEXT", sasl, conf)):
+        md = AdminClient({"bootstrap.servers": bootstrap, **extra}).list_topics(timeout=WAIT_S)
+        (broker,) = md.brokers.values()
+        out[name] = f"{broker.host}:{broker.port}"
+    return out
+
+
+def test_a_single_node_serves_every_listener(ca, server_cert):
+    """Kafka serves each entry of ``listeners``, and Metadata on each advertises that one:
+    a PLAINTEXT and a SASL_PLAINTEXT listener on one node both carry clients."""
+    from compat.kafka_broker import free_port
+
+    plain, sasl = free_port(), free_port()
+    config = {"listeners": f"PLAINTEXT://127.0.0.1:{plain},SASL_PLAINTEXT://127.0.0.1:{sasl}",
+              **sasl_config("SASL_PLAINTEXT")}
+    with run_broker(config=config, port=plain):
+        addresses = (f"127.0.0.1:{plain}", f"127.0.0.1:{sasl}")
+        assert advertised_per_listener(*addresses, ca) == {
+            "PLAINTEXT": addresses[0], "SASL_PLAINTEXT": addresses[1]}
+        conf = settings(ca, "SASL_PLAINTEXT", "PLAIN")["confluent"]
+        assert confluent_round_trip(addresses[1], conf) == b"over-sasl_plaintext"
+        assert confluent_round_trip(addresses[0], {"security.protocol": "plaintext"}) == (
+            b"over-plaintext")
+
+
+@needs_java
+def test_every_listener_advertises_itself_as_on_apache_kafka(ca, secured_kafka):
+    kafka, sasl = secured_kafka
+    got = advertised_per_listener(kafka.bootstrap_servers, sasl, ca)
+    assert got == {"PLAINTEXT": kafka.bootstrap_servers, "SASL_PLAINTEXT": sasl}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import struct
 import time
 
 import trio
@@ -164,6 +165,9 @@ class Connection:
                 await self.stream.aclose()
 
     async def handle_frame(self, frame: memoryview) -> None:
+        if self.sasl is not None and self.sasl.expects_unwrapped_token:
+            await self._unwrapped_token(bytes(frame))
+            return
         r = Reader(frame)
         header = read_request_header(r)
         if not self.classified:
@@ -273,6 +277,17 @@ class Connection:
             header.correlation_id, header.api_key, header.api_version, response))
         if self.sasl.closing:
             raise ConnectionClosed
+        if self.sasl.authenticated:
+            self.principal = self.sasl.principal
+
+    async def _unwrapped_token(self, token: bytes) -> None:
+        """A SASL token after SaslHandshake v0: no request header, the answer is the bare
+        challenge behind its length; a failure closes the connection unanswered."""
+        try:
+            challenge = self.sasl.unwrapped_token(token)
+        except AuthenticationClosed:
+            raise ConnectionClosed from None
+        await self.stream.send_all(struct.pack(">i", len(challenge)) + challenge)
         if self.sasl.authenticated:
             self.principal = self.sasl.principal
 

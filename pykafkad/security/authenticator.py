@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 
+from pykafkad.metadata.java_properties import java_hash_order
 from pykafkad.security.principal import KafkaPrincipal
 from pykafkad.security.sasl import (
     AuthenticationFailed,
@@ -79,7 +80,8 @@ class SaslAuthenticator:
             f"Unexpected Kafka request of type {api_key} during SASL {self.state}")
 
     def _handshake(self, version: int, request) -> SaslHandshakeResponse:
-        mechanisms = list(self.listener.mechanisms)
+        # Kafka answers its enabled mechanisms in the order of a java.util.HashSet of them
+        mechanisms = java_hash_order(dict.fromkeys(self.listener.mechanisms))
         if self.state == "done":
             if request.mechanism != self.mechanism:
                 raise AuthenticationClosed  # Kafka: re-authentication may not switch mechanism
@@ -144,16 +146,18 @@ class SaslAuthenticator:
             self.reauthentications += 1
         self.reauthenticating = False
         lifetime_ms = self._session_lifetime_ms()
-        self.session_end = (time.monotonic() + lifetime_ms / 1000) if lifetime_ms else None
-        return lifetime_ms
+        self.session_end = None if lifetime_ms is None else time.monotonic() + lifetime_ms / 1000
+        return lifetime_ms or 0
 
-    def _session_lifetime_ms(self) -> int:
-        """KIP-368: connections.max.reauth.ms, shortened to the credential's own expiry."""
+    def _session_lifetime_ms(self) -> int | None:
+        """KIP-368: connections.max.reauth.ms, or the credential's own expiry (an OAUTHBEARER
+        token's), whichever ends first; None when neither is set: the session never ends."""
         limit = self.listener.reauth_ms
         expiry = getattr(self.server, "lifetime_ms", None)
-        if limit and expiry is not None:
-            limit = min(limit, max(expiry - int(time.time() * 1000), 1))
-        return limit
+        if expiry is None:
+            return limit or None
+        left = max(expiry - int(time.time() * 1000), 0)
+        return min(left, limit) if limit else left
 
     def _failed(self, message: str) -> SaslAuthenticateResponse:
         self.closing = True

@@ -34,7 +34,7 @@ class ChannelInfo:
     security_protocol: str
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Received:
     """One request as it came off a connection: its frame (header and body) size; ``capacity``
     is the buffer's (larger when the request was read out of an Envelope's bytes)."""

@@ -28,7 +28,7 @@ from confluent_kafka.admin import (
 )
 
 from pykafkad.security.authorizer import STANDARD_AUTHORIZER
-from pykafkad.testing import run_broker
+from pykafkad.testing import run_broker, run_cluster
 from tests.integration.clients import WAIT_S, needs_java
 from wire.framing import (
     RequestHeader,
@@ -46,8 +46,10 @@ from wire.primitives import Reader
 OPEN = {"authorizer.class.name": STANDARD_AUTHORIZER, "allow.everyone.if.no.acl.found": "true"}
 #: the refused client's address (all of 127/8 is this machine's loopback)
 REFUSED_HOST = "127.0.0.2"
-#: the gated APIs a broker listener serves (the others are inter-node, on controllers)
+#: the gated APIs a broker listener serves, and those a controller listener serves
 BROKER_GATED = (27, 34, 35, 43, 45, 46, 48, 49, 55, 57, 74, 80, 81, 83, 84, 85, 86, 87)
+CONTROLLER_GATED = (43, 45, 46, 49, 52, 53, 54, 55, 56, 57, 58, 59, 62, 63, 64, 67, 70, 73, 80,
+                    81, 82)
 
 
 def request_for(api_key: int):
@@ -97,13 +99,14 @@ def shape(text: str) -> str:
     return BUFFER.sub("buffer=HeapByteBuffer[N]", REQUEST.sub("Request(P, ID, SESSION, ", text))
 
 
-def answers(bootstrap: str) -> dict:
-    """Each broker-listener gated API, at its oldest and newest version, refused."""
+def answers(address: str, keys) -> dict:
+    """Each of ``keys``, at its oldest and newest version, refused by the listener at
+    ``address``."""
     out = {}
-    for key in BROKER_GATED:
+    for key in keys:
         spec = API_KEYS[key]
         for version in sorted({spec.lowest_version, spec.highest_version}):
-            _, answer = ask(bootstrap, key, version)
+            _, answer = ask(address, key, version)
             out[spec.name, version] = shape(repr(answer))
     return out
 
@@ -131,10 +134,13 @@ def refusing(bootstrap: str):
     return admin
 
 
-def denials(bootstrap: str) -> dict:
+def denials(bootstrap: str, controller: str | None = None) -> dict:
+    """The broker listener's refusals, or the controller listener's at ``controller``."""
     admin = refusing(bootstrap)
     try:
-        return answers(bootstrap)
+        if controller is not None:
+            return answers(controller, CONTROLLER_GATED)
+        return answers(bootstrap, BROKER_GATED)
     finally:
         for f in admin.delete_acls([EVERY_ACL]).values():
             f.result(WAIT_S)
@@ -145,7 +151,7 @@ def kafka_with_authorizer():
     from compat.kafka_broker import run_kafka
 
     with run_kafka("4.4.0", config=OPEN) as kafka:
-        yield f"127.0.0.1:{kafka.port}"
+        yield kafka
 
 
 def test_a_forwarded_election_is_refused_with_the_request_named():
@@ -182,4 +188,15 @@ def test_refusals_without_kafka():
 def test_refusals_as_kafka(kafka_with_authorizer):
     with run_broker(config=OPEN) as b:
         ours = denials(b.bootstrap_servers)
-    assert ours == denials(kafka_with_authorizer)
+    assert ours == denials(f"127.0.0.1:{kafka_with_authorizer.port}")
+
+
+@needs_java
+def test_controller_listener_refusals_as_kafka(kafka_with_authorizer):
+    """Straight to a controller listener (a node of a cluster: the single node's own controller
+    listener is internal, and not gated): no Envelope in the request's string."""
+    with run_cluster(1, config=OPEN) as c:
+        ours = denials(c.bootstrap_servers, f"127.0.0.1:{c.nodes[1].controller_port}")
+    kafka = kafka_with_authorizer
+    assert ours["ElectLeaders", 2].count("envelope=Optional.empty) needs ALTER permission.") == 2
+    assert ours == denials(f"127.0.0.1:{kafka.port}", f"127.0.0.1:{kafka.controller_port}")

@@ -139,7 +139,8 @@ async def handle_list_partition_reassignments(ctx: RequestContext, req: Any) -> 
 async def handle_envelope(ctx: RequestContext, req: Any) -> EnvelopeResponse:
     """Version 0: a request a broker forwarded, in its own header and body, answered with the
     inner response (header and body) as ``response_data``.  (The forwarding broker's own
-    CLUSTER_ACTION is checked before, by the cluster gate: security/api_acls.py.)"""
+    CLUSTER_ACTION is checked before, by the cluster gate: security/api_acls.py; the client's
+    cluster-gated requests, which brokers forward unchecked, are checked here.)"""
 
     r = Reader(memoryview(req.request_data))
     try:

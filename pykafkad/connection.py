@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import struct
 import time
 
 import trio
@@ -24,6 +25,7 @@ from pykafkad.handlers.create_topics_forwarding import CREATE_TOPICS_KEY, forwar
 from pykafkad.kraft.error_responses import error_response
 from pykafkad.security.api_acls import cluster_gate_allows
 from pykafkad.security.authenticator import AuthenticationClosed
+from pykafkad.security.cluster_denial import Processors, Received, channel_info, denial_message
 from pykafkad.security.principal import ANONYMOUS, KafkaPrincipal
 from wire.errors import ErrorCode, RemoteProtocolError
 from wire.framing import API_VERSIONS_KEY, encode_response, frame_size, read_request_header
@@ -77,6 +79,9 @@ class Connection:
         self.control = False
         #: cancelled to close this connection (a partition table that now refuses it)
         self.scope = trio.CancelScope()
+        #: this connection as Kafka's network layer names it (processor, connection id)
+        self.channel = channel_info(_processors(server, broker, listener_kind), stream.socket,
+                                    listener_name, _security_protocol(server, listener_name))
 
     async def _fill(self, n: int) -> None:
         while len(self.buf) < n:
@@ -164,6 +169,9 @@ class Connection:
                 await self.stream.aclose()
 
     async def handle_frame(self, frame: memoryview) -> None:
+        if self.sasl is not None and self.sasl.expects_unwrapped_token:
+            await self._unwrapped_token(bytes(frame))
+            return
         r = Reader(frame)
         header = read_request_header(r)
         if not self.classified:
@@ -183,7 +191,8 @@ class Connection:
                 f"listener {self.listener_name}")
         version = header.api_version
         ctx = RequestContext(self.broker, header, self.peer, self.listener_name,
-                             self.listener_kind, getattr(self, "principal", None))
+                             self.listener_kind, getattr(self, "principal", None),
+                             Received(self.channel, len(frame), len(frame), header_size=r.pos))
         if not handler.min_version <= version <= handler.max_version:
             if header.api_key != API_VERSIONS_KEY:
                 raise RemoteProtocolError(
@@ -207,7 +216,8 @@ class Connection:
             quotas = getattr(self.broker, "client_quotas", None)
             started = time.perf_counter_ns() if quotas is not None and quotas.active else 0
             if not cluster_gate_allows(ctx):
-                response = error_response(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
+                response = error_response(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                                          denial_message(header.api_key, ctx.received))
             elif forwarding is not None and header.api_key in CONFIG_APIS:
                 # checked here first, as Kafka's ConfigAdminManager.preprocess
                 response = await forward_configs(ctx, frame, request, forwarding,
@@ -276,6 +286,17 @@ class Connection:
         if self.sasl.authenticated:
             self.principal = self.sasl.principal
 
+    async def _unwrapped_token(self, token: bytes) -> None:
+        """A SASL token after SaslHandshake v0: no request header, the answer is the bare
+        challenge behind its length; a failure closes the connection unanswered."""
+        try:
+            challenge = self.sasl.unwrapped_token(token)
+        except AuthenticationClosed:
+            raise ConnectionClosed from None
+        await self.stream.send_all(struct.pack(">i", len(challenge)) + challenge)
+        if self.sasl.authenticated:
+            self.principal = self.sasl.principal
+
     def _classify(self, header) -> None:
         """Who this connection is from, by its first request: a control client (loopback,
         faults enabled), a peer node (its inter-node client id) or a client; refused at once
@@ -321,6 +342,28 @@ class Connection:
 
 _NO_FAULT = object()
 FETCH_KEY = 1
+
+
+def _processors(server, broker, kind: ListenerKind) -> Processors:
+    """The server's network processors for ``kind``'s listeners: a KRaft controller's are
+    its own SocketServer in Kafka, numbered apart from the broker's."""
+    table = getattr(server, "processors", None)
+    if table is None:
+        table = server.processors = {}
+    if kind not in table:
+        try:
+            threads = broker.config["num.network.threads"]
+        except (AttributeError, KeyError, TypeError):
+            threads = 3  # Kafka's default
+        table[kind] = Processors(threads)
+    return table[kind]
+
+
+def _security_protocol(server, listener_name: str) -> str:
+    for spec in getattr(server, "listeners", None) or ():
+        if getattr(spec, "name", None) == listener_name:
+            return getattr(spec, "security_protocol", "PLAINTEXT")
+    return "PLAINTEXT"
 
 
 def header_is_metadata(request) -> bool:

@@ -42,6 +42,9 @@ class RequestContext:
     listener_kind: ListenerKind = BROKER
     #: the session's principal (pykafkad.security.principal.KafkaPrincipal; None: ANONYMOUS)
     principal: Any = None
+    #: the request as received (pykafkad.security.cluster_denial.Received): Kafka's messages
+    #: for a refused cluster operation name the connection and the request's buffer
+    received: Any = None
 
     @property
     def principal_name(self) -> str:

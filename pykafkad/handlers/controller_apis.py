@@ -13,8 +13,10 @@ import logging
 from typing import Any
 
 from pykafkad.dispatch import CONTROLLER, CONTROLLER_HANDLERS, RequestContext, handles
+from pykafkad.kraft.error_responses import error_response
 from pykafkad.kraft.forwarding import client_peer, deserialize_principal
-from pykafkad.security.api_acls import authorized
+from pykafkad.security.api_acls import authorized, cluster_gate_allows
+from pykafkad.security.cluster_denial import denial_message, forwarded
 from wire.errors import ErrorCode, RemoteProtocolError
 from wire.framing import encode_response, read_request_header
 from wire.messages.envelope_response import EnvelopeResponse
@@ -28,8 +30,6 @@ ENVELOPE_KEY = 58
 async def _submit(ctx: RequestContext, req: Any) -> Any:
     server = getattr(ctx.broker, "controller_server", None)
     if server is None:  # a node started without the controller role
-        from pykafkad.kraft.error_responses import error_response
-
         return error_response(req, ErrorCode.NOT_CONTROLLER,
                               "No controller appears to be active.")
     return await server.submit(req, ctx.version, authorize=_authorizing(ctx))
@@ -139,7 +139,8 @@ async def handle_list_partition_reassignments(ctx: RequestContext, req: Any) -> 
 async def handle_envelope(ctx: RequestContext, req: Any) -> EnvelopeResponse:
     """Version 0: a request a broker forwarded, in its own header and body, answered with the
     inner response (header and body) as ``response_data``.  (The forwarding broker's own
-    CLUSTER_ACTION is checked before, by the cluster gate: security/api_acls.py.)"""
+    CLUSTER_ACTION is checked before, by the cluster gate: security/api_acls.py; the client's
+    cluster-gated requests, which brokers forward unchecked, are checked here.)"""
 
     r = Reader(memoryview(req.request_data))
     try:
@@ -158,11 +159,16 @@ async def handle_envelope(ctx: RequestContext, req: Any) -> EnvelopeResponse:
         return EnvelopeResponse(response_data=None, error_code=ErrorCode.INVALID_REQUEST)
     # the client's principal and address, as the broker saw them: the APIs the controller
     # authorizes (CreateAcls, DeleteAcls, AlterUserScramCredentials) check them
+    received = None if ctx.received is None else forwarded(ctx.received, len(req.request_data))
     inner_ctx = RequestContext(ctx.broker, header,
                                client_peer(req.client_host_address, ctx.peer),
                                ctx.listener_name, CONTROLLER,
-                               deserialize_principal(req.request_principal))
-    response = await handler.fn(inner_ctx, inner)
+                               deserialize_principal(req.request_principal), received)
+    if cluster_gate_allows(inner_ctx, forwarded=True):
+        response = await handler.fn(inner_ctx, inner)
+    else:  # the APIs brokers forward unchecked (api_acls.CHECKED_BY_THE_CONTROLLER)
+        response = error_response(inner, ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                                  denial_message(header.api_key, received))
     chunks = encode_response(header.correlation_id, header.api_key, header.api_version,
                              response)
     data = b"".join(bytes(c) for c in chunks)[4:]

@@ -147,6 +147,10 @@ def error_response(request: Any, code: int, message: str | None) -> Any:
             AlterReplicaLogDirTopicResult(topic_name=t.name, partitions=[
                 AlterReplicaLogDirPartitionResult(partition_index=p, error_code=code)
                 for p in t.partitions]) for d in request.dirs for t in d.topics])
+    if name == "DescribeClientQuotasRequest":  # Kafka answers no entries at all (null)
+        response = API_KEYS[request.API_KEY].response_type()()
+        response.error_code, response.error_message, response.entries = code, message, None
+        return response
     if name in SHARE_STATE_REQUESTS:
         response = API_KEYS[request.API_KEY].response_type()()
         result, partition = SHARE_STATE_REQUESTS[name]

@@ -145,15 +145,24 @@ CLUSTER_GATED = frozenset({27, 34, 35, 43, 45, 46, 48, 49, 52, 53, 54, 55, 56, 5
                            64, 67, 70, 73, 74, 80, 81, 82, 83, 84, 85, 86, 87})
 
 
-def cluster_gate_allows(ctx) -> bool:
+#: the CLUSTER_GATED APIs a KRaft broker forwards unchecked: the controller checks them, with
+#: the client's principal and address the Envelope carries (Kafka's ControllerApis)
+CHECKED_BY_THE_CONTROLLER = frozenset({43, 45, 46, 49, 55, 57, 64, 80, 81})
+
+
+def cluster_gate_allows(ctx, *, forwarded: bool = False) -> bool:
     """Whether a CLUSTER_GATED request may go on (always, for other APIs, on a node without an
-    authorizer, and on the single node's internal controller listener, which only hears the
-    node itself)."""
+    authorizer, on a KRaft broker that forwards it, and on the single node's internal
+    controller listener, which only hears the node itself, except for the client requests a
+    broker forwarded there: ``forwarded``)."""
     key = ctx.header.api_key
     if key not in CLUSTER_GATED or getattr(ctx.broker, "authorizer", None) is None:
         return True
-    if ctx.listener_kind is CONTROLLER and getattr(ctx.broker, "internal_controller_listener",
-                                                   False):
+    if ctx.listener_kind is not CONTROLLER and key in CHECKED_BY_THE_CONTROLLER \
+            and getattr(ctx.broker, "forwarding", None) is not None:
+        return True
+    if not forwarded and ctx.listener_kind is CONTROLLER \
+            and getattr(ctx.broker, "internal_controller_listener", False):
         return True
     return all(authorized(ctx, c.resource_type, c.operation) for c in API_ACLS[key])
 

@@ -1,12 +1,17 @@
 """One SASL connection's authentication, before (and, KIP-368, between) its requests: as
 Kafka's SaslServerAuthenticator, only ApiVersions and SaslHandshake may come first, then
-SaslAuthenticate tokens until the mechanism completes; anything else closes the connection."""
+SaslAuthenticate tokens until the mechanism completes; anything else closes the connection.
+
+After a SaslHandshake v0 the tokens come unwrapped (a 4-byte length and the token, no Kafka
+request header) and are answered the same way; a failure then is answered with nothing, the
+connection just closes, as Kafka's handling of a handshake without SaslAuthenticate headers."""
 
 from __future__ import annotations
 
 import logging
 import time
 
+from pykafkad.metadata.java_properties import java_hash_order
 from pykafkad.security.principal import KafkaPrincipal
 from pykafkad.security.sasl import (
     AuthenticationFailed,
@@ -42,10 +47,17 @@ class SaslAuthenticator:
         self.reauthenticating = False
         #: completed re-authentications (KIP-368) on this connection
         self.reauthentications = 0
+        #: the handshake was v0: its tokens are framed by their length alone
+        self.unwrapped = False
 
     @property
     def authenticated(self) -> bool:
         return self.state == "done"
+
+    @property
+    def expects_unwrapped_token(self) -> bool:
+        """Whether the next frame is a bare SASL token (after SaslHandshake v0), not a request."""
+        return self.unwrapped and self.state == "authenticate"
 
     def intercepts(self, api_key: int) -> bool:
         """Whether the authenticator answers this request rather than the broker's handlers."""
@@ -68,9 +80,8 @@ class SaslAuthenticator:
             f"Unexpected Kafka request of type {api_key} during SASL {self.state}")
 
     def _handshake(self, version: int, request) -> SaslHandshakeResponse:
-        mechanisms = list(self.listener.mechanisms)
-        if version == 0:
-            raise RemoteProtocolError("SaslHandshake v0 (raw SASL tokens) is not served")
+        # Kafka answers its enabled mechanisms in the order of a java.util.HashSet of them
+        mechanisms = java_hash_order(dict.fromkeys(self.listener.mechanisms))
         if self.state == "done":
             if request.mechanism != self.mechanism:
                 raise AuthenticationClosed  # Kafka: re-authentication may not switch mechanism
@@ -82,6 +93,7 @@ class SaslAuthenticator:
         self.mechanism = request.mechanism
         self.server = mechanism_server(self.listener, request.mechanism, self.broker)
         self.state = "authenticate"
+        self.unwrapped = version == 0
         return SaslHandshakeResponse(error_code=0, mechanisms=mechanisms)
 
     def _authenticate(self, version: int, request) -> SaslAuthenticateResponse:
@@ -94,27 +106,58 @@ class SaslAuthenticator:
             return self._failed(generic_failure(self.mechanism, self.reauthenticating))
         if not self.server.complete:
             return SaslAuthenticateResponse(error_code=0, auth_bytes=challenge)
+        changed = self._principal_change()
+        if changed:
+            return self._failed(changed)
+        lifetime_ms = self._complete()
+        return SaslAuthenticateResponse(error_code=0, auth_bytes=challenge,
+                                        session_lifetime_ms=lifetime_ms)
+
+    def unwrapped_token(self, token: bytes) -> bytes:
+        """A bare token after SaslHandshake v0: the mechanism's answer, sent back bare (Kafka
+        sends one for every token its mechanisms evaluate, empty ones too). A failure has no
+        answer here (there is no error field to carry it): AuthenticationClosed."""
+        try:
+            challenge = self.server.evaluate(token)
+        except (AuthenticationFailed, ScramFailure) as e:
+            log.info("SASL %s authentication failed: %s", self.mechanism, e)
+            raise AuthenticationClosed from None
+        if self.server.complete:
+            changed = self._principal_change()
+            if changed:
+                log.info("SASL %s re-authentication failed: %s", self.mechanism, changed)
+                raise AuthenticationClosed
+            self._complete()
+        return challenge
+
+    def _principal_change(self) -> str | None:
+        """Kafka's refusal of a re-authentication as someone else, else None."""
         principal = principal_of(self.server)
         if self.reauthenticating and principal != self.principal:
-            return self._failed("Cannot change principals during re-authentication from "
-                                f"{self.principal}: {principal}")
-        self.principal = principal
+            return (f"Cannot change principals during re-authentication from {self.principal}: "
+                    f"{principal}")
+        return None
+
+    def _complete(self) -> int:
+        """The mechanism completed: the session starts; its lifetime in ms (0: unlimited)."""
+        self.principal = principal_of(self.server)
         self.state = "done"
         if self.reauthenticating:
             self.reauthentications += 1
         self.reauthenticating = False
         lifetime_ms = self._session_lifetime_ms()
-        self.session_end = (time.monotonic() + lifetime_ms / 1000) if lifetime_ms else None
-        return SaslAuthenticateResponse(error_code=0, auth_bytes=challenge,
-                                        session_lifetime_ms=lifetime_ms)
+        self.session_end = None if lifetime_ms is None else time.monotonic() + lifetime_ms / 1000
+        return lifetime_ms or 0
 
-    def _session_lifetime_ms(self) -> int:
-        """KIP-368: connections.max.reauth.ms, shortened to the credential's own expiry."""
+    def _session_lifetime_ms(self) -> int | None:
+        """KIP-368: connections.max.reauth.ms, or the credential's own expiry (an OAUTHBEARER
+        token's), whichever ends first; None when neither is set: the session never ends."""
         limit = self.listener.reauth_ms
         expiry = getattr(self.server, "lifetime_ms", None)
-        if limit and expiry is not None:
-            limit = min(limit, max(expiry - int(time.time() * 1000), 1))
-        return limit
+        if expiry is None:
+            return limit or None
+        left = max(expiry - int(time.time() * 1000), 0)
+        return min(left, limit) if limit else left
 
     def _failed(self, message: str) -> SaslAuthenticateResponse:
         self.closing = True

@@ -69,9 +69,10 @@ class PlainServer:
         self.username: str | None = None
 
     def evaluate(self, token: bytes) -> bytes:
-        parts = token.decode("utf-8", "replace").split("\0")
+        parts = _plain_tokens(token.decode("utf-8", "replace"))
         if len(parts) != 3:
-            raise ScramFailure(f"Invalid SASL/PLAIN response: expected 3 tokens, got {len(parts)}")
+            raise AuthenticationFailed("Invalid SASL/PLAIN response: expected 3 tokens, got "
+                                       f"{len(parts)}")
         authzid, user, password = parts
         if not user:
             raise AuthenticationFailed("Authentication failed: username not specified")
@@ -87,37 +88,72 @@ class PlainServer:
         return b""
 
 
+def _plain_tokens(text: str) -> list[str]:
+    """The NUL-separated fields, counted as Kafka's PlainSaslServer does: it stops at four."""
+    tokens: list[str] = []
+    start = 0
+    for _ in range(4):
+        end = text.find("\0", start)
+        if end < 0:
+            tokens.append(text[start:])
+            break
+        tokens.append(text[start:end])
+        start = end + 1
+    return tokens
+
+
 class UnsecuredOAuthBearerServer:
     """OAUTHBEARER with Kafka's default validator (OAuthBearerUnsecuredValidatorCallbackHandler):
-    an unsigned JWT (alg none) whose ``sub`` names the principal and whose ``exp`` is ahead."""
+    an unsigned JWT (alg none) whose ``sub`` names the principal and whose ``exp`` is ahead.
+
+    A token that fails validation is answered, as Kafka's OAuthBearerSaslServer does (RFC 7628
+    section 3.2.2), with a JSON error challenge; the client acknowledges it with a lone %x01,
+    and only then does the exchange fail, with that JSON as its message."""
+
+    #: Kafka's challenge for a token its unsecured validator refuses
+    INVALID_TOKEN = '{"status":"invalid_token"}'
 
     def __init__(self) -> None:
         self.complete = False
         self.username: str | None = None
         self.lifetime_ms: int | None = None
+        self.error: str | None = None
 
     def evaluate(self, token: bytes) -> bytes:
+        if token == b"\x01" and self.error is not None:
+            raise AuthenticationFailed(self.error)
+        self.error = None
         text = token.decode("utf-8", "replace")
         gs2, _, rest = text.partition("\x01")
         kv = dict(p.split("=", 1) for p in rest.split("\x01") if "=" in p)
         auth = kv.get("auth", "")
         if not gs2.startswith(("n,", "y,")) or not auth.startswith("Bearer "):
             raise ScramFailure("Invalid OAUTHBEARER client first message")
-        try:
-            header_b64, payload_b64, _sig = auth[7:].strip().split(".")
-            header = json.loads(_b64url(header_b64))
-            claims = json.loads(_b64url(payload_b64))
-        except (ValueError, TypeError) as e:
-            raise ScramFailure(f"Invalid unsecured JWT: {e}") from None
-        now = time.time()
-        exp, sub = claims.get("exp"), claims.get("sub")
-        if header.get("alg") != "none" or not isinstance(sub, str) or not sub \
-                or not isinstance(exp, (int, float)) or exp <= now:
-            raise ScramFailure("Unsecured JWT failed validation")
-        self.username = sub
-        self.lifetime_ms = int(exp * 1000)
+        claims = _valid_unsecured_jwt(auth[7:].strip())
+        if claims is None:
+            self.error = self.INVALID_TOKEN
+            return self.error.encode()
+        self.username = claims["sub"]
+        self.lifetime_ms = int(claims["exp"] * 1000)
         self.complete = True
         return b""
+
+
+def _valid_unsecured_jwt(jwt: str) -> dict | None:
+    """The claims of an unsigned JWT that names a subject and has not expired, else None."""
+    try:
+        header_b64, payload_b64, _sig = jwt.split(".")
+        header = json.loads(_b64url(header_b64))
+        claims = json.loads(_b64url(payload_b64))
+    except (ValueError, TypeError):
+        return None
+    if not isinstance(header, dict) or not isinstance(claims, dict):
+        return None
+    exp, sub = claims.get("exp"), claims.get("sub")
+    if header.get("alg") != "none" or not isinstance(sub, str) or not sub \
+            or not isinstance(exp, (int, float)) or exp <= time.time():
+        return None
+    return claims
 
 
 def _b64url(part: str) -> bytes:

@@ -42,6 +42,11 @@ class RequestContext:
     listener_kind: ListenerKind = BROKER
     #: the session's principal (pykafkad.security.principal.KafkaPrincipal; None: ANONYMOUS)
     principal: Any = None
+    #: a request a broker forwarded in an Envelope (the controller throttles no connection)
+    forwarded: bool = False
+    #: how long the connection is muted once the response is sent (a quota's throttle time
+    #: that no quota manager of the connection recorded: the controller mutation quota)
+    throttle_ms: int = 0
 
     @property
     def principal_name(self) -> str:

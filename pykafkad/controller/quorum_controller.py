@@ -51,6 +51,7 @@ from pykafkad.controller.update_features import (
     elr_safety_records,
     update_features,
 )
+from pykafkad.quotas.table import apply_changes
 from pykafkad.security.authorizer import (
     ALTER,
     ALTER_CONFIGS,
@@ -85,6 +86,7 @@ from wire.metadata import (
     AccessControlEntryRecord,
     BrokerRegistrationChangeRecord,
     ClearElrRecord,
+    ClientQuotaRecord,
     ConfigRecord,
     FeatureLevelRecord,
     FenceBrokerRecord,
@@ -146,6 +148,10 @@ class QuorumController:
         self.producer_ids = ProducerIdControlManager(self.cluster)
         self.acls = AclControlManager(new_id=lambda: self.random.randbytes(16))
         self.scram = ScramControlManager()
+        #: the client quotas (entity -> {key: value}), which the controller mutation quota
+        #: reads, as Kafka's controller's quota managers are fed from its metadata
+        self.client_quotas: dict = {}
+        self.mutation_quota = None
         self.last_replayed_offset = -1
         self._replayers = {
             UnregisterBrokerRecord: self.cluster.replay_unregister,
@@ -166,6 +172,7 @@ class QuorumController:
             RemoveAccessControlEntryRecord: self.acls.replay_remove,
             UserScramCredentialRecord: self.scram.replay,
             RemoveUserScramCredentialRecord: self.scram.replay_remove,
+            ClientQuotaRecord: self._replay_client_quota,
         }
         self._handlers = {
             "BrokerRegistrationRequest": self._broker_registration,
@@ -173,7 +180,8 @@ class QuorumController:
             "UnregisterBrokerRequest": self._unregister_broker,
             "ControllerRegistrationRequest": self._controller_registration,
             "UpdateFeaturesRequest": self._update_features,
-            "CreateTopicsRequest": lambda r, v, o: self.replication.create_topics(r),
+            "CreateTopicsRequest":
+                lambda r, v, o: self.replication.create_topics(r, self.mutation_quota),
             "DeleteTopicsRequest": self._delete_topics,
             "CreatePartitionsRequest": self._create_partitions,
             "IncrementalAlterConfigsRequest": self._incremental_alter_configs,
@@ -199,24 +207,33 @@ class QuorumController:
         if isinstance(record, RegisterBrokerRecord):
             self.cluster.replay_register(record, offset)
         else:
-            # Records of areas this controller does not model (NoOp, quotas, delegation
-            # tokens ...) only advance the offset.
+            # Records of areas this controller does not model (NoOp, delegation tokens ...)
+            # only advance the offset.
             replayer = self._replayers.get(type(record))
             if replayer is not None:
                 replayer(record)
         self.last_replayed_offset = max(self.last_replayed_offset, offset)
 
+    def _replay_client_quota(self, record: ClientQuotaRecord) -> None:
+        entity = tuple(sorted((e.entity_type, e.entity_name) for e in record.entity or ()))
+        apply_changes(self.client_quotas,
+                      [(entity, record.key, None if record.remove else record.value)])
+
     # --- requests --------------------------------------------------------------------------
     def handle(self, request, now_ms: int, *, version: int | None = None,
                next_write_offset: int | None = None,
-               authorize: Authorize | None = None) -> ControllerResult:
+               authorize: Authorize | None = None,
+               mutation_quota=None) -> ControllerResult:
         """Answer one controller API. ``next_write_offset`` is where the returned records
         will be written (default: just after the last replayed record); broker epochs are it.
         ``authorize(operation, resource type, name)`` says what the request's principal may
-        do (the APIs ControllerApis authorizes per topic ask it; default: everything)."""
+        do (the APIs ControllerApis authorizes per topic ask it; default: everything).
+        ``mutation_quota``: the request's controller mutation quota (MutationQuota), which
+        CreateTopics, DeleteTopics and CreatePartitions take partitions from; None: none."""
         self.cluster.now_ms = now_ms
         self.now_ms = now_ms
         self.authorize = authorize if authorize is not None else _allow_everything
+        self.mutation_quota = mutation_quota
         offset = self.last_replayed_offset + 1 if next_write_offset is None else next_write_offset
         handler = self._handlers.get(type(request).__name__)
         if handler is None:
@@ -423,10 +440,10 @@ class QuorumController:
         TOPIC_AUTHORIZATION_FAILED (without a message), first, as ControllerApis does."""
         denied = [t for t in request.topics if not self.authorize(ALTER, TOPIC, t.name)]
         if not denied:
-            return self.replication.create_partitions(request)
+            return self.replication.create_partitions(request, self.mutation_quota)
         allowed = copy.copy(request)
         allowed.topics = [t for t in request.topics if t not in denied]
-        result = self.replication.create_partitions(allowed)
+        result = self.replication.create_partitions(allowed, self.mutation_quota)
         result.response.results[:0] = [CreatePartitionsTopicResult(
             name=t.name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, error_message=None)
             for t in denied]
@@ -525,7 +542,11 @@ class QuorumController:
                 id_to_name[i] = n
         records: list = []
         for i, n in id_to_name.items():
-            records.extend(rc.delete_topic_records(i))
+            try:
+                records.extend(rc.delete_topic_records(i, self.mutation_quota))
+            except ApiError as e:  # the controller mutation quota
+                answer(n, i, e)
+                continue
             answer(n, i, NONE)
         # Kafka shuffles so positions reveal nothing about which topics exist.
         self.replication.id_random.shuffle(results)

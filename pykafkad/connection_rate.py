@@ -29,16 +29,6 @@ INT_MAX = 2**31 - 1
 RATE = "max.connection.creation.rate"
 
 
-def _setting(config, name: str, default: int) -> int:
-    """A quota window setting pykafkad otherwise ignores (given at startup or Kafka's
-    default)."""
-    value = getattr(config, "ignored", {}).get(name)
-    try:
-        return int(value) if value not in (None, "") else default
-    except ValueError:
-        return default
-
-
 def _listener_setting(config, listener: str, name: str):
     """``listener.name.<l>.<name>``, as Kafka's valuesWithPrefixOverride finds it: a per-broker
     dynamic value, a cluster-wide one, then the startup one; None when unset."""
@@ -57,8 +47,8 @@ class ConnectionRates:
                  ip_quotas: Callable[[], Mapping] | None = None,
                  clock: Callable[[], int] | None = None) -> None:
         self.config = config
-        self.samples = _setting(config, "quota.window.num", 11)
-        self.window_ms = _setting(config, "quota.window.size.seconds", 1) * 1000
+        self.samples = config["quota.window.num"]
+        self.window_ms = config["quota.window.size.seconds"] * 1000
         #: an inter-broker listener among several is protected from the broker-wide rate
         self.protected = inter_broker if len(listeners) > 1 else None
         self.ip_quotas = ip_quotas or (lambda: {})

@@ -203,3 +203,37 @@ def test_connections_over_the_broker_rate_wait_and_are_served_as_kafka(broker, r
         theirs = _broker_rate_answers(reference_kafka.bootstrap_servers, key)
         ours = _broker_rate_answers(broker.bootstrap_servers, key)
         assert ours == theirs == ["answered"] * 25
+
+
+@needs_java
+def test_the_mutation_quota_follows_the_sasl_principal_through_the_envelope(tmp_path):
+    """A ``users`` quota: the controller sees the client's principal in the Envelope the
+    broker forwards, so alice's second topic is refused and bob's is not."""
+    from pykafkad.security.testkit import client_settings
+    from pykafkad.testing import run_secured_broker
+
+    users = {"alice": "alice-pw", "bob": "bob-pw"}
+    with run_secured_broker(users) as kafka:
+        props = tmp_path / "admin.properties"
+        props.write_text("".join(f"{k}={v}\n" for k, v in kafka.clients["java"].items()))
+        p = run_tool("kafka-configs", ["--bootstrap-server", kafka.bootstrap_servers,
+                                       "--command-config", str(props), "--alter",
+                                       "--entity-type", "users", "--entity-name", "alice",
+                                       "--add-config", f"{MUTATIONS}=1"])
+        assert p.returncode == 0, p.stderr
+
+        def create(user: str, name: str, partitions: int):
+            settings = client_settings("SASL_SSL", kafka.ca, mechanism="SCRAM-SHA-512",
+                                       username=user, password=users[user])["kafka-python"]
+            admin = KafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers,
+                                     client_id=f"{user}-{name}", **settings)
+            try:
+                r = admin.create_topics({name: {"num_partitions": partitions,
+                                                "replication_factor": 1}}, raise_errors=False)
+            finally:
+                admin.close()
+            return [(t["name"], t["error_code"]) for t in r["topics"]]
+
+        assert create("alice", "alice-1", 50) == [("alice-1", 0)]
+        assert create("alice", "alice-2", 1) == [("alice-2", 89)]  # another client id: same user
+        assert create("bob", "bob-1", 50) == [("bob-1", 0)]

@@ -51,6 +51,7 @@ from pykafkad.controller.update_features import (
     elr_safety_records,
     update_features,
 )
+from pykafkad.metadata.java_properties import java_hash_order, java_uuid_hash
 from pykafkad.quotas.table import apply_changes
 from pykafkad.security.authorizer import (
     ALTER,
@@ -504,6 +505,10 @@ class QuorumController:
         for i in sorted(dup_ids):
             answer(None, i, ApiError(ErrorCode.INVALID_REQUEST, "Duplicate topic id."))
         rc = self.replication
+        # Kafka resolves the ids, then the names, each from a HashSet into a HashMap: the order
+        # they reach its HashMap of ids to delete in
+        ids = _resolution_order(ids, java_uuid_hash)
+        names = _resolution_order(names)
         id_to_name: dict[bytes, str] = {}
         for i in ids:
             topic = rc.topics.get(i)
@@ -511,6 +516,7 @@ class QuorumController:
                 answer(None, i, ApiError(ErrorCode.UNKNOWN_TOPIC_ID))
             else:
                 id_to_name[i] = topic.name
+        peak = len(id_to_name)  # the size Kafka's HashMap of ids grows its table for
         # ControllerApis authorizes by name: DELETE on the cluster covers every topic; an id
         # whose topic may not be described is answered without its name
         wanted = [*names, *id_to_name.values()]
@@ -540,8 +546,15 @@ class QuorumController:
                                       "supplied."))
             else:
                 id_to_name[i] = n
+                peak = max(peak, len(id_to_name))
         records: list = []
-        for i, n in id_to_name.items():
+        # the topics are deleted in the order Kafka's HashMap of ids iterates them: where a
+        # mutation quota runs out, that order says which are refused
+        capacity = 16
+        while peak > capacity * 3 // 4:
+            capacity *= 2
+        for i in java_hash_order(id_to_name, capacity, hash_of=java_uuid_hash):
+            n = id_to_name[i]
             try:
                 records.extend(rc.delete_topic_records(i, self.mutation_quota))
             except ApiError as e:  # the controller mutation quota
@@ -610,3 +623,13 @@ class QuorumController:
         if request.validate_only:
             records = []
         return ControllerResult(records, AlterConfigsResponse(responses=responses), atomic=True)
+
+
+def _resolution_order(keys: list, hash_of=None) -> list:
+    """The order ControllerApis meets provided topic names (or ids) in: a HashSet's, then that
+    of the ``new HashMap<>(n)`` findTopicIds (findTopicNames) answers with."""
+    in_set = java_hash_order(keys, hash_of=hash_of)
+    capacity = 1
+    while capacity < len(keys):  # HashMap.tableSizeFor
+        capacity *= 2
+    return java_hash_order(in_set, capacity, hash_of=hash_of)

@@ -235,7 +235,12 @@ class Server:
             if delay_ms > 0:  # max.connection.creation.rate: this acceptor waits
                 log.debug("delaying the connection from %s for %d ms (connection creation "
                           "rate)", ip, delay_ms)
-                await trio.sleep(delay_ms / 1000)
+                try:
+                    await trio.sleep(delay_ms / 1000)
+                except BaseException:  # shutting down: the held connection goes too
+                    with trio.CancelScope(shield=True):
+                        await stream.aclose()
+                    raise
             throttle_ms = rates.ip_throttle(spec.name, ip)
             if throttle_ms > 0:  # connection_creation_rate of the ip
                 log.debug("Delaying closing of connection from /%s for %d ms", ip, throttle_ms)

@@ -89,9 +89,19 @@ def _strict_answers(bootstrap: str, prefix: str) -> list:
     other = _kafka_python(bootstrap, f"{prefix}free", lambda a: a.create_topics(
         {f"{prefix}d": {"num_partitions": 20, "replication_factor": 1}}, raise_errors=False))
     out.append([(t["name"][len(prefix):], t["error_code"]) for t in other["topics"]])
+    # validate_only takes from the bucket too (Kafka's controller applies the quota before it
+    # looks at validate_only)
+    checker = f"{prefix}checker"
+    alter_quota(bootstrap, [("client-id", checker)], MUTATIONS, 1)
+    for name, partitions, validate_only in (("e", 50, True), ("f", 1, False)):
+        checked = _kafka_python(bootstrap, checker, lambda a: a.create_topics(
+            {f"{prefix}{name}": {"num_partitions": partitions, "replication_factor": 1}},
+            validate_only=validate_only, raise_errors=False))
+        out.append([(t["name"][len(prefix):], t["error_code"]) for t in checked["topics"]])
     _kafka_python(bootstrap, f"{prefix}free", lambda a: a.delete_topics(
         [f"{prefix}a", f"{prefix}d"], raise_errors=False))
     alter_quota(bootstrap, [("client-id", client)], MUTATIONS, None)
+    alter_quota(bootstrap, [("client-id", checker)], MUTATIONS, None)
     return out
 
 
@@ -105,6 +115,7 @@ def test_strict_mutation_quota_refuses_what_is_past_the_bucket_as_kafka(broker,
     assert ours[0] == [("a", 0, None, 50), ("b", 89, None, -1), ("c", 89, None, -1)]
     assert ours[1] == [("a", 89, None)] and ours[2] == [("a", 89, None)]
     assert ours[3] == [("d", 0)]
+    assert ours[4:] == [[("e", 0)], [("f", 89)]]
 
 
 def _permissive_answer(bootstrap: str, prefix: str) -> tuple:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
+import socket
 import time
 from collections.abc import Callable, Mapping
 
@@ -56,6 +57,8 @@ class ConnectionRates:
         self._broker: SampledRate | None = None
         self._listeners: dict[str, SampledRate] = {}
         self._ips: dict[str, SampledRate] = {}
+        #: ip quota names -> their address (host names resolved once)
+        self._resolved: dict[str, str | None] = {}
 
     # --- the broker and listener rates ----------------------------------------------------
     def _broker_rate(self) -> int:
@@ -84,15 +87,34 @@ class ConnectionRates:
     # --- the per-IP rate ------------------------------------------------------------------
     def ip_rate(self, ip: str) -> int | None:
         """The address's connection_creation_rate (its own quota, else the default IP's);
-        None when neither is set."""
+        None when neither is set.  A quota named by host name is its address's, as Kafka
+        resolves it."""
         quotas = self.ip_quotas()
         if not quotas:
             return None
-        for name in (_normal(ip), None):
-            values = quotas.get(((IP, name),))
-            if values is not None and CONNECTION_CREATION_RATE in values:
+        address = _normal(ip)
+        default = None
+        for entity, values in quotas.items():
+            if len(entity) != 1 or entity[0][0] != IP or CONNECTION_CREATION_RATE not in values:
+                continue
+            name = entity[0][1]
+            if name is None:
+                default = int(values[CONNECTION_CREATION_RATE])
+            elif self._address_of(name) == address:
                 return int(values[CONNECTION_CREATION_RATE])
-        return None
+        return default
+
+    def _address_of(self, name: str) -> str | None:
+        found = self._resolved.get(name)
+        if found is None and name not in self._resolved:
+            found = _normal(name)
+            if found == name and not _is_ip(name):
+                try:
+                    found = socket.gethostbyname(name)
+                except OSError:
+                    found = None
+            self._resolved[name] = found
+        return found
 
     def ip_throttle(self, listener: str, ip: str) -> int:
         """Counts a connection from ``ip`` against its quota; over it, the throttle time
@@ -129,6 +151,14 @@ class ConnectionRates:
         if measured <= bound:
             return 0
         return min(_java_round((measured - bound) / bound * window), self.window_ms)
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+        return True
+    except ValueError:
+        return False
 
 
 def _normal(ip: str) -> str:

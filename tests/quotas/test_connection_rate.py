@@ -54,6 +54,12 @@ def test_the_default_ip_quota_applies_to_addresses_without_their_own():
     assert r.ip_rate("10.0.0.1") == 100
 
 
+def test_an_ip_quota_named_by_host_is_its_addresss():
+    r, _ = rates(quotas={(("ip", "localhost"),): {"connection_creation_rate": 3.0}})
+    assert r.ip_rate("127.0.0.1") == 3
+    assert r.ip_rate("10.0.0.1") is None
+
+
 def test_broker_rate_delays_and_a_listener_setting_overrides_it():
     r, _ = rates({"max.connection.creation.rate": "2"})
     assert [r.record_connection("PLAINTEXT") for _ in range(20)] == [0] * 20

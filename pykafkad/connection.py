@@ -222,28 +222,36 @@ class Connection:
                 # checked here first, as Kafka's ConfigAdminManager.preprocess
                 response = await forward_configs(ctx, frame, request, forwarding,
                                                  handler.response_type)
+                ctx.throttle_ms = _throttle_time(response)
             elif forwarding is not None and header.api_key == CREATE_TOPICS_KEY:
                 response = await forward_create_topics(ctx, frame, request, forwarding,
                                                        handler.response_type)
+                ctx.throttle_ms = _throttle_time(response)
             elif forwarding is not None and forwarding.forwards(header.api_key):
                 # a KRaft broker: the active controller answers (Kafka's ForwardingManager)
                 response = await forwarding.forward(ctx, frame, request, handler.response_type)
+                # the controller's throttle (its mutation quota) mutes this client
+                # (RequestHandlerHelper.sendForwardedResponse)
+                ctx.throttle_ms = _throttle_time(response)
             else:
                 response = await handler.fn(ctx, request)
             if started and response is not None:  # quotas: one check when none is set
                 await self._send_throttled(quotas, header, version, len(frame), response,
-                                           time.perf_counter_ns() - started)
+                                           time.perf_counter_ns() - started, ctx.throttle_ms)
                 return
         if response is None:
             return
         chunks = encode_response(header.correlation_id, header.api_key, version, response)
         await self.send_chunks(chunks)
+        if ctx.throttle_ms > 0:  # muted: nothing more is read from the client meanwhile
+            await trio.sleep(ctx.throttle_ms / 1000)
 
     async def _send_throttled(self, quotas, header, version, request_size, response,
-                              handler_ns) -> None:
+                              handler_ns, other_throttle_ms: int = 0) -> None:
         """Records the request against its quotas, answers with ``throttle_time_ms`` and then
         mutes this connection for that long (KIP-219: the client backs off on its own and the
-        broker reads nothing more from it meanwhile)."""
+        broker reads nothing more from it meanwhile).  ``other_throttle_ms``: a throttle time
+        the response already carries (the controller's), the longer of the two applies."""
         principal = getattr(self, "principal", None)
         user = principal.name if principal is not None else "ANONYMOUS"
         client_id = header.client_id or ""
@@ -252,13 +260,14 @@ class Connection:
         if header.api_key == FETCH_KEY:
             size = sum(len(c) for c in chunks)
         throttle_ms = quotas.throttle_ms(header.api_key, user, client_id, size, handler_ns)
-        if throttle_ms > 0 and hasattr(response, "throttle_time_ms"):
+        if throttle_ms > other_throttle_ms and hasattr(response, "throttle_time_ms"):
             if header.api_key == FETCH_KEY:  # a throttled fetch answers nothing (KafkaApis)
                 quotas.fetch.unrecord(quotas.quotas, user, client_id, size)
                 response.responses = []
             response.throttle_time_ms = throttle_ms
             chunks = encode_response(header.correlation_id, header.api_key, version, response)
         await self.send_chunks(chunks)
+        throttle_ms = max(throttle_ms, other_throttle_ms)
         if throttle_ms > 0:
             await trio.sleep(throttle_ms / 1000)
 
@@ -364,6 +373,10 @@ def _security_protocol(server, listener_name: str) -> str:
         if getattr(spec, "name", None) == listener_name:
             return getattr(spec, "security_protocol", "PLAINTEXT")
     return "PLAINTEXT"
+
+
+def _throttle_time(response) -> int:
+    return getattr(response, "throttle_time_ms", 0) or 0
 
 
 def header_is_metadata(request) -> bool:

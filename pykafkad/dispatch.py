@@ -45,6 +45,11 @@ class RequestContext:
     #: the request as received (pykafkad.security.cluster_denial.Received): Kafka's messages
     #: for a refused cluster operation name the connection and the request's buffer
     received: Any = None
+    #: a request a broker forwarded in an Envelope (the controller throttles no connection)
+    forwarded: bool = False
+    #: how long the connection is muted once the response is sent (a quota's throttle time
+    #: that no quota manager of the connection recorded: the controller mutation quota)
+    throttle_ms: int = 0
 
     @property
     def principal_name(self) -> str:

@@ -17,6 +17,7 @@ import trio
 
 from pykafkad.connection import Connection
 from pykafkad.connection_quotas import ConnectionQuotas
+from pykafkad.connection_rate import ConnectionRates
 from pykafkad.dispatch import BROKER, CONTROLLER, ListenerKind, load_handlers
 from pykafkad.faults.node import NodeFaults, faults_enabled
 from pykafkad.log.housekeeping import (
@@ -159,6 +160,14 @@ class Server:
         #: a KRaft controller's listeners are its own SocketServer in Kafka, with their own
         #: connection quotas: a node's broker side dialling its controller takes no client slot
         self.controller_quotas = ConnectionQuotas(config)
+        # connection creation rates, one set per SocketServer as the counts: the broker's
+        # listeners see the ip quotas (connection_creation_rate) of the broker's metadata
+        broker_names = [s.name for s in self.listeners if s.kind is BROKER]
+        inter_broker = _inter_broker_name(config)
+        self.rates = ConnectionRates(config, broker_names, inter_broker,
+                                     ip_quotas=self._client_quotas)
+        self.controller_rates = ConnectionRates(
+            config, [s.name for s in self.listeners if s.kind is not BROKER])
         load_handlers()
 
     def _close_refused_connections(self) -> None:
@@ -194,9 +203,21 @@ class Server:
     def _quotas_of(self, spec: ServedListener) -> ConnectionQuotas:
         return self.quotas if spec.kind is BROKER else self.controller_quotas
 
+    def _client_quotas(self):
+        quotas = getattr(self.broker, "client_quotas", None)
+        return quotas.quotas if quotas is not None else {}
+
+    async def _close_later(self, stream: trio.SocketStream, delay_ms: int) -> None:
+        """A connection over its IP's connection_creation_rate: held unread, then closed
+        (Kafka's acceptor keeps it among its throttled sockets until the throttle ends)."""
+        with trio.move_on_after(delay_ms / 1000):
+            await self._shutdown.wait()
+        await stream.aclose()
+
     async def _accept(self, listener: trio.SocketListener, nursery: trio.Nursery,
                       spec: ServedListener) -> None:
         quotas = self._quotas_of(spec)
+        rates = self.rates if spec.kind is BROKER else self.controller_rates
         while True:
             await quotas.wait_for_slot()  # max.connections: the backlog holds the rest
             try:
@@ -209,6 +230,21 @@ class Server:
                 ip = stream.socket.getpeername()[0]
             except OSError:  # already gone
                 await stream.aclose()
+                continue
+            delay_ms = rates.record_connection(spec.name)
+            if delay_ms > 0:  # max.connection.creation.rate: this acceptor waits
+                log.debug("delaying the connection from %s for %d ms (connection creation "
+                          "rate)", ip, delay_ms)
+                try:
+                    await trio.sleep(delay_ms / 1000)
+                except BaseException:  # shutting down: the held connection goes too
+                    with trio.CancelScope(shield=True):
+                        await stream.aclose()
+                    raise
+            throttle_ms = rates.ip_throttle(spec.name, ip)
+            if throttle_ms > 0:  # connection_creation_rate of the ip
+                log.debug("Delaying closing of connection from /%s for %d ms", ip, throttle_ms)
+                nursery.start_soon(self._close_later, stream, throttle_ms)
                 continue
             if not quotas.admit(ip):  # max.connections.per.ip
                 await stream.aclose()
@@ -304,3 +340,11 @@ class Server:
         finally:
             self.broker.close()
             log.info("pykafkad stopped")
+
+
+def _inter_broker_name(config) -> str | None:
+    try:
+        endpoint = config.inter_broker_listener
+    except Exception:  # a config without listeners (tests building a bare Server)
+        return None
+    return endpoint.listener_name if endpoint is not None else None

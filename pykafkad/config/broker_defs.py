@@ -93,6 +93,15 @@ _DEFS = [
            "Per-IP or per-host overrides of max.connections.per.ip (host:count,...)."),
     define("max.connection.creation.rate", INT, INT_MAX, at_least(0), MEDIUM,
            "Maximum new connections per second."),
+    define("quota.window.num", INT, 11, at_least(1), LOW,
+           "Samples kept for client quotas and connection creation rates."),
+    define("quota.window.size.seconds", INT, 1, at_least(1), LOW,
+           "Time span of each sample of client quotas and connection creation rates."),
+    define("controller.quota.window.num", INT, 11, at_least(1), LOW,
+           "Samples of the controller mutation quota (its token bucket holds this many "
+           "windows of the quota)."),
+    define("controller.quota.window.size.seconds", INT, 1, at_least(1), LOW,
+           "Time span of each sample of the controller mutation quota."),
     define("request.timeout.ms", INT, 30000, None, HIGH,
            "Time the broker's own clients wait for a response (transaction markers, acks=all "
            "on the transaction log)."),
@@ -363,12 +372,11 @@ IGNORED_BROKER_CONFIGS: frozenset[str] = frozenset(
     producer.purgatory.purge.interval.requests delete.records.purgatory.purge.interval.requests
     share.fetch.purgatory.purge.interval.requests
     leader.replication.throttled.rate follower.replication.throttled.rate
-    create.topic.policy.class.name controller.quota.window.num
-    controller.quota.window.size.seconds alter.config.policy.class.name
+    create.topic.policy.class.name alter.config.policy.class.name
     log.dir.failure.timeout.ms log.initial.task.delay.ms
     metric.reporters metrics.num.samples metrics.recording.level metrics.sample.window.ms
     kafka.metrics.polling.interval.secs kafka.metrics.reporters telemetry.max.bytes
-    client.quota.callback.class quota.window.num quota.window.size.seconds
+    client.quota.callback.class
     replication.quota.window.num replication.quota.window.size.seconds
     alter.log.dirs.replication.quota.window.num
     alter.log.dirs.replication.quota.window.size.seconds group.coordinator.threads
@@ -428,7 +436,6 @@ NOT_APPLIED_BROKER_CONFIGS: dict[str, str] = {
     "num.recovery.threads.per.data.dir": _ONE_THREAD,
     "queued.max.requests": "each connection handles one request at a time; nothing queues",
     "queued.max.request.bytes": "each connection handles one request at a time; nothing queues",
-    "max.connection.creation.rate": "new connections are not rate-limited",
     "log.flush.interval.messages": "flushing is left to the OS, as Kafka's defaults do",
     "log.flush.interval.ms": "flushing is left to the OS, as Kafka's defaults do",
     "log.flush.scheduler.interval.ms": "flushing is left to the OS, as Kafka's defaults do",

@@ -33,8 +33,6 @@ UNUSED_BROKER_CONFIGS: dict[str, tuple[ConfigType, str | None]] = {
     "controller.quorum.fetch.max.bytes": (INT, "1048576"),
     "controller.quorum.fetch.snapshot.max.bytes": (INT, "1048576"),
     "controller.quorum.retry.backoff.ms": (INT, "20"),
-    "controller.quota.window.num": (INT, "11"),
-    "controller.quota.window.size.seconds": (INT, "1"),
     "controller.socket.timeout.ms": (INT, "30000"),
     "cordoned.log.dirs": (LIST, ""),
     "create.topic.policy.class.name": (CLASS, None),
@@ -100,8 +98,6 @@ UNUSED_BROKER_CONFIGS: dict[str, tuple[ConfigType, str | None]] = {
     "principal.builder.class":
         (CLASS, _PKG + "common.security.authenticator.DefaultKafkaPrincipalBuilder"),
     "producer.purgatory.purge.interval.requests": (INT, "1000"),
-    "quota.window.num": (INT, "11"),
-    "quota.window.size.seconds": (INT, "1"),
     "remote.fetch.max.wait.ms": (INT, "500"),
     "remote.list.offsets.request.timeout.ms": (LONG, "30000"),
     "remote.log.index.file.cache.total.size.bytes": (LONG, "1073741824"),

@@ -51,6 +51,8 @@ from pykafkad.controller.update_features import (
     elr_safety_records,
     update_features,
 )
+from pykafkad.metadata.java_properties import java_hash_order, java_uuid_hash
+from pykafkad.quotas.table import apply_changes
 from pykafkad.security.authorizer import (
     ALTER,
     ALTER_CONFIGS,
@@ -85,6 +87,7 @@ from wire.metadata import (
     AccessControlEntryRecord,
     BrokerRegistrationChangeRecord,
     ClearElrRecord,
+    ClientQuotaRecord,
     ConfigRecord,
     FeatureLevelRecord,
     FenceBrokerRecord,
@@ -146,6 +149,10 @@ class QuorumController:
         self.producer_ids = ProducerIdControlManager(self.cluster)
         self.acls = AclControlManager(new_id=lambda: self.random.randbytes(16))
         self.scram = ScramControlManager()
+        #: the client quotas (entity -> {key: value}), which the controller mutation quota
+        #: reads, as Kafka's controller's quota managers are fed from its metadata
+        self.client_quotas: dict = {}
+        self.mutation_quota = None
         self.last_replayed_offset = -1
         self._replayers = {
             UnregisterBrokerRecord: self.cluster.replay_unregister,
@@ -166,6 +173,7 @@ class QuorumController:
             RemoveAccessControlEntryRecord: self.acls.replay_remove,
             UserScramCredentialRecord: self.scram.replay,
             RemoveUserScramCredentialRecord: self.scram.replay_remove,
+            ClientQuotaRecord: self._replay_client_quota,
         }
         self._handlers = {
             "BrokerRegistrationRequest": self._broker_registration,
@@ -173,7 +181,8 @@ class QuorumController:
             "UnregisterBrokerRequest": self._unregister_broker,
             "ControllerRegistrationRequest": self._controller_registration,
             "UpdateFeaturesRequest": self._update_features,
-            "CreateTopicsRequest": lambda r, v, o: self.replication.create_topics(r),
+            "CreateTopicsRequest":
+                lambda r, v, o: self.replication.create_topics(r, self.mutation_quota),
             "DeleteTopicsRequest": self._delete_topics,
             "CreatePartitionsRequest": self._create_partitions,
             "IncrementalAlterConfigsRequest": self._incremental_alter_configs,
@@ -199,24 +208,33 @@ class QuorumController:
         if isinstance(record, RegisterBrokerRecord):
             self.cluster.replay_register(record, offset)
         else:
-            # Records of areas this controller does not model (NoOp, quotas, delegation
-            # tokens ...) only advance the offset.
+            # Records of areas this controller does not model (NoOp, delegation tokens ...)
+            # only advance the offset.
             replayer = self._replayers.get(type(record))
             if replayer is not None:
                 replayer(record)
         self.last_replayed_offset = max(self.last_replayed_offset, offset)
 
+    def _replay_client_quota(self, record: ClientQuotaRecord) -> None:
+        entity = tuple(sorted((e.entity_type, e.entity_name) for e in record.entity or ()))
+        apply_changes(self.client_quotas,
+                      [(entity, record.key, None if record.remove else record.value)])
+
     # --- requests --------------------------------------------------------------------------
     def handle(self, request, now_ms: int, *, version: int | None = None,
                next_write_offset: int | None = None,
-               authorize: Authorize | None = None) -> ControllerResult:
+               authorize: Authorize | None = None,
+               mutation_quota=None) -> ControllerResult:
         """Answer one controller API. ``next_write_offset`` is where the returned records
         will be written (default: just after the last replayed record); broker epochs are it.
         ``authorize(operation, resource type, name)`` says what the request's principal may
-        do (the APIs ControllerApis authorizes per topic ask it; default: everything)."""
+        do (the APIs ControllerApis authorizes per topic ask it; default: everything).
+        ``mutation_quota``: the request's controller mutation quota (MutationQuota), which
+        CreateTopics, DeleteTopics and CreatePartitions take partitions from; None: none."""
         self.cluster.now_ms = now_ms
         self.now_ms = now_ms
         self.authorize = authorize if authorize is not None else _allow_everything
+        self.mutation_quota = mutation_quota
         offset = self.last_replayed_offset + 1 if next_write_offset is None else next_write_offset
         handler = self._handlers.get(type(request).__name__)
         if handler is None:
@@ -423,10 +441,10 @@ class QuorumController:
         TOPIC_AUTHORIZATION_FAILED (without a message), first, as ControllerApis does."""
         denied = [t for t in request.topics if not self.authorize(ALTER, TOPIC, t.name)]
         if not denied:
-            return self.replication.create_partitions(request)
+            return self.replication.create_partitions(request, self.mutation_quota)
         allowed = copy.copy(request)
         allowed.topics = [t for t in request.topics if t not in denied]
-        result = self.replication.create_partitions(allowed)
+        result = self.replication.create_partitions(allowed, self.mutation_quota)
         result.response.results[:0] = [CreatePartitionsTopicResult(
             name=t.name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, error_message=None)
             for t in denied]
@@ -487,6 +505,10 @@ class QuorumController:
         for i in sorted(dup_ids):
             answer(None, i, ApiError(ErrorCode.INVALID_REQUEST, "Duplicate topic id."))
         rc = self.replication
+        # Kafka resolves the ids, then the names, each from a HashSet into a HashMap: the order
+        # they reach its HashMap of ids to delete in
+        ids = _resolution_order(ids, java_uuid_hash)
+        names = _resolution_order(names)
         id_to_name: dict[bytes, str] = {}
         for i in ids:
             topic = rc.topics.get(i)
@@ -494,6 +516,7 @@ class QuorumController:
                 answer(None, i, ApiError(ErrorCode.UNKNOWN_TOPIC_ID))
             else:
                 id_to_name[i] = topic.name
+        peak = len(id_to_name)  # the size Kafka's HashMap of ids grows its table for
         # ControllerApis authorizes by name: DELETE on the cluster covers every topic; an id
         # whose topic may not be described is answered without its name
         wanted = [*names, *id_to_name.values()]
@@ -523,9 +546,20 @@ class QuorumController:
                                       "supplied."))
             else:
                 id_to_name[i] = n
+                peak = max(peak, len(id_to_name))
         records: list = []
-        for i, n in id_to_name.items():
-            records.extend(rc.delete_topic_records(i))
+        # the topics are deleted in the order Kafka's HashMap of ids iterates them: where a
+        # mutation quota runs out, that order says which are refused
+        capacity = 16
+        while peak > capacity * 3 // 4:
+            capacity *= 2
+        for i in java_hash_order(id_to_name, capacity, hash_of=java_uuid_hash):
+            n = id_to_name[i]
+            try:
+                records.extend(rc.delete_topic_records(i, self.mutation_quota))
+            except ApiError as e:  # the controller mutation quota
+                answer(n, i, e)
+                continue
             answer(n, i, NONE)
         # Kafka shuffles so positions reveal nothing about which topics exist.
         self.replication.id_random.shuffle(results)
@@ -589,3 +623,13 @@ class QuorumController:
         if request.validate_only:
             records = []
         return ControllerResult(records, AlterConfigsResponse(responses=responses), atomic=True)
+
+
+def _resolution_order(keys: list, hash_of=None) -> list:
+    """The order ControllerApis meets provided topic names (or ids) in: a HashSet's, then that
+    of the ``new HashMap<>(n)`` findTopicIds (findTopicNames) answers with."""
+    in_set = java_hash_order(keys, hash_of=hash_of)
+    capacity = 1
+    while capacity < len(keys):  # HashMap.tableSizeFor
+        capacity *= 2
+    return java_hash_order(in_set, capacity, hash_of=hash_of)

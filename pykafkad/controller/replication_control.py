@@ -26,6 +26,7 @@ from pykafkad.controller.placement import StripedReplicaPlacer
 from pykafkad.controller.result import NONE, ApiError, ControllerResult
 from pykafkad.controller.topic_names import collision_key, validate_topic_name
 from pykafkad.metadata.partition import NO_LEADER, PartitionRegistration
+from pykafkad.quotas.controller_mutation import ThrottlingQuotaExceeded
 from wire.errors import ErrorCode
 from wire.messages.create_partitions_response import (
     CreatePartitionsResponse,
@@ -66,6 +67,19 @@ def random_topic_id(rnd: _random.Random) -> bytes:
         u = uuid.UUID(int=rnd.getrandbits(128), version=4).bytes
         if u not in _RESERVED_IDS and not base64.urlsafe_b64encode(u).startswith(b"-"):
             return u
+
+
+def apply_partition_change_quota(quota, partitions: int) -> None:
+    """ControllerRequestContext.applyPartitionChangeQuota: records ``partitions`` mutations
+    against the request's controller_mutation_rate (``quota``: None when none applies); a
+    strict quota already in debt refuses them. The error has no message: Kafka's
+    ApiError.fromThrowable drops an exception's message when it is the error's default."""
+    if quota is None:
+        return
+    try:
+        quota.record(partitions)
+    except ThrottlingQuotaExceeded:
+        raise ApiError(ErrorCode.THROTTLING_QUOTA_EXCEEDED, None) from None
 
 
 class ReplicationControlManager:
@@ -218,8 +232,10 @@ class ReplicationControlManager:
                            f"previous partitions, which have {rf} replica(s).")
 
     # --- CreateTopics ----------------------------------------------------------------------
-    def create_topics(self, request) -> ControllerResult:
-        """CreateTopics as Kafka's controller answers it (ControllerApis + createTopics)."""
+    def create_topics(self, request, quota=None) -> ControllerResult:
+        """CreateTopics as Kafka's controller answers it (ControllerApis + createTopics).
+        ``quota``: the request's controller mutation quota, taken per topic once its
+        partitions are placed (validate_only too, as Kafka's)."""
         total = sum((self.default_num_partitions if t.num_partitions == -1 else
                      max(t.num_partitions, 0)) if not t.assignments else len(t.assignments)
                     for t in request.topics)
@@ -275,7 +291,7 @@ class ReplicationControlManager:
                 config_records += clear_elr_records(config_records,
                                                     self.features.elr_enabled)
             try:
-                successes[t.name] = self._create_topic(t, records, config_records)
+                successes[t.name] = self._create_topic(t, records, config_records, quota)
             except ApiError as e:
                 errors[t.name] = e
         if len(records) > MAX_RECORDS_PER_USER_OP:
@@ -305,7 +321,8 @@ class ReplicationControlManager:
             return ControllerResult([], response, atomic=True)
         return ControllerResult(records, response, atomic=True)
 
-    def _create_topic(self, t, records: list, config_records: list) -> CreatableTopicResult:
+    def _create_topic(self, t, records: list, config_records: list,
+                      quota=None) -> CreatableTopicResult:
         new_parts: dict[int, PartitionRegistration] = {}
         if t.assignments:
             if t.replication_factor != -1:
@@ -359,6 +376,7 @@ class ReplicationControlManager:
                                    f"Unable to replicate the partition {rf} time(s): All brokers "
                                    "are currently fenced or in controlled shutdown.")
                 new_parts[pid] = self._new_partition(replicas, isr)
+        apply_partition_change_quota(quota, len(new_parts))
         topic_id = random_topic_id(self.id_random)
         result = CreatableTopicResult(
             name=t.name, topic_id=topic_id, error_code=ErrorCode.NONE, error_message=None,
@@ -378,13 +396,16 @@ class ReplicationControlManager:
         return result
 
     # --- DeleteTopics ----------------------------------------------------------------------
-    def delete_topic_records(self, topic_id: bytes) -> list:
+    def delete_topic_records(self, topic_id: bytes, quota=None) -> list:
+        """``quota``: the request's controller mutation quota, taken per topic (its
+        partitions)."""
         if topic_id not in self.topics:
             raise ApiError(ErrorCode.UNKNOWN_TOPIC_ID)
+        apply_partition_change_quota(quota, len(self.topics[topic_id].parts))
         return [RemoveTopicRecord(topic_id=topic_id)]
 
     # --- CreatePartitions ------------------------------------------------------------------
-    def create_partitions(self, request) -> ControllerResult:
+    def create_partitions(self, request, quota=None) -> ControllerResult:
         additional = 0
         for t in request.topics:
             topic_id = self.topics_by_name.get(t.name)
@@ -401,7 +422,7 @@ class ReplicationControlManager:
         for t in request.topics:
             error = NONE
             try:
-                self._create_partitions(t, records)
+                self._create_partitions(t, records, quota)
             except ApiError as e:
                 error = e
             results.append(CreatePartitionsTopicResult(name=t.name, error_code=error.code,
@@ -411,7 +432,7 @@ class ReplicationControlManager:
             return ControllerResult([], response, atomic=True)
         return ControllerResult(records, response, atomic=True)
 
-    def _create_partitions(self, t, records: list) -> None:
+    def _create_partitions(self, t, records: list, quota=None) -> None:
         topic_id = self.topics_by_name.get(t.name)
         if topic_id is None:
             raise ApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
@@ -429,6 +450,7 @@ class ReplicationControlManager:
             raise ApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                            f"Attempted to add {additional} additional partition(s), but only "
                            f"{len(t.assignments)} assignment(s) were specified.")
+        apply_partition_change_quota(quota, additional)
         rf = len(next(iter(topic.parts.values())).replicas)
         if t.assignments is not None:
             placements = []

@@ -27,12 +27,24 @@ log = logging.getLogger("pykafkad.controller")
 ENVELOPE_KEY = 58
 
 
-async def _submit(ctx: RequestContext, req: Any) -> Any:
+async def _submit(ctx: RequestContext, req: Any, *, mutation: bool = False) -> Any:
+    """``mutation``: CreateTopics, DeleteTopics or CreatePartitions, which take from the
+    principal's and client's controller_mutation_rate."""
     server = getattr(ctx.broker, "controller_server", None)
     if server is None:  # a node started without the controller role
         return error_response(req, ErrorCode.NOT_CONTROLLER,
                               "No controller appears to be active.")
-    return await server.submit(req, ctx.version, authorize=_authorizing(ctx))
+    mutator = None
+    if mutation:
+        user = ctx.principal.name if ctx.principal is not None else "ANONYMOUS"
+        mutator = (user, ctx.header.client_id or "", ctx.header.api_key)
+    response = await server.submit(req, ctx.version, authorize=_authorizing(ctx),
+                                   mutator=mutator)
+    if mutation and not ctx.forwarded:
+        # a client of the controller listener itself is muted for the throttle time; a
+        # forwarded request's broker mutes its client instead (RequestHandlerHelper)
+        ctx.throttle_ms = max(ctx.throttle_ms, getattr(response, "throttle_time_ms", 0) or 0)
+    return response
 
 
 def _authorizing(ctx: RequestContext):
@@ -89,20 +101,20 @@ async def handle_allocate_producer_ids(ctx: RequestContext, req: Any) -> Any:
 
 @handles(19, 2, 7, listeners=CONTROLLER)
 async def handle_create_topics(ctx: RequestContext, req: Any) -> Any:
-    """Versions 2-7 (Kafka's controller refuses 0-1)."""
-    return await _submit(ctx, req)
+    """Versions 2-7 (Kafka's controller refuses 0-1; v6+: a strict mutation quota)."""
+    return await _submit(ctx, req, mutation=True)
 
 
 @handles(20, 1, 6, listeners=CONTROLLER)
 async def handle_delete_topics(ctx: RequestContext, req: Any) -> Any:
-    """Versions 1-6 (v6: by topic id)."""
-    return await _submit(ctx, req)
+    """Versions 1-6 (v5+: a strict mutation quota; v6: by topic id)."""
+    return await _submit(ctx, req, mutation=True)
 
 
 @handles(37, 0, 3, listeners=CONTROLLER)
 async def handle_create_partitions(ctx: RequestContext, req: Any) -> Any:
-    """Versions 0-3."""
-    return await _submit(ctx, req)
+    """Versions 0-3 (v3+: a strict mutation quota)."""
+    return await _submit(ctx, req, mutation=True)
 
 
 @handles(44, 0, 1, listeners=CONTROLLER)
@@ -163,7 +175,8 @@ async def handle_envelope(ctx: RequestContext, req: Any) -> EnvelopeResponse:
     inner_ctx = RequestContext(ctx.broker, header,
                                client_peer(req.client_host_address, ctx.peer),
                                ctx.listener_name, CONTROLLER,
-                               deserialize_principal(req.request_principal), received)
+                               deserialize_principal(req.request_principal), received,
+                               forwarded=True)
     if cluster_gate_allows(inner_ctx, forwarded=True):
         response = await handler.fn(inner_ctx, inner)
     else:  # the APIs brokers forward unchecked (api_acls.CHECKED_BY_THE_CONTROLLER)

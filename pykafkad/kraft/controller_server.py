@@ -29,6 +29,7 @@ from pykafkad.log.errors import KafkaStorageError
 from pykafkad.metadata.bootstrap import read_bootstrap
 from pykafkad.metadata.serde import decode_record, encode_record
 from pykafkad.metadata.snapshot import read_snapshot
+from pykafkad.quotas.controller_mutation import ControllerMutationQuotaManager
 from pykafkad.raft.machine import NotLeaderError
 from wire.errors import ErrorCode
 from wire.metadata import NoOpRecord
@@ -84,6 +85,11 @@ class ControllerServer:
                                            300000)
         self._unclean_due_ms: int | None = None
         self._unclean_deferred = True
+        #: controller_mutation_rate's token buckets (controller.quota.window.* size them)
+        self.mutation_quotas = ControllerMutationQuotaManager(
+            samples=setting(config, "controller.quota.window.num", 11),
+            window_s=setting(config, "controller.quota.window.size.seconds", 1),
+            clock=self.clock)
         self.raft.register_listener(self)
 
     #: a combined node's broker (node id, incarnation id), set by KafkaRaftServer
@@ -172,9 +178,11 @@ class ControllerServer:
                               not_controller_message(self.raft.leader_and_epoch.leader_id))
 
     async def submit(self, request: Any, version: int | None = None,
-                     authorize: Any = None) -> Any:
+                     authorize: Any = None, mutator: tuple[str, str, int] | None = None) -> Any:
         """One controller API: NOT_CONTROLLER unless active, else handled on the replayed
-        state, its records committed and replayed, then answered."""
+        state, its records committed and replayed, then answered.  ``mutator``: the (user,
+        client id, API key) of a CreateTopics, DeleteTopics or CreatePartitions, whose
+        controller_mutation_rate applies; its throttle time is in the answer."""
         if not self.is_active:
             return self.not_controller(request)
         if "metadata.version" not in self.controller.features.finalized:
@@ -182,9 +190,14 @@ class ControllerServer:
         async with self._write_lock:
             if not self.is_active:
                 return self.not_controller(request)
+            quota = None
+            if mutator is not None and version is not None:
+                user, client_id, api_key = mutator
+                quota = self.mutation_quotas.quota_for(self.controller.client_quotas, user,
+                                                       client_id, api_key, version)
             result = self.controller.handle(request, self.clock(), version=version,
                                             next_write_offset=self.raft.log.end_offset,
-                                            authorize=authorize)
+                                            authorize=authorize, mutation_quota=quota)
             try:
                 if result.records and not await self._append(result.records, result.atomic):
                     return self.not_controller(request)
@@ -192,6 +205,9 @@ class ControllerServer:
                 log.warning("Cannot append the records of %s: %s", type(request).__name__, e)
                 return error_response(request, ErrorCode.KAFKA_STORAGE_ERROR, str(e))
             self._wake.set()  # a registration or heartbeat moves the next fencing deadline
+            if quota is not None:
+                result.response.throttle_time_ms = max(result.response.throttle_time_ms or 0,
+                                                       quota.throttle_time_ms)
             return result.response
 
     async def _append(self, records: list, atomic: bool = True) -> bool:

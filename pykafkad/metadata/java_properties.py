@@ -81,16 +81,24 @@ def _java_hash(s: str) -> int:
     return h
 
 
-def java_hash_order(keys: Iterable[str], capacity: int = 16) -> list[str]:
+def java_uuid_hash(uuid: bytes) -> int:
+    """org.apache.kafka.common.Uuid.hashCode of a 16-byte topic id."""
+    h = int.from_bytes(uuid[:8], "big") ^ int.from_bytes(uuid[8:], "big")
+    return (h >> 32) ^ (h & 0xFFFFFFFF)
+
+
+def java_hash_order(keys: Iterable, capacity: int = 16, hash_of=None) -> list:
     """``keys`` in the order a java.util.HashMap (or Properties) iterates them: by hash bucket,
     then insertion order. Kafka's files and messages come out in this order. ``capacity`` is
-    the table size the map starts with (16 for ``new HashMap<>()``)."""
+    the table size the map starts with (16 for ``new HashMap<>()``); ``hash_of``: the keys'
+    Java hashCode (String's by default)."""
     keys = list(keys)
+    hash_of = hash_of or _java_hash
     while len(keys) > capacity * 3 // 4:
         capacity *= 2
 
-    def bucket(item: tuple[int, str]) -> tuple[int, int]:
-        h = _java_hash(item[1])
+    def bucket(item: tuple) -> tuple[int, int]:
+        h = hash_of(item[1])
         return ((h ^ (h >> 16)) & (capacity - 1), item[0])
 
     return [k for _, k in sorted(enumerate(keys), key=bucket)]

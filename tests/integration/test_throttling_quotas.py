@@ -94,7 +94,8 @@ def _strict_answers(bootstrap: str, prefix: str) -> list:
     checker = f"{prefix}checker"
     alter_quota(bootstrap, [("client-id", checker)], MUTATIONS, 1)
     for name, partitions, validate_only in (("e", 50, True), ("f", 1, False)):
-        checked = _kafka_python(bootstrap, checker, lambda a: a.create_topics(
+        checked = _kafka_python(bootstrap, checker, lambda a, name=name, partitions=partitions,
+                                validate_only=validate_only: a.create_topics(
             {f"{prefix}{name}": {"num_partitions": partitions, "replication_factor": 1}},
             validate_only=validate_only, raise_errors=False))
         out.append([(t["name"][len(prefix):], t["error_code"]) for t in checked["topics"]])

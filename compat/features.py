@@ -21,6 +21,7 @@ FEATURES: dict[str, dict[int, str]] = {
     },
     "delete-records": {21: "DeleteRecords"},
     "consumer-groups": {68: "ConsumerGroupHeartbeat", 69: "ConsumerGroupDescribe"},
+    "streams-groups": {88: "StreamsGroupHeartbeat", 89: "StreamsGroupDescribe"},
     "share-groups": {
         76: "ShareGroupHeartbeat", 77: "ShareGroupDescribe", 78: "ShareFetch",
         79: "ShareAcknowledge",

@@ -87,6 +87,11 @@ SCENARIOS: list[Scenario] = [
              "KIP-932 share group (share.auto.offset.reset=earliest): two share consumers on "
              "one partition read 20 records between them, each once; a RELEASEd record comes "
              "back with delivery counts 1, 2, 3, a REJECTed one never", ("share-groups",)),
+    Scenario("streams-group",
+             "KIP-1071 (group.protocol=streams): a Kafka Streams word count (a repartition "
+             "topic, a state store) in two instances, which split its 4 tasks 2 and 2; one "
+             "stops, the other takes its tasks over; the counts are right before and after",
+             ("streams-groups",)),
     Scenario("authorization",
              "a user with no ACL is refused: producing gets TOPIC_AUTHORIZATION_FAILED, "
              "consuming in a group GROUP_AUTHORIZATION_FAILED; after CreateAcls (WRITE on the "

@@ -121,8 +121,30 @@ def _not_enough_replicas(env) -> None:
                         produce_ok=lambda topic, value: harness_produce(env, topic, value))
 
 
+def _streams_group(env) -> None:
+    """A Kafka Streams application (compat/streams_app.py: two JVMs of kafka-streams) rather
+    than the client itself, so it is this column's."""
+    from compat import streams_app
+    from compat.clients.setup import expect
+    from compat.runner import NotApplicable
+
+    if env.secured is not None:
+        raise NotApplicable("the Kafka Streams application connects over PLAINTEXT only")
+    missing = streams_app.unavailable()
+    if missing:
+        raise NotApplicable(missing)
+    seen = streams_app.word_count_scenario(env.bootstrap, env.name())
+    batch_1, batch_2 = streams_app.BATCH_1, streams_app.BATCH_2
+    expect(seen["counts_1"], streams_app.expected_counts(batch_1), "counts of the first lines")
+    expect([len(tasks) for tasks in seen["two_members"]["active_tasks"]], [2, 2],
+           "active tasks of the two instances")
+    expect(seen["counts_2"], streams_app.expected_counts(batch_1 + batch_2),
+           "counts after more lines, with one instance left")
+    expect(seen["one_member"]["members"], 1, "members after one instance stopped")
+
+
 #: scenarios whose Java part runs in a JVM of its own, inside a Python-side scenario
-PYTHON_DRIVEN = {"not-enough-replicas": _not_enough_replicas}
+PYTHON_DRIVEN = {"not-enough-replicas": _not_enough_replicas, "streams-group": _streams_group}
 
 
 def run(bootstrap: str, scenarios: list[str], nodes=None, secured=None) -> dict[str, Result]:

@@ -1,6 +1,6 @@
 """APIs a KRaft broker serves only by forwarding them to the active controller (Kafka's
 KafkaApis ``forwardToController``): DescribeQuorum, ElectLeaders, AlterPartitionReassignments,
-ListPartitionReassignments, UpdateFeatures, AddRaftVoter and RemoveRaftVoter.  A single-node broker has no controller to ask: it neither
+ListPartitionReassignments, UpdateFeatures, AddRaftVoter, RemoveRaftVoter and UnregisterBroker.  A single-node broker has no controller to ask: it neither
 advertises nor answers them (the connection is closed, as for any API not enabled).
 
 The request goes in an Envelope with the client's header and body (ForwardingManager), so the
@@ -80,4 +80,10 @@ async def handle_add_raft_voter(ctx: RequestContext, req: Any) -> Any:
 @handles(81, 0, 0, available=is_kraft_broker)
 async def handle_remove_raft_voter(ctx: RequestContext, req: Any) -> Any:
     """Version 0: ``kafka-metadata-quorum --bootstrap-server remove-controller``."""
+    return await _forward(ctx, req)
+
+
+@handles(64, 0, 0, available=is_kraft_broker)
+async def handle_unregister_broker(ctx: RequestContext, req: Any) -> Any:
+    """Version 0: ``kafka-cluster unregister --id N`` through any broker."""
     return await _forward(ctx, req)

@@ -47,7 +47,7 @@ OPEN = {"authorizer.class.name": STANDARD_AUTHORIZER, "allow.everyone.if.no.acl.
 #: the refused client's address (all of 127/8 is this machine's loopback)
 REFUSED_HOST = "127.0.0.2"
 #: the gated APIs a broker listener serves, and those a controller listener serves
-BROKER_GATED = (27, 34, 35, 43, 45, 46, 48, 49, 55, 57, 74, 80, 81, 83, 84, 85, 86, 87)
+BROKER_GATED = (27, 34, 35, 43, 45, 46, 48, 49, 55, 57, 64, 74, 80, 81, 83, 84, 85, 86, 87)
 CONTROLLER_GATED = (43, 45, 46, 49, 52, 53, 54, 55, 56, 57, 58, 59, 62, 63, 64, 67, 70, 73, 80,
                     81, 82)
 

@@ -84,9 +84,10 @@ def test_reassignment_then_preferred_election(cluster, tmp_path):
 
 def test_forwarded_apis_have_kafkas_broker_ranges(cluster, reference_kafka):
     """A KRaft broker advertises the APIs it only forwards (ElectLeaders, the reassignment
-    APIs, DescribeQuorum) with the ranges Apache Kafka 4.4's broker advertises."""
+    APIs, DescribeQuorum, UnregisterBroker) with the ranges Apache Kafka 4.4's broker
+    advertises."""
     node = cluster.nodes[1]
     ours = advertised_apis(f"{node.host}:{node.port}")
     kafka = advertised_apis(reference_kafka.bootstrap_servers)
-    forwarded = (43, 45, 46, 55)
+    forwarded = (43, 45, 46, 55, 64)
     assert {k: ours.get(k) for k in forwarded} == {k: kafka[k] for k in forwarded}

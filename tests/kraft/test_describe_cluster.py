@@ -87,3 +87,25 @@ def test_fenced_broker_listed_only_when_asked(cluster):
             [(i, i == victim) for i in sorted(cluster.nodes)]
     finally:
         cluster.start(victim)
+
+
+def test_unregister_through_a_broker(cluster):
+    """``kafka-cluster unregister`` through a broker: the broker forwards UnregisterBroker to
+    the controller, which removes the stopped broker from the metadata; it registers again
+    when it starts."""
+    victim = next(n for n in sorted(cluster.nodes) if n != active_controller(cluster))
+    survivor = next(n for n in sorted(cluster.nodes) if n != victim)
+    bootstrap = node_bootstrap(cluster, survivor)
+    cluster.kill(victim)
+    try:
+        wait_for(lambda: str(victim) not in [r[0] for r in list_endpoints(
+            "--bootstrap-server", bootstrap)], f"broker {victim} fenced")
+        run_tool("kafka-cluster", ["unregister", "--bootstrap-server", bootstrap,
+                                   "--id", str(victim)], check=True)
+        wait_for(lambda: str(victim) not in [r[0] for r in list_endpoints(
+            "--bootstrap-server", bootstrap, "--include-fenced-brokers")],
+            f"broker {victim} unregistered")
+    finally:
+        cluster.start(victim)
+    wait_for(lambda: str(victim) in [r[0] for r in list_endpoints(
+        "--bootstrap-server", bootstrap)], f"broker {victim} registered again")

@@ -291,6 +291,9 @@ _DEFS = [
            "Maximum members of a consumer-protocol group."),
     define("group.consumer.assignors", LIST, "uniform,range", None, MEDIUM,
            "Server-side assignors, the first is the default."),
+    define("group.consumer.migration.policy", STRING, "bidirectional", None, MEDIUM,
+           "Online migration between classic and consumer groups: disabled, upgrade, "
+           "downgrade or bidirectional (case insensitive)."),
     define("group.consumer.assignment.interval.ms", INT, 1000, at_least(0), MEDIUM,
            "A consumer group gets a new target assignment at most this often."),
     # --- transactions and producer ids

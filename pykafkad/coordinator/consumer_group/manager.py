@@ -20,6 +20,7 @@ from typing import Protocol
 
 from pykafkad.coordinator.consumer_group import records as cgr
 from pykafkad.coordinator.consumer_group.assignors import ASSIGNORS
+from pykafkad.coordinator.consumer_group.classic_members import ClassicMembers
 from pykafkad.coordinator.consumer_group.group import (
     LEAVE_EPOCH,
     LEAVE_STATIC_EPOCH,
@@ -39,6 +40,8 @@ GROUP_TYPE_CONSUMER = "consumer"
 PROTOCOL_TYPE = "consumer"
 #: ConsumerGroupDescribe v1 MemberType of a member speaking the consumer protocol
 MEMBER_TYPE_CONSUMER = 1
+#: ... and of a member speaking the classic protocol (online migration)
+MEMBER_TYPE_CLASSIC = 0
 
 
 class TopicsView(Protocol):
@@ -70,6 +73,16 @@ class ConsumerGroupSettings:
     assignors: tuple[str, ...] = ("uniform", "range")
     #: a new target assignment at most this often (Kafka 4.4 batches membership changes)
     assignment_interval_ms: int = 1000
+    #: group.consumer.migration.policy (lower case)
+    migration_policy: str = "bidirectional"
+
+    @property
+    def upgrade_enabled(self) -> bool:
+        return self.migration_policy in ("upgrade", "bidirectional")
+
+    @property
+    def downgrade_enabled(self) -> bool:
+        return self.migration_policy in ("downgrade", "bidirectional")
 
     @classmethod
     def from_broker(cls, config) -> ConsumerGroupSettings:
@@ -80,7 +93,8 @@ class ConsumerGroupSettings:
                    config["group.consumer.heartbeat.interval.ms"],
                    config["group.consumer.max.size"],
                    tuple(n for n in names if n in ASSIGNORS) or ("uniform",),
-                   _int_config(config, "group.consumer.assignment.interval.ms", 1000))
+                   _int_config(config, "group.consumer.assignment.interval.ms", 1000),
+                   str(config.get("group.consumer.migration.policy") or "bidirectional").lower())
 
 
 def _int_config(config, name: str, default: int) -> int:
@@ -144,7 +158,7 @@ def _new_member_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
 
 
-class ConsumerGroupManager:
+class ConsumerGroupManager(ClassicMembers):
     def __init__(self, settings: ConsumerGroupSettings, timer: Timer,
                  clock: Callable[[], int]):
         self.settings = settings
@@ -155,6 +169,11 @@ class ConsumerGroupManager:
         #: hooks the coordinator sets: is the id a classic group (and is it empty)?
         self.classic_group_state: Callable[[str], str | None] = lambda _gid: None
         self.drop_empty_classic_group: Callable[[str], None] = lambda _gid: None
+        #: online migration hooks the coordinator sets: convert a classic group whose member
+        #: sent a ConsumerGroupHeartbeat (None: not allowed), and convert a consumer group whose
+        #: last consumer-protocol member leaves (True: it is a classic group now)
+        self.upgrade_classic_group: Callable[[str], ConsumerGroup | None] = lambda _gid: None
+        self.downgrade_group: Callable[[ConsumerGroup, str], bool] = lambda _g, _m: False
         #: appends records to the group's __consumer_offsets partition (raises KafkaError)
         self.write: Callable[[str, list], None] = lambda _gid, _records: None
 
@@ -225,6 +244,9 @@ class ConsumerGroupManager:
         if classic is not None:
             if create and classic in ("Empty", "Dead"):
                 self.drop_empty_classic_group(group_id)
+            elif create and (upgraded := self.upgrade_classic_group(group_id)) is not None:
+                self.groups[group_id] = upgraded
+                return upgraded
             else:
                 raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND,
                                  f"Group {group_id} is not a consumer group.")
@@ -450,7 +472,7 @@ class ConsumerGroupManager:
             member.previous_member_epoch = member.member_epoch
             member.member_epoch = LEAVE_STATIC_EPOCH
             self.timer.cancel(_rebalance_key(group.group_id, member.member_id))
-        else:
+        elif not self.downgrade_group(group, member.member_id):
             self.remove_member(group, member.member_id)
         return HeartbeatResult(member_id=hb.member_id, member_epoch=hb.member_epoch)
 
@@ -467,10 +489,25 @@ class ConsumerGroupManager:
     def _cancel_timers(self, group_id: str, member_id: str) -> None:
         self.timer.cancel(_session_key(group_id, member_id))
         self.timer.cancel(_rebalance_key(group_id, member_id))
+        self.cancel_classic_timers(group_id, member_id)
+
+    def cancel_all_timers(self, group: ConsumerGroup) -> None:
+        for member_id in group.members:
+            self._cancel_timers(group.group_id, member_id)
+
+    def _session_timeout_ms(self, member: ConsumerGroupMember) -> int:
+        """A classic member keeps the session timeout of its JoinGroup."""
+        if member.classic is not None:
+            return member.classic.session_timeout_ms
+        return self.settings.session_timeout_ms
+
+    @staticmethod
+    def _new_member_id() -> str:
+        return _new_member_id()
 
     def _schedule_session(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
         self.timer.schedule(
-            _session_key(group.group_id, member.member_id), self.settings.session_timeout_ms,
+            _session_key(group.group_id, member.member_id), self._session_timeout_ms(member),
             lambda g=group.group_id, m=member.member_id: self._fence(g, m, "session timeout"))
 
     def _fence(self, group_id: str, member_id: str, why: str) -> None:
@@ -479,6 +516,8 @@ class ConsumerGroupManager:
             return
         log.info("[GroupId %s] Member %s fenced from the group because of the %s.",
                  group_id, member_id, why)
+        if self.downgrade_group(group, member_id):
+            return
         self.remove_member(group, member_id)
         try:
             self.persist(group)
@@ -550,14 +589,15 @@ class ConsumerGroupManager:
         member = group.members.get(member_id)
         if member is None:
             raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID)
-        if not transactional and api_version < 9:
+        if not transactional and api_version < 9 and member.classic is None:
             raise KafkaError(ErrorCode.UNSUPPORTED_VERSION,
                              "OffsetCommit version 9 or above must be used by members using "
                              "the modern group protocol")
         if member_epoch != member.member_epoch:
-            raise KafkaError(ErrorCode.STALE_MEMBER_EPOCH)
+            raise KafkaError(ErrorCode.ILLEGAL_GENERATION if member.classic is not None
+                             else ErrorCode.STALE_MEMBER_EPOCH)
         self.timer.schedule(
-            _session_key(group_id, member_id), self.settings.session_timeout_ms,
+            _session_key(group_id, member_id), self._session_timeout_ms(member),
             lambda g=group_id, m=member_id: self._fence(g, m, "session timeout"))
 
     def unload(self) -> None:

@@ -1,0 +1,170 @@
+"""KIP-848 online migration end to end, on pykafkad and on Apache Kafka 4.4: confluent-kafka
+consumers of one group are replaced one by one by consumers of the other group protocol while
+they consume and commit; the group's type follows (classic -> consumer on the first
+ConsumerGroupHeartbeat, consumer -> classic when the last consumer-protocol member leaves) and
+no committed record is read again, none is lost."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from confluent_kafka import ConsumerGroupType, KafkaException, Producer
+from confluent_kafka import Consumer as RdConsumer
+from confluent_kafka.admin import AdminClient
+
+from pykafkad.testing import run_broker
+from tests.integration.clients import create_topic, needs_java
+from tests.integration.groups_support import wait_until
+
+PARTITIONS = 4
+PER_PHASE = 40
+BROKER_CONFIG = {"group.initial.rebalance.delay.ms": "0"}
+
+
+@pytest.fixture(scope="module")
+def kafka():
+    from compat.kafka_broker import run_kafka
+
+    from tests.conftest import REFERENCE_KAFKA_VERSION
+
+    with run_kafka(REFERENCE_KAFKA_VERSION, config=BROKER_CONFIG) as k:
+        yield k
+
+
+class Fleet:
+    """Consumers of one group polled in turn from this thread; every record is committed
+    (synchronously) right after it is received."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str):
+        self.bootstrap, self.group, self.topic = bootstrap, group, topic
+        self.consumers: dict[str, RdConsumer] = {}
+        self.received: list[tuple[int, int]] = []
+        #: records received again after their commit succeeded
+        self.read_after_commit: list[tuple[int, int]] = []
+        self.committed: set[tuple[int, int]] = set()
+        self.admin = AdminClient({"bootstrap.servers": bootstrap})
+
+    def start(self, name: str, protocol: str) -> None:
+        config = {"bootstrap.servers": self.bootstrap, "group.id": self.group,
+                  "group.protocol": protocol, "auto.offset.reset": "earliest",
+                  "enable.auto.commit": False}
+        if protocol == "classic":
+            config.update({"session.timeout.ms": 10000, "heartbeat.interval.ms": 500})
+        c = RdConsumer(config)
+        c.subscribe([self.topic])
+        self.consumers[name] = c
+
+    def stop(self, name: str) -> None:
+        self.consumers.pop(name).close()
+
+    def poll_all(self) -> None:
+        for c in list(self.consumers.values()):
+            m = c.poll(0.05)
+            if m is None or m.error():
+                continue
+            key = (m.partition(), m.offset())
+            if key in self.committed:
+                self.read_after_commit.append(key)
+            self.received.append(key)
+            try:
+                c.commit(message=m, asynchronous=False)
+                self.committed.add(key)
+            except KafkaException:
+                pass  # a rebalance under way: the record may be read again (at least once)
+
+    def consume_until(self, expected: set[tuple[int, int]], what: str) -> None:
+        def done():
+            self.poll_all()
+            return expected <= self.committed
+        wait_until(done, what, timeout=90)
+
+    def group_type(self) -> str:
+        futures = self.admin.describe_consumer_groups([self.group], request_timeout=10)
+        return futures[self.group].result().type.name
+
+    def listed_as(self) -> list[str]:
+        out = []
+        for kind in (ConsumerGroupType.CLASSIC, ConsumerGroupType.CONSUMER):
+            listed = self.admin.list_consumer_groups(types={kind}, request_timeout=10).result()
+            if any(g.group_id == self.group for g in listed.valid):
+                out.append(kind.name)
+        return out
+
+    def close(self) -> None:
+        for name in list(self.consumers):
+            self.stop(name)
+
+
+def _produce(bootstrap: str, topic: str, phase: int) -> set[tuple[int, int]]:
+    p = Producer({"bootstrap.servers": bootstrap})
+    for i in range(PER_PHASE):
+        p.produce(topic, f"{phase}-{i}".encode(), partition=i % PARTITIONS)
+    p.flush(30)
+    per = PER_PHASE // PARTITIONS
+    return {(part, phase * per + o) for part in range(PARTITIONS) for o in range(per)}
+
+
+def _wait_type(fleet: Fleet, kind: str) -> None:
+    def is_kind():
+        fleet.poll_all()
+        return fleet.group_type() == kind
+    wait_until(is_kind, f"group {fleet.group} to be a {kind} group", timeout=60)
+
+
+def _migrate(bootstrap: str, first: str, then: str) -> list:
+    """Two ``first`` consumers consume, then each is replaced by a ``then`` consumer (started
+    before the old one closes); returns what a client sees at each step."""
+    topic, group = "mig-t-" + uuid.uuid4().hex[:8], "mig-g-" + uuid.uuid4().hex[:8]
+    create_topic(bootstrap, topic, PARTITIONS)
+    fleet = Fleet(bootstrap, group, topic)
+    seen = []
+    try:
+        expected = _produce(bootstrap, topic, 0)
+        fleet.start("a", first)
+        fleet.start("b", first)
+        fleet.consume_until(expected, "the first two consumers to consume phase 0")
+        seen.append(("phase 0", fleet.group_type(), fleet.listed_as()))
+        expected |= _produce(bootstrap, topic, 1)
+        fleet.start("c", then)
+        fleet.consume_until(expected, "the mixed group to consume phase 1")
+        fleet.stop("a")
+        expected |= _produce(bootstrap, topic, 2)
+        fleet.consume_until(expected, "b and c to consume phase 2")
+        seen.append(("mixed", fleet.group_type(), fleet.listed_as()))
+        fleet.start("d", then)
+        fleet.consume_until(expected, "b, c, d to keep up")
+        fleet.stop("b")
+        final = "CONSUMER" if then == "consumer" else "CLASSIC"
+        _wait_type(fleet, final)
+        expected |= _produce(bootstrap, topic, 3)
+        fleet.consume_until(expected, "c and d to consume phase 3")
+        seen.append(("replaced", fleet.group_type(), fleet.listed_as()))
+        seen.append(("read after commit", fleet.read_after_commit))
+        seen.append(("lost", sorted(expected - set(fleet.received))))
+    finally:
+        fleet.close()
+    return seen
+
+
+UPGRADE = [("phase 0", "CLASSIC", ["CLASSIC"]), ("mixed", "CONSUMER", ["CONSUMER"]),
+           ("replaced", "CONSUMER", ["CONSUMER"]), ("read after commit", []), ("lost", [])]
+DOWNGRADE = [("phase 0", "CONSUMER", ["CONSUMER"]), ("mixed", "CONSUMER", ["CONSUMER"]),
+             ("replaced", "CLASSIC", ["CLASSIC"]), ("read after commit", []), ("lost", [])]
+
+
+def test_upgrade_classic_to_consumer(tmp_path):
+    with run_broker(tmp_path / "data", config=BROKER_CONFIG) as b:
+        assert _migrate(b.bootstrap_servers, "classic", "consumer") == UPGRADE
+
+
+def test_downgrade_consumer_to_classic(tmp_path):
+    with run_broker(tmp_path / "data", config=BROKER_CONFIG) as b:
+        assert _migrate(b.bootstrap_servers, "consumer", "classic") == DOWNGRADE
+
+
+@needs_java
+@pytest.mark.parametrize("first,then,expected", [
+    ("classic", "consumer", UPGRADE), ("consumer", "classic", DOWNGRADE)])
+def test_kafka_migrates_the_same_way(kafka, first, then, expected):
+    assert _migrate(kafka.bootstrap_servers, first, then) == expected

@@ -168,3 +168,20 @@ def test_downgrade_consumer_to_classic(tmp_path):
     ("classic", "consumer", UPGRADE), ("consumer", "classic", DOWNGRADE)])
 def test_kafka_migrates_the_same_way(kafka, first, then, expected):
     assert _migrate(kafka.bootstrap_servers, first, then) == expected
+
+
+def _wire_transcript(bootstrap: str) -> list:
+    from compat.migration_scenario import run
+
+    topic, group = "mig-t-" + uuid.uuid4().hex[:8], "mig-g-" + uuid.uuid4().hex[:8]
+    create_topic(bootstrap, topic, PARTITIONS)
+    return [repr(line).replace(topic, "T").replace(group, "G")
+            for line in run(bootstrap, group, topic)]
+
+
+@needs_java
+def test_wire_answers_match_kafka(tmp_path, kafka):
+    with run_broker(tmp_path / "data", config=BROKER_CONFIG) as b:
+        ours = _wire_transcript(b.bootstrap_servers)
+    theirs = _wire_transcript(kafka.bootstrap_servers)
+    assert ours == theirs

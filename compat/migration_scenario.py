@@ -1,0 +1,164 @@
+"""KIP-848 online migration over the wire, run the same way on pykafkad and on Apache Kafka:
+a classic member A (JoinGroup/SyncGroup) owns a topic's group; a ConsumerGroupHeartbeat from B
+converts the group to a consumer group; A is driven through Heartbeat/JoinGroup/SyncGroup by the
+consumer group's assignment; B leaves and the group converts back to a classic group that A
+rejoins. The answers are normalised (member ids named) so both transcripts compare line by line.
+"""
+
+from __future__ import annotations
+
+from compat.consumer_group_scenario import (
+    _hb,
+    _join,
+    settle,
+    wait_for_coordinator,
+    wait_for_topic,
+    wait_for_topic_in_groups,
+)
+from compat.wire_client import WireClient
+from wire.messages.consumer_group_describe_request import ConsumerGroupDescribeRequest
+from wire.messages.consumer_protocol_assignment import ConsumerProtocolAssignment
+from wire.messages.consumer_protocol_assignment import TopicPartition as AssignedPartition
+from wire.messages.consumer_protocol_subscription import ConsumerProtocolSubscription
+from wire.messages.describe_groups_request import DescribeGroupsRequest
+from wire.messages.heartbeat_request import HeartbeatRequest
+from wire.messages.join_group_request import JoinGroupRequest, JoinGroupRequestProtocol
+from wire.messages.list_groups_request import ListGroupsRequest
+from wire.messages.sync_group_request import SyncGroupRequest, SyncGroupRequestAssignment
+from wire.primitives import Reader, Writer
+
+
+def _subscription(topic: str) -> bytes:
+    w = Writer()
+    w.int16(1)
+    ConsumerProtocolSubscription(topics=[topic], user_data=None, owned_partitions=[]).write(w, 1)
+    return w.getvalue()
+
+
+def _assignment(topic: str, partitions: list[int]) -> bytes:
+    w = Writer()
+    w.int16(1)
+    ConsumerProtocolAssignment(
+        assigned_partitions=[AssignedPartition(topic=topic, partitions=partitions)],
+        user_data=None).write(w, 1)
+    return w.getvalue()
+
+
+def _read_assignment(data: bytes):
+    if not data:
+        return None
+    r = Reader(data)
+    version = r.int16()
+    a = ConsumerProtocolAssignment.read(r, min(version, 3))
+    return version, sorted((tp.topic, sorted(tp.partitions)) for tp in a.assigned_partitions)
+
+
+def run(bootstrap: str, group: str, topic: str) -> list:
+    """The transcript (``topic`` exists with 4 partitions)."""
+    wait_for_topic(bootstrap, topic)
+    wait_for_topic_in_groups(bootstrap, topic)
+    wait_for_coordinator(bootstrap, group)
+    out: list = []
+    names: dict[str, str] = {}
+    b = "member-b-" + group
+
+    def name(member_id: str) -> str:
+        return names.get(member_id, member_id and "?")
+
+    with WireClient(bootstrap) as c:
+        def join(member_id: str):
+            r = c.request(11, 7, JoinGroupRequest(
+                group_id=group, session_timeout_ms=30000, rebalance_timeout_ms=30000,
+                member_id=member_id, protocol_type="consumer",
+                protocols=[JoinGroupRequestProtocol(name="range", metadata=_subscription(topic)),
+                           JoinGroupRequestProtocol(name="roundrobin",
+                                                    metadata=_subscription(topic))]))
+            return r
+
+        def join_line(what, r):
+            return (what, r.error_code, r.generation_id, r.protocol_type, r.protocol_name,
+                    name(r.leader), r.skip_assignment, len(r.members))
+
+        def sync(member_id, generation, assignments):
+            r = c.request(14, 5, SyncGroupRequest(
+                group_id=group, generation_id=generation, member_id=member_id,
+                protocol_type="consumer", protocol_name="range",
+                assignments=[SyncGroupRequestAssignment(member_id=m, assignment=a)
+                             for m, a in assignments]))
+            return (r.error_code, r.protocol_type, r.protocol_name,
+                    _read_assignment(r.assignment))
+
+        def heartbeat(member_id, generation):
+            return c.request(12, 4, HeartbeatRequest(
+                group_id=group, generation_id=generation, member_id=member_id)).error_code
+
+        def kind():
+            found = []
+            for t in ("classic", "consumer"):
+                lg = c.request(16, 5, ListGroupsRequest(types_filter=[t]))
+                found += [(g.group_type, g.group_state) for g in lg.groups
+                          if g.group_id == group]
+            return found
+
+        def describe():
+            d = c.request(69, 1, ConsumerGroupDescribeRequest(group_ids=[group])).groups[0]
+            return ("describe", d.error_code, d.group_state, d.group_epoch, d.assignment_epoch,
+                    sorted((name(m.member_id), m.member_epoch, m.member_type,
+                            sorted(p for tp in m.assignment.topic_partitions
+                                   for p in tp.partitions),
+                            sorted(p for tp in m.target_assignment.topic_partitions
+                                   for p in tp.partitions)) for m in d.members))
+
+        # A: a classic group of one, owning every partition
+        r = join("")
+        out.append(("A first join", r.error_code))
+        a = r.member_id
+        names[a], names[b] = "A", "B"
+        r = join(a)
+        out.append(join_line("A joins", r, ))
+        generation = r.generation_id
+        out.append(("A syncs", sync(a, generation, [(a, _assignment(topic, [0, 1, 2, 3]))])))
+        out.append(("kind", kind()))
+        # B's ConsumerGroupHeartbeat converts the group
+        rb = _join(c, group, b, topic)
+        out.append(("B joins", rb.error_code, rb.member_epoch,
+                    None if rb.assignment is None else
+                    sorted(p for tp in rb.assignment.topic_partitions for p in tp.partitions)))
+        out.append(("kind", kind()))
+        out.append(describe())
+        out.append(("A heartbeat", heartbeat(a, generation)))
+        out.append(("A heartbeat old generation", heartbeat(a, generation - 1)))
+        out.append(("A sync old", sync(a, generation, [])))
+        r = join(a)
+        out.append(join_line("A rejoins", r))
+        generation = r.generation_id
+        out.append(("A syncs", sync(a, generation, [])))
+        epoch_b = rb.member_epoch
+        owned_b: list = []
+
+        def b_owns_two():
+            nonlocal epoch_b, owned_b
+            r = _hb(c, group, b, epoch_b, topic_partitions=owned_b)
+            epoch_b = r.member_epoch
+            if r.assignment is not None:
+                owned_b = r.assignment.topic_partitions
+            return sum(len(tp.partitions) for tp in owned_b) == 2
+        settle(b_owns_two)
+        out.append(("A heartbeat", heartbeat(a, generation)))
+        out.append(describe())
+        dg = c.request(15, 5, DescribeGroupsRequest(groups=[group])).groups[0]
+        out.append(("describe groups", dg.error_code, dg.group_state, dg.protocol_type,
+                    len(dg.members)))
+        # B leaves: only A (classic) remains, the group goes back to classic
+        rl = _hb(c, group, b, -1)
+        out.append(("B leaves", rl.error_code, rl.member_epoch))
+        out.append(("kind", kind()))
+        out.append(("A heartbeat", heartbeat(a, generation)))
+        r = join(a)
+        out.append(join_line("A rejoins", r))
+        generation = r.generation_id
+        out.append(("A syncs", sync(a, generation, [(a, _assignment(topic, [0, 1, 2, 3]))])))
+        out.append(("kind", kind()))
+        out.append(("A heartbeat", heartbeat(a, generation)))
+        out.append(describe())
+    return out

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 
+from pykafkad.coordinator.consumer_group import records as cgr
 from pykafkad.coordinator.consumer_group.classic_members import (
     protocol_version,
     read_assignment,
@@ -32,8 +33,8 @@ from pykafkad.coordinator.consumer_group.group import (
     ConsumerGroupMember,
 )
 from pykafkad.coordinator.group import ClassicGroup, GroupState, JoinResult, Member, SyncResult
-from pykafkad.coordinator.rebalance import heartbeat_key
-from pykafkad.coordinator.records import group_metadata_tombstone
+from pykafkad.coordinator.rebalance import append_error, group_metadata_value, heartbeat_key
+from pykafkad.coordinator.records import group_metadata_record, group_metadata_tombstone
 from wire.errors import ErrorCode, KafkaError
 
 log = logging.getLogger("pykafkad.coordinator")
@@ -125,14 +126,24 @@ def downgrade(coordinator, group: ConsumerGroup, leaving_member_id: str) -> bool
                  "is greater than classic group max size.", gid)
         return False
     classic = _from_consumer_group(coordinator, group, leaving_member_id)
+    # one write: the consumer group's tombstones in Kafka's order, then the classic group
+    records = [(cgr.key(cgr.CURRENT_MEMBER_ASSIGNMENT, gid, m), None) for m in group.members]
+    records += [(cgr.key(cgr.TARGET_ASSIGNMENT_MEMBER, gid, m), None) for m in group.members]
+    records.append((cgr.key(cgr.TARGET_ASSIGNMENT_METADATA, gid), None))
+    records += [(cgr.key(cgr.MEMBER_METADATA, gid, m), None) for m in group.members]
+    records.append((cgr.key(cgr.PARTITION_METADATA, gid), None))
+    records.append((cgr.key(cgr.GROUP_METADATA, gid), None))
+    records.append(group_metadata_record(
+        gid, group_metadata_value(classic, classic.group_assignment())))
+    try:
+        coordinator.storage.append(gid, records)
+    except KafkaError as e:
+        raise KafkaError(append_error(e.code), e.message) from None
     manager.cancel_all_timers(group)
     del manager.groups[gid]
-    manager.persist(group)  # the consumer group's tombstones
+    group.persisted = {}
     membership = coordinator.membership
     coordinator.groups[gid] = classic
-    error = membership._store(classic, classic.group_assignment())
-    if error:
-        raise KafkaError(error)
     for member in classic.members.values():
         membership._reschedule_heartbeat(classic, member)
     membership._prepare_rebalance(classic, f"Downgrade group {gid} from consumer to classic.")

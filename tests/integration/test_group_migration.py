@@ -9,8 +9,8 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from confluent_kafka import ConsumerGroupType, KafkaException, Producer
 from confluent_kafka import Consumer as RdConsumer
+from confluent_kafka import ConsumerGroupType, KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 
 from pykafkad.testing import run_broker
@@ -25,7 +25,6 @@ BROKER_CONFIG = {"group.initial.rebalance.delay.ms": "0"}
 @pytest.fixture(scope="module")
 def kafka():
     from compat.kafka_broker import run_kafka
-
     from tests.conftest import REFERENCE_KAFKA_VERSION
 
     with run_kafka(REFERENCE_KAFKA_VERSION, config=BROKER_CONFIG) as k:

@@ -516,8 +516,11 @@ class ConsumerGroupManager(ClassicMembers):
             return
         log.info("[GroupId %s] Member %s fenced from the group because of the %s.",
                  group_id, member_id, why)
-        if self.downgrade_group(group, member_id):
-            return
+        try:
+            if self.downgrade_group(group, member_id):
+                return
+        except KafkaError as e:
+            log.warning("could not downgrade %s to a classic group: %s", group_id, e)
         self.remove_member(group, member_id)
         try:
             self.persist(group)

@@ -5,8 +5,8 @@ int16 version (0, flexible).  Types: 3 ConsumerGroupMetadata (group epoch), 4
 ConsumerGroupPartitionMetadata (read and ignored: Kafka 4.4 no longer writes it),
 5 ConsumerGroupMemberMetadata (subscription), 6 ConsumerGroupTargetAssignmentMetadata,
 7 ConsumerGroupTargetAssignmentMember, 8 ConsumerGroupCurrentMemberAssignment.  A null value
-is a tombstone.  A classic member's metadata (online migration) is the member record's tagged
-field 0, as Kafka writes it; the other optional tagged fields (metadata hash, assignment
+is a tombstone.  A member's classic metadata (online migration; a null for consumer-protocol
+members) is the member record's tagged field 0, written as Kafka 4.4 writes it; the other optional tagged fields (metadata hash, assignment
 timestamp) are not written and are skipped when read.
 """
 
@@ -117,19 +117,23 @@ def member_value(m: ConsumerGroupMember) -> bytes:
     w.compact_string(m.subscribed_topic_regex or "")  # Kafka writes "" for none
     w.int32(m.rebalance_timeout_ms)
     w.compact_string(m.server_assignor)
-    if m.classic is None:
-        return _end(w)
+    # tagged field 0, ClassicMemberMetadata, a nullable struct: Kafka 4.4 writes it for every
+    # member, a presence byte (0: null) then the struct
     tag = Writer()
-    tag.int32(m.classic.session_timeout_ms)
-    tag.array_length(len(m.classic.protocols), True)
-    for name, metadata in m.classic.protocols:
-        tag.compact_string(name)
-        tag.compact_bytes(metadata)
+    if m.classic is None:
+        tag.int8(0)
+    else:
+        tag.int8(1)
+        tag.int32(m.classic.session_timeout_ms)
+        tag.array_length(len(m.classic.protocols), True)
+        for name, metadata in m.classic.protocols:
+            tag.compact_string(name)
+            tag.compact_bytes(metadata)
+            tag.uvarint(0)
         tag.uvarint(0)
-    tag.uvarint(0)
     body = tag.getvalue()
     w.uvarint(1)
-    w.uvarint(0)  # ClassicMemberMetadata
+    w.uvarint(0)
     w.uvarint(len(body))
     w.raw(body)
     return w.getvalue()
@@ -155,7 +159,9 @@ def read_member(m: ConsumerGroupMember, data: bytes) -> None:
             m.classic = _read_classic(Reader(body))
 
 
-def _read_classic(r: Reader) -> ClassicMemberMetadata:
+def _read_classic(r: Reader) -> ClassicMemberMetadata | None:
+    if r.int8() <= 0:
+        return None
     session_timeout_ms = r.int32()
     protocols = []
     for _ in range(max(r.array_length(True), 0)):

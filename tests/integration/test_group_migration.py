@@ -184,3 +184,50 @@ def test_wire_answers_match_kafka(tmp_path, kafka):
         ours = _wire_transcript(b.bootstrap_servers)
     theirs = _wire_transcript(kafka.bootstrap_servers)
     assert ours == theirs
+
+
+def test_a_classic_member_of_a_consumer_group_survives_a_restart(tmp_path, topic_name):
+    """Its ClassicMemberMetadata is in __consumer_offsets: after a restart it still heartbeats
+    with its generation, and is still a classic member."""
+    from compat.consumer_group_scenario import _join, wait_for_coordinator
+    from compat.migration_scenario import _subscription
+    from compat.wire_client import WireClient
+    from wire.messages.consumer_group_describe_request import ConsumerGroupDescribeRequest
+    from wire.messages.heartbeat_request import HeartbeatRequest
+    from wire.messages.join_group_request import JoinGroupRequest, JoinGroupRequestProtocol
+    from wire.messages.sync_group_request import SyncGroupRequest
+
+    group = "mig-g-" + uuid.uuid4().hex[:8]
+    data = tmp_path / "data"
+
+    def join(c, member_id):
+        return c.request(11, 7, JoinGroupRequest(
+            group_id=group, session_timeout_ms=30000, rebalance_timeout_ms=30000,
+            member_id=member_id, protocol_type="consumer",
+            protocols=[JoinGroupRequestProtocol(name="range",
+                                                metadata=_subscription(topic_name))]))
+
+    with run_broker(data, config=BROKER_CONFIG) as b:
+        create_topic(b.bootstrap_servers, topic_name, PARTITIONS)
+        wait_for_coordinator(b.bootstrap_servers, group)
+        with WireClient(b.bootstrap_servers) as c:
+            a = join(c, "").member_id
+            generation = join(c, a).generation_id
+            c.request(14, 5, SyncGroupRequest(group_id=group, generation_id=generation,
+                                              member_id=a, assignments=[]))
+            assert _join(c, group, "b", topic_name).error_code == 0
+            r = join(c, a)
+            assert r.error_code == 0
+            generation = r.generation_id
+            s = c.request(14, 5, SyncGroupRequest(group_id=group, generation_id=generation,
+                                                  member_id=a, protocol_type="consumer",
+                                                  protocol_name="range", assignments=[]))
+            assert s.error_code == 0
+    with run_broker(data, config=BROKER_CONFIG) as b:
+        wait_for_coordinator(b.bootstrap_servers, group)
+        with WireClient(b.bootstrap_servers) as c:
+            r = c.request(12, 4, HeartbeatRequest(group_id=group, generation_id=generation,
+                                                  member_id=a))
+            assert r.error_code == 0
+            d = c.request(69, 1, ConsumerGroupDescribeRequest(group_ids=[group])).groups[0]
+            assert {m.member_id: m.member_type for m in d.members} == {a: 0, "b": 1}

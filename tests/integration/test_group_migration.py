@@ -231,3 +231,33 @@ def test_a_classic_member_of_a_consumer_group_survives_a_restart(tmp_path, topic
             assert r.error_code == 0
             d = c.request(69, 1, ConsumerGroupDescribeRequest(group_ids=[group])).groups[0]
             assert {m.member_id: m.member_type for m in d.members} == {a: 0, "b": 1}
+
+
+def _java_probe(bootstrap: str, prefix: str) -> list[str]:
+    import subprocess
+
+    from compat import maven
+    from compat.clients import java
+    from compat.kafka_specs import SPECS_VERSION
+
+    source = java.SOURCE.with_name("MigrationProbe.java")
+    cp = maven.classpath(java.jars_dir(SPECS_VERSION))
+    p = subprocess.run(["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", cp,
+                        str(source), bootstrap, prefix],
+                       capture_output=True, text=True, timeout=400)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+    return [line for line in p.stdout.splitlines() if line.startswith("##")]
+
+
+@needs_java
+def test_java_consumers_migrate_like_on_kafka(tmp_path, kafka):
+    """compat/java/MigrationProbe.java: Java consumers (kafka-clients 4.4) upgrade a classic
+    group and downgrade a consumer group the same way on both brokers."""
+    prefix = "mig-" + uuid.uuid4().hex[:8]
+    with run_broker(tmp_path / "data", config=BROKER_CONFIG) as b:
+        ours = _java_probe(b.bootstrap_servers, prefix)
+    assert ours == _java_probe(kafka.bootstrap_servers, prefix) == [
+        "##classic phase0 CLASSIC", "##classic mixed CONSUMER",
+        "##classic replaced CONSUMER readAfterCommit=0 lost=0",
+        "##consumer phase0 CONSUMER", "##consumer mixed CONSUMER",
+        "##consumer replaced CLASSIC readAfterCommit=0 lost=0", "##DONE"]

@@ -261,3 +261,82 @@ def test_java_consumers_migrate_like_on_kafka(tmp_path, kafka):
         "##classic replaced CONSUMER readAfterCommit=0 lost=0",
         "##consumer phase0 CONSUMER", "##consumer mixed CONSUMER",
         "##consumer replaced CLASSIC readAfterCommit=0 lost=0", "##DONE"]
+
+
+def _set_group_configs(bootstrap: str, group: str, configs: dict[str, str]) -> list:
+    from compat.wire_client import WireClient
+    from wire.messages.incremental_alter_configs_request import (
+        AlterableConfig,
+        AlterConfigsResource,
+        IncrementalAlterConfigsRequest,
+    )
+
+    with WireClient(bootstrap) as c:
+        r = c.request(44, 1, IncrementalAlterConfigsRequest(resources=[AlterConfigsResource(
+            resource_type=32, resource_name=group,
+            configs=[AlterableConfig(name=k, config_operation=0, value=v)
+                     for k, v in configs.items()])]))
+    return [(x.error_code, x.error_message) for x in r.responses]
+
+
+def _heartbeat_intervals(bootstrap: str, topic: str) -> list:
+    """The heartbeat interval a new member is told, before and after the group's
+    consumer.heartbeat.interval.ms is set (and for a group without it)."""
+    from compat.consumer_group_scenario import _hb, _join, wait_for_coordinator
+    from compat.wire_client import WireClient
+
+    group = "cfg-g-" + uuid.uuid4().hex[:8]
+    wait_for_coordinator(bootstrap, group)
+    out = []
+    with WireClient(bootstrap) as c:
+        r = _join(c, group, "a", topic)
+        out.append(("default", r.error_code, r.heartbeat_interval_ms))
+        out.append(("set", _set_group_configs(bootstrap, group, {
+            "consumer.heartbeat.interval.ms": "6000", "consumer.session.timeout.ms": "50000"})))
+        r = _hb(c, group, "a", r.member_epoch, topic_partitions=[])
+        out.append(("a heartbeats", r.error_code, r.heartbeat_interval_ms))
+        r = _join(c, group, "b", topic)
+        out.append(("b joins", r.error_code, r.heartbeat_interval_ms))
+        out.append(("too short", _set_group_configs(bootstrap, group, {
+            "consumer.session.timeout.ms": "1000"})))
+    return out
+
+
+@needs_java
+def test_group_heartbeat_interval_applies_as_on_kafka(tmp_path, topic_name, kafka):
+    with run_broker(tmp_path / "data", config=BROKER_CONFIG) as b:
+        create_topic(b.bootstrap_servers, topic_name, PARTITIONS)
+        ours = _heartbeat_intervals(b.bootstrap_servers, topic_name)
+    create_topic(kafka.bootstrap_servers, topic_name, PARTITIONS)
+    theirs = _heartbeat_intervals(kafka.bootstrap_servers, topic_name)
+    assert ours == theirs
+    assert [line[:3] for line in ours[:1]] == [("default", 0, 5000)]
+    assert ours[2:4] == [("a heartbeats", 0, 6000), ("b joins", 0, 6000)]
+
+
+def test_group_session_timeout_fences_a_member_as_configured(tmp_path, topic_name):
+    """consumer.session.timeout.ms of the group (50 s) instead of the broker's 45 s."""
+    from compat.consumer_group_scenario import _hb, _join, wait_for_coordinator
+    from compat.wire_client import WireClient
+    from wire.messages.consumer_group_describe_request import ConsumerGroupDescribeRequest
+
+    now = [1_800_000_000_000]
+    with run_broker(tmp_path / "data", config=BROKER_CONFIG, clock=lambda: now[0]) as b:
+        bs = b.bootstrap_servers
+        create_topic(bs, topic_name, 2)
+        group = "cfg-g-" + uuid.uuid4().hex[:8]
+        wait_for_coordinator(bs, group)
+        assert _set_group_configs(bs, group, {"consumer.session.timeout.ms": "50000"}) == \
+            [(0, None)]
+        with WireClient(bs) as c:
+            a = _join(c, group, "a", topic_name)
+            r = _join(c, group, "b", topic_name)
+            now[0] += 48_000  # past the broker's 45 s, inside the group's 50 s
+            r = _hb(c, group, "b", r.member_epoch, topic_partitions=[])
+            d = c.request(69, 1, ConsumerGroupDescribeRequest(group_ids=[group])).groups[0]
+            assert sorted(m.member_id for m in d.members) == ["a", "b"]
+            now[0] += 3_000  # a's 50 s are over
+            r = _hb(c, group, "b", r.member_epoch, topic_partitions=[])
+            d = c.request(69, 1, ConsumerGroupDescribeRequest(group_ids=[group])).groups[0]
+            assert [m.member_id for m in d.members] == ["b"]
+            assert _hb(c, group, "a", a.member_epoch, topic_partitions=[]).error_code == 25

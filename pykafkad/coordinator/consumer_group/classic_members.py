@@ -203,7 +203,7 @@ class ClassicMembers:
         now = self.clock()
         if group.group_epoch > group.assignment_epoch and (
                 group.assignment_time is None
-                or now - group.assignment_time >= self.settings.assignment_interval_ms):
+                or now - group.assignment_time >= self.assignment_interval_ms(gid)):
             self._compute_target(group)
             group.assignment_time = now
         self._reconcile(group, member, self.owned_ids(subscription.owned_partitions or []))

@@ -174,6 +174,8 @@ class ConsumerGroupManager(ClassicMembers):
         #: last consumer-protocol member leaves (True: it is a classic group now)
         self.upgrade_classic_group: Callable[[str], ConsumerGroup | None] = lambda _gid: None
         self.downgrade_group: Callable[[ConsumerGroup, str], bool] = lambda _g, _m: False
+        #: a group's config overrides (IncrementalAlterConfigs on GROUP resources)
+        self.group_config: Callable[[str], dict[str, str]] = lambda _gid: {}
         #: appends records to the group's __consumer_offsets partition (raises KafkaError)
         self.write: Callable[[str, list], None] = lambda _gid, _records: None
 
@@ -309,14 +311,14 @@ class ConsumerGroupManager(ClassicMembers):
         now = self.clock()
         if group.group_epoch > group.assignment_epoch and (
                 group.assignment_time is None
-                or now - group.assignment_time >= self.settings.assignment_interval_ms):
+                or now - group.assignment_time >= self.assignment_interval_ms(group.group_id)):
             self._compute_target(group)
             group.assignment_time = now
         self._reconcile(group, member, hb.owned)
         self._schedule_session(group, member)
         result = HeartbeatResult(
             member_id=member.member_id, member_epoch=member.member_epoch,
-            heartbeat_interval_ms=self.settings.heartbeat_interval_ms)
+            heartbeat_interval_ms=self.heartbeat_interval_ms(group.group_id))
         # Kafka 4.4 sends the assignment on a join and when it changed, never otherwise
         if hb.member_epoch == 0 or member.assigned != old_assigned:
             result.assignment = _copy(member.assigned)
@@ -495,11 +497,26 @@ class ConsumerGroupManager(ClassicMembers):
         for member_id in group.members:
             self._cancel_timers(group.group_id, member_id)
 
-    def _session_timeout_ms(self, member: ConsumerGroupMember) -> int:
+    def _group_setting(self, group_id: str, name: str, default: int) -> int:
+        """The group's ``consumer.<name>`` config, else the broker's
+        ``group.consumer.<name>`` (Kafka reads it at each use, so a change applies at once)."""
+        value = self.group_config(group_id).get(f"consumer.{name}")
+        return default if value is None else int(value)
+
+    def heartbeat_interval_ms(self, group_id: str) -> int:
+        return self._group_setting(group_id, "heartbeat.interval.ms",
+                                   self.settings.heartbeat_interval_ms)
+
+    def assignment_interval_ms(self, group_id: str) -> int:
+        return self._group_setting(group_id, "assignment.interval.ms",
+                                   self.settings.assignment_interval_ms)
+
+    def _session_timeout_ms(self, group_id: str, member: ConsumerGroupMember) -> int:
         """A classic member keeps the session timeout of its JoinGroup."""
         if member.classic is not None:
             return member.classic.session_timeout_ms
-        return self.settings.session_timeout_ms
+        return self._group_setting(group_id, "session.timeout.ms",
+                                   self.settings.session_timeout_ms)
 
     @staticmethod
     def _new_member_id() -> str:
@@ -507,7 +524,8 @@ class ConsumerGroupManager(ClassicMembers):
 
     def _schedule_session(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
         self.timer.schedule(
-            _session_key(group.group_id, member.member_id), self._session_timeout_ms(member),
+            _session_key(group.group_id, member.member_id),
+            self._session_timeout_ms(group.group_id, member),
             lambda g=group.group_id, m=member.member_id: self._fence(g, m, "session timeout"))
 
     def _fence(self, group_id: str, member_id: str, why: str) -> None:
@@ -600,7 +618,7 @@ class ConsumerGroupManager(ClassicMembers):
             raise KafkaError(ErrorCode.ILLEGAL_GENERATION if member.classic is not None
                              else ErrorCode.STALE_MEMBER_EPOCH)
         self.timer.schedule(
-            _session_key(group_id, member_id), self._session_timeout_ms(member),
+            _session_key(group_id, member_id), self._session_timeout_ms(group_id, member),
             lambda g=group_id, m=member_id: self._fence(g, m, "session timeout"))
 
     def unload(self) -> None:

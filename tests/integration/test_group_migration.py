@@ -340,3 +340,60 @@ def test_group_session_timeout_fences_a_member_as_configured(tmp_path, topic_nam
             d = c.request(69, 1, ConsumerGroupDescribeRequest(group_ids=[group])).groups[0]
             assert [m.member_id for m in d.members] == ["b"]
             assert _hb(c, group, "a", a.member_epoch, topic_partitions=[]).error_code == 25
+
+
+@pytest.mark.parametrize("policy", ["downgrade", "disabled"])
+def test_no_upgrade_unless_the_policy_allows_it(tmp_path, topic_name, policy):
+    """group.consumer.migration.policy without upgrade: a ConsumerGroupHeartbeat to a classic
+    group in use answers GROUP_ID_NOT_FOUND (Kafka's GroupIdNotFoundException), the group stays
+    classic."""
+    from compat.consumer_group_scenario import _join, wait_for_coordinator
+    from compat.migration_scenario import _subscription
+    from compat.wire_client import WireClient
+    from wire.messages.join_group_request import JoinGroupRequest, JoinGroupRequestProtocol
+    from wire.messages.list_groups_request import ListGroupsRequest
+
+    group = "mig-g-" + uuid.uuid4().hex[:8]
+    with run_broker(tmp_path / "data", config={
+            **BROKER_CONFIG, "group.consumer.migration.policy": policy}) as b:
+        create_topic(b.bootstrap_servers, topic_name, PARTITIONS)
+        wait_for_coordinator(b.bootstrap_servers, group)
+        with WireClient(b.bootstrap_servers) as c:
+            def join(member_id):
+                return c.request(11, 7, JoinGroupRequest(
+                    group_id=group, session_timeout_ms=30000, rebalance_timeout_ms=30000,
+                    member_id=member_id, protocol_type="consumer",
+                    protocols=[JoinGroupRequestProtocol(name="range",
+                                                        metadata=_subscription(topic_name))]))
+            assert join(join("").member_id).error_code == 0
+            assert _join(c, group, "b", topic_name).error_code == 69
+            listed = c.request(16, 5, ListGroupsRequest(types_filter=[])).groups
+            assert [g.group_type for g in listed if g.group_id == group] == ["classic"]
+
+
+def test_no_downgrade_when_the_policy_is_upgrade(tmp_path, topic_name):
+    """With group.consumer.migration.policy=upgrade the last consumer member's leaving keeps
+    the group a consumer group: its classic member stays, driven by the consumer group."""
+    from compat.consumer_group_scenario import _hb, _join, wait_for_coordinator
+    from compat.migration_scenario import _subscription
+    from compat.wire_client import WireClient
+    from wire.messages.join_group_request import JoinGroupRequest, JoinGroupRequestProtocol
+    from wire.messages.list_groups_request import ListGroupsRequest
+
+    group = "mig-g-" + uuid.uuid4().hex[:8]
+    with run_broker(tmp_path / "data", config={
+            **BROKER_CONFIG, "group.consumer.migration.policy": "upgrade"}) as b:
+        create_topic(b.bootstrap_servers, topic_name, PARTITIONS)
+        wait_for_coordinator(b.bootstrap_servers, group)
+        with WireClient(b.bootstrap_servers) as c:
+            def join(member_id):
+                return c.request(11, 7, JoinGroupRequest(
+                    group_id=group, session_timeout_ms=30000, rebalance_timeout_ms=30000,
+                    member_id=member_id, protocol_type="consumer",
+                    protocols=[JoinGroupRequestProtocol(name="range",
+                                                        metadata=_subscription(topic_name))]))
+            assert join(join("").member_id).error_code == 0
+            assert _join(c, group, "b", topic_name).error_code == 0
+            assert _hb(c, group, "b", -1).error_code == 0
+            listed = c.request(16, 5, ListGroupsRequest(types_filter=[])).groups
+            assert [g.group_type for g in listed if g.group_id == group] == ["consumer"]

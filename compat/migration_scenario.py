@@ -162,3 +162,75 @@ def run(bootstrap: str, group: str, topic: str) -> list:
         out.append(("A heartbeat", heartbeat(a, generation)))
         out.append(describe())
     return out
+
+
+def run_static(bootstrap: str, group: str, topic: str) -> list:
+    """Static members across the migration: a restarted classic static member replaces its old
+    member id inside a consumer group (the old id is fenced), and a classic static member that
+    replaces the last consumer-protocol static member turns the group classic again."""
+    wait_for_topic(bootstrap, topic)
+    wait_for_topic_in_groups(bootstrap, topic)
+    wait_for_coordinator(bootstrap, group)
+    out: list = []
+    with WireClient(bootstrap) as c:
+        def join(member_id: str, instance: str):
+            return c.request(11, 7, JoinGroupRequest(
+                group_id=group, session_timeout_ms=30000, rebalance_timeout_ms=30000,
+                member_id=member_id, group_instance_id=instance, protocol_type="consumer",
+                protocols=[JoinGroupRequestProtocol(name="range",
+                                                    metadata=_subscription(topic))]))
+
+        def sync(member_id, instance, generation, assignments):
+            r = c.request(14, 5, SyncGroupRequest(
+                group_id=group, generation_id=generation, member_id=member_id,
+                group_instance_id=instance, protocol_type="consumer", protocol_name="range",
+                assignments=[SyncGroupRequestAssignment(member_id=m, assignment=a)
+                             for m, a in assignments]))
+            return r.error_code, _read_assignment(r.assignment)
+
+        def heartbeat(member_id, instance, generation):
+            return c.request(12, 4, HeartbeatRequest(
+                group_id=group, generation_id=generation, member_id=member_id,
+                group_instance_id=instance)).error_code
+
+        def kind():
+            lg = c.request(16, 5, ListGroupsRequest(types_filter=[]))
+            return [(g.group_type, g.group_state) for g in lg.groups if g.group_id == group]
+
+        def describe():
+            d = c.request(69, 1, ConsumerGroupDescribeRequest(group_ids=[group])).groups[0]
+            return ("describe", d.error_code, d.group_state, d.group_epoch, d.assignment_epoch,
+                    sorted((m.instance_id, m.member_epoch, m.member_type,
+                            sorted(p for tp in m.assignment.topic_partitions
+                                   for p in tp.partitions),
+                            sorted(p for tp in m.target_assignment.topic_partitions
+                                   for p in tp.partitions)) for m in d.members))
+
+        r = join("", "i-a")
+        a = r.member_id
+        out.append(("A joins", r.error_code, r.generation_id, r.leader == a))
+        out.append(("A syncs", sync(a, "i-a", r.generation_id,
+                                    [(a, _assignment(topic, [0, 1, 2, 3]))])))
+        rs = _hb(c, group, "s-1", 0, instance_id="i-s", rebalance_timeout_ms=30000,
+                 subscribed_topic_names=[topic], topic_partitions=[])
+        out.append(("S joins", rs.error_code, rs.member_epoch, kind()))
+        # A restarts: a JoinGroup with no member id and its instance id
+        r = join("", "i-a")
+        a2 = r.member_id
+        out.append(("A restarts", r.error_code, r.generation_id, a2 != a, r.leader,
+                    r.protocol_name))
+        out.append(("old A heartbeat", heartbeat(a, "i-a", r.generation_id)))
+        out.append(("new A syncs", sync(a2, "i-a", r.generation_id, [])))
+        out.append(describe())
+        # S's instance restarts as a classic consumer: the group is classic again
+        r = join("", "i-s")
+        s2 = r.member_id
+        out.append(("S restarts classic", r.error_code, r.generation_id, r.leader,
+                    r.protocol_name, kind()))
+        generation = r.generation_id
+        out.append(("new S syncs", sync(s2, "i-s", generation, [])))
+        out.append(("new A heartbeat", heartbeat(a2, "i-a", generation)))
+        out.append(("old S heartbeat", _hb(c, group, "s-1", rs.member_epoch,
+                                           instance_id="i-s").error_code))
+        out.append(("kind", kind()))
+    return out

@@ -141,6 +141,9 @@ class GroupCoordinator:
         self.consumer_groups.write = self._write_group
         self.consumer_groups.upgrade_classic_group = lambda gid: migration.upgrade(self, gid)
         self.consumer_groups.downgrade_group = lambda g, m: migration.downgrade(self, g, m)
+        self.consumer_groups.downgrade_replaced = lambda g: migration.convert_to_classic(
+            self, g, None)
+        self.consumer_groups.classic_max_size = config.max_group_size
         self.loaded = False
         #: __consumer_offsets partitions whose load failed: their groups answer NOT_COORDINATOR
         #: (Kafka's failed coordinator shard) instead of looking empty

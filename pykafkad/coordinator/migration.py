@@ -125,12 +125,28 @@ def downgrade(coordinator, group: ConsumerGroup, leaving_member_id: str) -> bool
         log.info("Cannot downgrade consumer group %s to classic group because its group size "
                  "is greater than classic group max size.", gid)
         return False
+    convert_to_classic(coordinator, group, leaving_member_id)
+    return True
+
+
+def convert_to_classic(coordinator, group: ConsumerGroup, leaving_member_id: str | None) -> None:
+    """Writes the consumer group's tombstones and the classic group that replaces it. A member
+    leaving (``leaving_member_id``) starts a rebalance; a static member's replacement does not
+    (the classic group is Stable with everyone's target assignment)."""
+    manager = coordinator.consumer_groups
+    gid = group.group_id
     classic = _from_consumer_group(coordinator, group, leaving_member_id)
     # one write: the consumer group's tombstones in Kafka's order, then the classic group
-    records = [(cgr.key(cgr.CURRENT_MEMBER_ASSIGNMENT, gid, m), None) for m in group.members]
-    records += [(cgr.key(cgr.TARGET_ASSIGNMENT_MEMBER, gid, m), None) for m in group.members]
+    # (a replaced static member's records, written before, are tombstoned too)
+    ids = list(group.members)
+    for key in group.persisted:
+        kind, _gid, member_id = cgr.decode_key(key)
+        if member_id is not None and member_id not in ids:
+            ids.append(member_id)
+    records = [(cgr.key(cgr.CURRENT_MEMBER_ASSIGNMENT, gid, m), None) for m in ids]
+    records += [(cgr.key(cgr.TARGET_ASSIGNMENT_MEMBER, gid, m), None) for m in ids]
     records.append((cgr.key(cgr.TARGET_ASSIGNMENT_METADATA, gid), None))
-    records += [(cgr.key(cgr.MEMBER_METADATA, gid, m), None) for m in group.members]
+    records += [(cgr.key(cgr.MEMBER_METADATA, gid, m), None) for m in ids]
     records.append((cgr.key(cgr.PARTITION_METADATA, gid), None))
     records.append((cgr.key(cgr.GROUP_METADATA, gid), None))
     records.append(group_metadata_record(
@@ -146,12 +162,13 @@ def downgrade(coordinator, group: ConsumerGroup, leaving_member_id: str) -> bool
     coordinator.groups[gid] = classic
     for member in classic.members.values():
         membership._reschedule_heartbeat(classic, member)
-    membership._prepare_rebalance(classic, f"Downgrade group {gid} from consumer to classic.")
+    if leaving_member_id is not None:
+        membership._prepare_rebalance(classic, f"Downgrade group {gid} from consumer to classic.")
     log.info("[GroupId %s] Converted the consumer group to a classic group.", gid)
-    return True
 
 
-def _from_consumer_group(coordinator, group: ConsumerGroup, leaving_member_id: str) -> ClassicGroup:
+def _from_consumer_group(coordinator, group: ConsumerGroup,
+                         leaving_member_id: str | None) -> ClassicGroup:
     classic = ClassicGroup(group.group_id, coordinator.clock, GroupState.STABLE,
                            generation_id=group.group_epoch, protocol_type="consumer",
                            state_timestamp=coordinator.clock())

@@ -397,3 +397,20 @@ def test_no_downgrade_when_the_policy_is_upgrade(tmp_path, topic_name):
             assert _hb(c, group, "b", -1).error_code == 0
             listed = c.request(16, 5, ListGroupsRequest(types_filter=[])).groups
             assert [g.group_type for g in listed if g.group_id == group] == ["consumer"]
+
+
+def _static_transcript(bootstrap: str) -> list:
+    from compat.migration_scenario import run_static
+
+    topic, group = "mig-t-" + uuid.uuid4().hex[:8], "mig-g-" + uuid.uuid4().hex[:8]
+    create_topic(bootstrap, topic, PARTITIONS)
+    return [repr(line).replace(topic, "T").replace(group, "G")
+            for line in run_static(bootstrap, group, topic)]
+
+
+@needs_java
+def test_static_members_migrate_as_on_kafka(tmp_path, kafka):
+    with run_broker(tmp_path / "data", config=BROKER_CONFIG) as b:
+        ours = _static_transcript(b.bootstrap_servers)
+    theirs = _static_transcript(kafka.bootstrap_servers)
+    assert ours == theirs

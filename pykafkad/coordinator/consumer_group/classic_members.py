@@ -169,22 +169,32 @@ class ClassicMembers:
                      "group. Created a new member id %s and requesting the member to rejoin "
                      "with this id.", gid, member_id)
             return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, member_id=member_id)
-        if req.group_instance_id is not None and existing is not None:
-            if existing.member_id != member_id and not unknown:
+        replaced: str | None = None
+        if req.group_instance_id is not None:
+            instance = req.group_instance_id
+            if existing is not None and unknown:
+                # the instance restarted: its new member id takes the old one's place and its
+                # partitions (Kafka's static member replacement)
+                replaced = existing.member_id
+            elif existing is None and not unknown:
+                raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID,
+                                 f"Instance id {instance} is unknown.")
+            elif existing is not None and existing.member_id != member_id:
                 raise KafkaError(ErrorCode.FENCED_INSTANCE_ID,
-                                 f"Static member {member_id} with instance id "
-                                 f"{req.group_instance_id} was fenced by member "
-                                 f"{existing.member_id}.")
-            member = existing
-        else:
-            member = existing  # None: a new member (a dynamic one with the id it was given)
+                                 f"Static member {member_id} with instance id {instance} was "
+                                 f"fenced by member {existing.member_id}.")
+        member = existing  # None: a new member (a dynamic one with the id it was given)
         try:
             subscription = read_subscription(req.protocols[0][1])
         except Exception as e:  # noqa: BLE001 - a client's bytes
             raise KafkaError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
                              f"Malformed consumer protocol: {e}") from None
+        # a static member replaced by the last classic one turns the group classic again
+        downgrade = replaced is not None and self._downgrade_allowed_on_replace(group, replaced)
         bump = False
-        if member is None:
+        if replaced is not None:
+            member = self._replace_static_member(group, group.members[replaced], member_id)
+        elif member is None:
             member = ConsumerGroupMember(member_id, instance_id=req.group_instance_id)
             group.members[member_id] = member
             bump = True
@@ -208,14 +218,55 @@ class ClassicMembers:
             group.assignment_time = now
         self._reconcile(group, member, self.owned_ids(subscription.owned_partitions or []))
         self.timer.cancel(_join_key(gid, member.member_id))
+        result = JoinResult(
+            ErrorCode.NONE, member_id=member.member_id, generation_id=member.member_epoch,
+            protocol_type=PROTOCOL_TYPE, protocol_name=member.classic.protocol_name, leader="")
+        if downgrade:
+            self.downgrade_replaced(group)
+            return result
         self._schedule_session(group, member)
         self.timer.schedule(
             _sync_key(gid, member.member_id), req.rebalance_timeout_ms,
             lambda g=gid, m=member.member_id: self._fence(
                 g, m, "the member failed to sync within timeout"))
-        return JoinResult(
-            ErrorCode.NONE, member_id=member.member_id, generation_id=member.member_epoch,
-            protocol_type=PROTOCOL_TYPE, protocol_name=member.classic.protocol_name, leader="")
+        return result
+
+    def _downgrade_allowed_on_replace(self, group: ConsumerGroup, replaced: str) -> bool:
+        """Kafka's validateOnlineDowngradeWithReplacedMemberId."""
+        if not group.all_members_use_classic_protocol_except(replaced):
+            return False
+        if not self.settings.downgrade_enabled:
+            log.info("Cannot downgrade consumer group %s to classic group because the online "
+                     "downgrade is disabled.", group.group_id)
+            return False
+        if len(group.members) > self.classic_max_size:
+            log.info("Cannot downgrade consumer group %s to classic group because its group "
+                     "size is greater than classic group max size.", group.group_id)
+            return False
+        return True
+
+    def _replace_static_member(self, group: ConsumerGroup, old: ConsumerGroupMember,
+                               new_id: str) -> ConsumerGroupMember:
+        """The new member id keeps the old member's partitions and target, at epoch 0."""
+        gid = group.group_id
+        log.info("[GroupId %s] Static member with instance id %s re-joins the consumer group "
+                 "as member %s, replacing member %s.", gid, old.instance_id, new_id,
+                 old.member_id)
+        self._cancel_timers(gid, old.member_id)
+        del group.members[old.member_id]
+        new = ConsumerGroupMember(
+            new_id, instance_id=old.instance_id, rack_id=old.rack_id, client_id=old.client_id,
+            client_host=old.client_host, rebalance_timeout_ms=old.rebalance_timeout_ms,
+            subscribed_topic_names=list(old.subscribed_topic_names),
+            subscribed_topic_regex=old.subscribed_topic_regex,
+            server_assignor=old.server_assignor, member_epoch=0, previous_member_epoch=0,
+            state=old.state, assigned={t: set(ps) for t, ps in old.assigned.items()},
+            pending_revocation={t: set(ps) for t, ps in old.pending_revocation.items()},
+            classic=old.classic)
+        group.members[new_id] = new
+        if old.member_id in group.target:
+            group.target[new_id] = group.target.pop(old.member_id)
+        return new
 
     # -- SyncGroup -----------------------------------------------------------------------------
     def classic_sync(self, group: ConsumerGroup, req) -> SyncResult:

@@ -174,6 +174,10 @@ class ConsumerGroupManager(ClassicMembers):
         #: last consumer-protocol member leaves (True: it is a classic group now)
         self.upgrade_classic_group: Callable[[str], ConsumerGroup | None] = lambda _gid: None
         self.downgrade_group: Callable[[ConsumerGroup, str], bool] = lambda _g, _m: False
+        #: ... and convert it (Stable, no rebalance) when a static member replaced the last
+        #: consumer-protocol member; group.max.size of classic groups bounds that
+        self.downgrade_replaced: Callable[[ConsumerGroup], None] = lambda _g: None
+        self.classic_max_size = 2**31 - 1
         #: a group's config overrides (IncrementalAlterConfigs on GROUP resources)
         self.group_config: Callable[[str], dict[str, str]] = lambda _gid: {}
         #: appends records to the group's __consumer_offsets partition (raises KafkaError)

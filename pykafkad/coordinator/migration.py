@@ -75,7 +75,7 @@ def upgrade(coordinator, group_id: str) -> ConsumerGroup | None:
         coordinator.timer.cancel(heartbeat_key(group_id, member.member_id))
     coordinator.timer.cancel(f"join-{group_id}")
     coordinator.timer.cancel(f"sync-{group_id}")
-    coordinator.storage.append(group_id, [group_metadata_tombstone(group_id)])
+    group.leading_records = [group_metadata_tombstone(group_id)]
     del coordinator.groups[group_id]
     for member in group.members.values():
         manager._schedule_session(group, member)

@@ -71,6 +71,9 @@ class ConsumerGroup:
     assignment_time: int | None = None
     #: record key -> value as last written to __consumer_offsets
     persisted: dict[bytes, bytes] = field(default_factory=dict)
+    #: records to write ahead of the group's own next ones (an upgraded classic group's
+    #: tombstone goes in the same append as the consumer group's records, as in Kafka)
+    leading_records: list[tuple[bytes, bytes | None]] = field(default_factory=list)
 
     def static_member(self, instance_id: str) -> ConsumerGroupMember | None:
         for m in self.members.values():

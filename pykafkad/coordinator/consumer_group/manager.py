@@ -663,7 +663,8 @@ class ConsumerGroupManager(ClassicMembers):
         records += [(k, v) for k, t, v in sorted(changed, key=lambda c: upsert[c[1]])]
         records += [(k, None) for k, t in sorted(gone, key=lambda g: last.get(g[1], 9))
                     if t not in first]
-        self.write(gid, records)
+        self.write(gid, group.leading_records + records)
+        group.leading_records = []
         group.persisted = {k: v for k, (_t, v) in now.items()}
 
     def replay(self, key: bytes, value: bytes | None) -> None:

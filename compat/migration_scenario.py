@@ -7,6 +7,8 @@ rejoins. The answers are normalised (member ids named) so both transcripts compa
 
 from __future__ import annotations
 
+import time
+
 from compat.consumer_group_scenario import (
     _hb,
     _join,
@@ -234,3 +236,89 @@ def run_static(bootstrap: str, group: str, topic: str) -> list:
                                            instance_id="i-s").error_code))
         out.append(("kind", kind()))
     return out
+
+
+def group_records(bootstrap: str, group: str) -> list:
+    """The group's records in __consumer_offsets, in order, normalised: record type, member
+    (named by first appearance), tombstone or the value's meaning (epochs, partitions,
+    classic metadata) without ids, timestamps or Kafka's optional hashes."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    from pykafkad.coordinator.consumer_group import records as cgr
+    from pykafkad.coordinator.consumer_group.group import ConsumerGroupMember
+    from pykafkad.coordinator.records import decode_group_metadata_value
+
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "records-reader-" + group,
+                  "enable.auto.commit": False, "enable.partition.eof": True})
+    try:
+        parts = c.list_topics("__consumer_offsets", timeout=10).topics["__consumer_offsets"]
+        c.assign([TopicPartition("__consumer_offsets", p, 0) for p in parts.partitions])
+        pending = set(parts.partitions)
+        raw = []
+        deadline = time.monotonic() + 30
+        while pending and time.monotonic() < deadline:
+            m = c.poll(0.2)
+            if m is None:
+                continue
+            if m.error():
+                pending.discard(m.partition())
+                continue
+            raw.append((m.offset(), m.key(), m.value()))
+    finally:
+        c.close()
+    names: dict[str, str] = {}
+
+    def who(member_id):
+        return names.setdefault(member_id, f"m{len(names)}")
+
+    out = []
+    for _offset, key, value in sorted(raw, key=lambda r: r[0]):
+        kind = int.from_bytes(key[:2], "big")
+        if kind == 2:
+            if not key[4:].decode(errors="replace") == group:
+                continue
+            if value is None:
+                out.append(("classic", None))
+                continue
+            v = decode_group_metadata_value(value)
+            out.append(("classic", v.protocol_type, v.generation, v.protocol,
+                        v.leader and who(v.leader),
+                        [(who(m.member_id), m.session_timeout, _read_assignment(m.assignment))
+                         for m in v.members]))
+            continue
+        if kind not in cgr.TYPES:
+            continue
+        _kind, gid, member_id = cgr.decode_key(key)
+        if gid != group:
+            continue
+        member = who(member_id) if member_id is not None else None
+        if value is None:
+            out.append((kind, member, None))
+        elif kind in (cgr.GROUP_METADATA, cgr.TARGET_ASSIGNMENT_METADATA):
+            out.append((kind, member, cgr.read_epoch(value)))
+        elif kind == cgr.TARGET_ASSIGNMENT_MEMBER:
+            out.append((kind, member, sorted(p for ps in cgr.read_target_member(value).values()
+                                             for p in ps)))
+        elif kind == cgr.MEMBER_METADATA:
+            m = ConsumerGroupMember(member_id)
+            cgr.read_member(m, value)
+            out.append((kind, member, m.instance_id, m.subscribed_topic_names,
+                        m.rebalance_timeout_ms, None if m.classic is None else
+                        (m.classic.session_timeout_ms, [n for n, _ in m.classic.protocols])))
+        elif kind == cgr.CURRENT_MEMBER_ASSIGNMENT:
+            m = ConsumerGroupMember(member_id)
+            cgr.read_current_assignment(m, value)
+            out.append((kind, member, m.member_epoch, m.previous_member_epoch, m.state,
+                        sorted(p for ps in m.assigned.values() for p in ps),
+                        sorted(p for ps in m.pending_revocation.values() for p in ps)))
+        else:
+            out.append((kind, member, "value"))
+    # records of one kind written together (one per member) come in the order of a hash map
+    # on Kafka: each such run is compared sorted
+    runs: list[list] = []
+    for line in out:
+        if runs and runs[-1][0][0] == line[0]:
+            runs[-1].append(line)
+        else:
+            runs.append([line])
+    return [line for run in runs for line in sorted(run, key=repr)]

@@ -75,7 +75,10 @@ def upgrade(coordinator, group_id: str) -> ConsumerGroup | None:
         coordinator.timer.cancel(heartbeat_key(group_id, member.member_id))
     coordinator.timer.cancel(f"join-{group_id}")
     coordinator.timer.cancel(f"sync-{group_id}")
-    group.leading_records = [group_metadata_tombstone(group_id)]
+    # the conversion's records lead the joining member's (one append, as in Kafka): the
+    # classic group's tombstone, then the consumer group as it was converted
+    converted = manager.take_changes(group, live=True)
+    group.leading_records = [group_metadata_tombstone(group_id)] + converted
     del coordinator.groups[group_id]
     for member in group.members.values():
         manager._schedule_session(group, member)

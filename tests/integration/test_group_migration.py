@@ -170,12 +170,12 @@ def test_kafka_migrates_the_same_way(kafka, first, then, expected):
 
 
 def _wire_transcript(bootstrap: str) -> list:
-    from compat.migration_scenario import run
+    from compat.migration_scenario import group_records, run
 
     topic, group = "mig-t-" + uuid.uuid4().hex[:8], "mig-g-" + uuid.uuid4().hex[:8]
     create_topic(bootstrap, topic, PARTITIONS)
-    return [repr(line).replace(topic, "T").replace(group, "G")
-            for line in run(bootstrap, group, topic)]
+    lines = run(bootstrap, group, topic) + group_records(bootstrap, group)
+    return [repr(line).replace(topic, "T").replace(group, "G") for line in lines]
 
 
 @needs_java

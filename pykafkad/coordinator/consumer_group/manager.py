@@ -435,6 +435,7 @@ class ConsumerGroupManager(ClassicMembers):
         if revoke and client_owns:
             # the member stays in its epoch until it says it gave the partitions up
             member.state = UNREVOKED_PARTITIONS
+            member.previous_member_epoch = member.member_epoch  # Kafka's updateMemberEpoch
             member.assigned, member.pending_revocation = kept, revoke
             self.timer.schedule(
                 _rebalance_key(group.group_id, member.member_id), member.rebalance_timeout_ms,
@@ -451,9 +452,9 @@ class ConsumerGroupManager(ClassicMembers):
         member.assigned = new
         member.pending_revocation = {}
         member.state = UNRELEASED_PARTITIONS if unreleased else STABLE
-        if member.member_epoch != group.assignment_epoch:
-            member.previous_member_epoch = member.member_epoch
-            member.member_epoch = group.assignment_epoch
+        # as Kafka's CurrentAssignmentBuilder: every step records the epoch it came from
+        member.previous_member_epoch = member.member_epoch
+        member.member_epoch = group.assignment_epoch
 
     # -- leaving and fencing -------------------------------------------------------------------
     def _leave(self, hb: Heartbeat) -> HeartbeatResult:
@@ -632,9 +633,24 @@ class ConsumerGroupManager(ClassicMembers):
     def persist(self, group: ConsumerGroup) -> None:
         """Writes what changed since the group's last records (tombstones for what is gone),
         in the order Kafka writes them, so either broker can replay the partition."""
+        records, persisted = self.changes(group, live=self.groups.get(group.group_id) is group)
+        if records:
+            self.write(group.group_id, records)
+            group.leading_records = []
+            group.persisted = persisted
+
+    def take_changes(self, group: ConsumerGroup, live: bool) -> list:
+        """The records of what changed (see ``changes``), now counted as written."""
+        records, group.persisted = self.changes(group, live)
+        group.leading_records = []
+        return records
+
+    def changes(self, group: ConsumerGroup, live: bool) -> tuple[list, dict[bytes, bytes]]:
+        """The records of what changed since the group's last ones (all of them for a new
+        group; tombstones only when not ``live``) and what is then written."""
         gid = group.group_id
         now: dict[bytes, tuple[int, bytes]] = {}
-        if self.groups.get(gid) is group:
+        if live:
             now[cgr.key(cgr.GROUP_METADATA, gid)] = (cgr.GROUP_METADATA,
                                                      cgr.epoch_value(group.group_epoch))
             now[cgr.key(cgr.TARGET_ASSIGNMENT_METADATA, gid)] = (
@@ -650,8 +666,8 @@ class ConsumerGroupManager(ClassicMembers):
         old = group.persisted
         gone = [(k, cgr.record_type(k)) for k in old if k not in now]
         changed = [(k, t, v) for k, (t, v) in now.items() if old.get(k) != v]
-        if not gone and not changed:
-            return
+        if not gone and not changed and not group.leading_records:
+            return [], old
         first = {cgr.CURRENT_MEMBER_ASSIGNMENT: 0, cgr.TARGET_ASSIGNMENT_MEMBER: 1,
                  cgr.MEMBER_METADATA: 2}
         upsert = {cgr.MEMBER_METADATA: 0, cgr.GROUP_METADATA: 1, cgr.TARGET_ASSIGNMENT_MEMBER: 2,
@@ -663,9 +679,7 @@ class ConsumerGroupManager(ClassicMembers):
         records += [(k, v) for k, t, v in sorted(changed, key=lambda c: upsert[c[1]])]
         records += [(k, None) for k, t in sorted(gone, key=lambda g: last.get(g[1], 9))
                     if t not in first]
-        self.write(gid, group.leading_records + records)
-        group.leading_records = []
-        group.persisted = {k: v for k, (_t, v) in now.items()}
+        return group.leading_records + records, {k: v for k, (_t, v) in now.items()}
 
     def replay(self, key: bytes, value: bytes | None) -> None:
         """One consumer-group record read back from __consumer_offsets."""

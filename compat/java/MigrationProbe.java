@@ -135,8 +135,29 @@ public class MigrationProbe {
         }
     }
 
+    /** One member of a group a Python test drives (mixed clients): consumes and commits
+     *  every record until ``stopFile`` exists, then leaves and prints what it received. */
+    static void member(String group, String topic, String protocol, String stopFile)
+            throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            MigrationProbe m = new MigrationProbe(group, topic, admin);
+            m.start("java", protocol);
+            System.out.println("##STARTED");
+            System.out.flush();
+            while (!new java.io.File(stopFile).exists()) m.pollAll();
+            m.stop("java");
+            for (String key : new TreeSet<>(m.committed)) System.out.println("##GOT " + key);
+            System.out.println("##AGAIN " + m.readAfterCommit);
+        }
+        System.out.println("##DONE");
+    }
+
     public static void main(String[] args) throws Exception {
         bootstrap = args[0];
+        if (args.length > 2) {
+            member(args[1], args[2], args[3], args[4]);
+            return;
+        }
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
             migrate(admin, args[1], "classic", "consumer");
             migrate(admin, args[1], "consumer", "classic");

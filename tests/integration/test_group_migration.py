@@ -10,7 +10,13 @@ import uuid
 
 import pytest
 from confluent_kafka import Consumer as RdConsumer
-from confluent_kafka import ConsumerGroupType, KafkaException, Producer
+from confluent_kafka import (
+    ConsumerGroupTopicPartitions,
+    ConsumerGroupType,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient
 
 from pykafkad.testing import run_broker
@@ -414,3 +420,74 @@ def test_static_members_migrate_as_on_kafka(tmp_path, kafka):
         ours = _static_transcript(b.bootstrap_servers)
     theirs = _static_transcript(kafka.bootstrap_servers)
     assert ours == theirs
+
+
+def _mixed(bootstrap: str, tmp_path) -> list:
+    """Two classic confluent-kafka consumers, then a Java consumer with group.protocol=consumer
+    joins (the group upgrades) and the confluent ones leave one by one: every record is
+    committed once by someone."""
+    import subprocess
+
+    from compat import maven
+    from compat.clients import java
+    from compat.kafka_specs import SPECS_VERSION
+
+    topic, group = "mix-t-" + uuid.uuid4().hex[:8], "mix-g-" + uuid.uuid4().hex[:8]
+    create_topic(bootstrap, topic, PARTITIONS)
+    fleet = Fleet(bootstrap, group, topic)
+    stop = tmp_path / ("stop-" + group)
+    cp = maven.classpath(java.jars_dir(SPECS_VERSION))
+    seen = []
+    proc = None
+    try:
+        expected = _produce(bootstrap, topic, 0)
+        fleet.start("a", "classic")
+        fleet.start("b", "classic")
+        fleet.consume_until(expected, "the classic consumers to consume phase 0")
+        seen.append(("classic", fleet.group_type()))
+        proc = subprocess.Popen(
+            ["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", cp,
+             str(java.SOURCE.with_name("MigrationProbe.java")), bootstrap, group, topic,
+             "consumer", str(stop)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        _wait_type(fleet, "CONSUMER")
+        seen.append(("java joined", fleet.group_type()))
+        fleet.stop("a")
+        expected |= _produce(bootstrap, topic, 1)
+
+        fleet.poll_all()
+        fleet.stop("b")
+        expected |= _produce(bootstrap, topic, 2)
+        # only the Java member is left: it must consume everything not committed yet
+        stop_after = set(fleet.committed)
+        end = 3 * PER_PHASE // PARTITIONS
+
+        def all_committed():
+            r = fleet.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(
+                group, [TopicPartition(topic, p) for p in range(PARTITIONS)])])[group].result()
+            return all(tp.offset == end for tp in r.topic_partitions)
+        wait_until(all_committed, "the Java member to commit everything", timeout=90)
+        stop.touch()
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err[-3000:]
+        java_got = {tuple(int(x) for x in line.split()[1].split("@"))
+                    for line in out.splitlines() if line.startswith("##GOT ")}
+        seen.append(("java again", [line for line in out.splitlines()
+                                    if line.startswith("##AGAIN")]))
+        seen.append(("committed twice", sorted(java_got & stop_after)))
+        seen.append(("lost", sorted(expected - java_got - stop_after)))
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        fleet.close()
+    return seen
+
+
+@needs_java
+def test_java_and_confluent_members_mixed_as_on_kafka(tmp_path, kafka):
+    with run_broker(tmp_path / "data", config=BROKER_CONFIG) as b:
+        ours = _mixed(b.bootstrap_servers, tmp_path)
+    theirs = _mixed(kafka.bootstrap_servers, tmp_path)
+    assert ours == theirs == [("classic", "CLASSIC"), ("java joined", "CONSUMER"),
+                              ("java again", ["##AGAIN 0"]), ("committed twice", []),
+                              ("lost", [])]

@@ -491,3 +491,40 @@ def test_java_and_confluent_members_mixed_as_on_kafka(tmp_path, kafka):
     assert ours == theirs == [("classic", "CLASSIC"), ("java joined", "CONSUMER"),
                               ("java again", ["##AGAIN 0"]), ("committed twice", []),
                               ("lost", [])]
+
+
+def test_a_classic_member_is_fenced_after_its_own_session_timeout(tmp_path, topic_name):
+    """A classic member inside a consumer group keeps the session timeout of its JoinGroup
+    (here 10 s, where consumer-protocol members have 45 s)."""
+    from compat.consumer_group_scenario import _hb, _join, wait_for_coordinator
+    from compat.migration_scenario import _subscription
+    from compat.wire_client import WireClient
+    from wire.messages.consumer_group_describe_request import ConsumerGroupDescribeRequest
+    from wire.messages.heartbeat_request import HeartbeatRequest
+    from wire.messages.join_group_request import JoinGroupRequest, JoinGroupRequestProtocol
+
+    now = [1_800_000_000_000]
+    group = "mig-g-" + uuid.uuid4().hex[:8]
+    with run_broker(tmp_path / "data", config=BROKER_CONFIG, clock=lambda: now[0]) as b:
+        bs = b.bootstrap_servers
+        create_topic(bs, topic_name, PARTITIONS)
+        wait_for_coordinator(bs, group)
+        with WireClient(bs) as c:
+            rb = _join(c, group, "b", topic_name)
+            j = c.request(11, 7, JoinGroupRequest(
+                group_id=group, session_timeout_ms=10000, rebalance_timeout_ms=30000,
+                member_id="a", protocol_type="consumer",
+                protocols=[JoinGroupRequestProtocol(name="range",
+                                                    metadata=_subscription(topic_name))]))
+            assert j.error_code == 0
+            now[0] += 9_000
+            rb = _hb(c, group, "b", rb.member_epoch, topic_partitions=[])
+            d = c.request(69, 1, ConsumerGroupDescribeRequest(group_ids=[group])).groups[0]
+            assert sorted(m.member_id for m in d.members) == ["a", "b"]
+            now[0] += 2_000  # a's 10 s are over, b's 45 s are not
+            rb = _hb(c, group, "b", rb.member_epoch, topic_partitions=[])
+            d = c.request(69, 1, ConsumerGroupDescribeRequest(group_ids=[group])).groups[0]
+            assert [m.member_id for m in d.members] == ["b"]
+            r = c.request(12, 4, HeartbeatRequest(group_id=group, generation_id=j.generation_id,
+                                                  member_id="a"))
+            assert r.error_code == 25  # UNKNOWN_MEMBER_ID

@@ -40,6 +40,7 @@ def test_two_share_consumers_read_every_record_once(target):
 
 def test_share_state_survives_the_coordinator_and_the_leader(target):
     seen = state_survives_failovers(target)
+    print("SEEN", seen)
     assert seen["first"] == list(range(10))
     assert seen["coordinator_is_not_the_leader"]
     assert seen["second"] == list(range(4, 10)), seen

@@ -45,9 +45,11 @@ class ShareCoordinator:
         self.loaded: dict[int, int] = {}
 
     def updates_per_snapshot(self) -> int:
+        value = self.broker.config.ignored.get(
+            "share.coordinator.snapshot.update.records.per.snapshot")
         try:
-            return int(self.broker.config["share.coordinator.snapshot.update.records.per.snapshot"])
-        except (KeyError, TypeError, ValueError):
+            return UPDATES_PER_SNAPSHOT if value is None else int(value)
+        except ValueError:
             return UPDATES_PER_SNAPSHOT
 
     def index_of(self, key: Key) -> int:

@@ -117,8 +117,7 @@ class ShareGroupService:
             if leader != self.broker.node_id:
                 continue
             key = (group_id, tid, index)
-            if self.read_epochs.get(key) == epoch and (key in self.partitions
-                                                       or key in self.persisted):
+            if self.read_epochs.get(key) == epoch:
                 continue
             try:
                 state = await self.persister.read(key, epoch)
@@ -126,6 +125,8 @@ class ShareGroupService:
                 log.info("cannot read the share state of %s: %s", key, e)
                 unready.add((tid, index))
                 continue
+            if self.read_epochs.get(key) == epoch:
+                continue  # another request read it meanwhile, and may have served it since
             self.partitions.pop(key, None)
             if state is None:
                 self.persisted.pop(key, None)
@@ -171,13 +172,15 @@ class ShareGroupService:
             key = (sp.group_id, sp.topic_id, sp.partition)
             done = sp.delivery_complete_count()
             start = sp.start_offset
+            changed = set(sp.changed)
             try:
                 await self.persister.write(key, sp.state_epoch, self.read_epochs.get(key, -1),
-                                           start, sp.state_batches(), done)
+                                           start, sp.state_batches(only_changed=True), done)
             except KafkaError as e:
                 failed = e
                 continue
-            sp.dirty = False
+            sp.changed -= changed
+            sp.dirty = bool(sp.changed)
             sp.persisted = (start, done)
         if failed is not None:
             raise failed

@@ -163,9 +163,12 @@ class ShareCoordinator:
         if current is not None and state_epoch != -1 and current.state_epoch > state_epoch:
             raise KafkaError(ErrorCode.FENCED_STATE_EPOCH)
         now = self.broker.clock()
+        if current is not None and state_epoch > current.state_epoch:
+            current = None  # a new state epoch (offsets altered): the old batches are gone
         if current is None:
             value = sr.ShareStateValue(
-                snapshot_epoch=0, leader_epoch=leader_epoch, start_offset=start_offset,
+                snapshot_epoch=0 if key not in self.states else self.states[key].snapshot_epoch + 1,
+                leader_epoch=leader_epoch, start_offset=start_offset,
                 state_batches=_apply_update(sr.ShareStateValue(0, 0, start_offset), sr.ShareStateValue(
                     0, leader_epoch, start_offset, list(batches))).state_batches,
                 state_epoch=max(state_epoch, 0), create_timestamp=now, write_timestamp=now,

@@ -6,6 +6,7 @@ the setting at 2)."""
 
 from __future__ import annotations
 
+import base64
 import uuid
 
 import pytest
@@ -16,8 +17,10 @@ from pykafkad.testing import run_broker
 from tests.failover.outage import wait_for
 from tests.failover.share_scenario import state_partition
 from tests.integration.clients import WAIT_S, create_topic, needs_java
+from wire.messages import initialize_share_group_state_request as init_req
 from wire.messages import read_share_group_state_request as read_req
 from wire.messages import write_share_group_state_request as write_req
+from wire.messages.find_coordinator_request import FindCoordinatorRequest
 from wire.messages.metadata_request import MetadataRequest, MetadataRequestTopic
 
 CONFIG = {"share.coordinator.snapshot.update.records.per.snapshot": "2",
@@ -54,6 +57,14 @@ def _write(client, group, topic_id, start, batches):
             state_batches=[write_req.StateBatch(*b) for b in batches])])]))
 
 
+def _initialize(client, group, topic_id):
+    r = client.request(83, 0, init_req.InitializeShareGroupStateRequest(group_id=group, topics=[
+        init_req.InitializeStateData(topic_id=topic_id, partitions=[init_req.PartitionData(
+            partition=0, state_epoch=0, start_offset=0)])]))
+    code = r.results[0].partitions[0].error_code
+    return None if code in (14, 15, 16) else code
+
+
 def _record_types(bootstrap: str, index: int, group: str, n: int) -> list[int]:
     """The record types (0 snapshot, 1 update) of the group's records in its state
     partition."""
@@ -73,6 +84,29 @@ def _record_types(bootstrap: str, index: int, group: str, n: int) -> list[int]:
     return out
 
 
+def test_a_write_before_initialization_is_refused(bootstrap):
+    topic = f"share-uninit-{uuid.uuid4().hex[:6]}"
+    create_topic(bootstrap, topic)
+    with WireClient(bootstrap, timeout=30) as client:
+        topic_id = client.request(3, 12, MetadataRequest(
+            topics=[MetadataRequestTopic(name=topic)], allow_auto_topic_creation=False)
+        ).topics[0].topic_id
+        key = f"g:{base64.urlsafe_b64encode(topic_id).decode().rstrip('=')}:0"
+        wait_for(lambda: client.request(10, 6, FindCoordinatorRequest(
+            key_type=2, coordinator_keys=[key])).coordinators[0].error_code == 0,
+            "the share coordinator", WAIT_S)
+        answers = []
+
+        def written():
+            r = _write(client, "g", topic_id, 0, WRITES[0][1]).results[0].partitions[0]
+            if r.error_code in (14, 15, 16):
+                return None
+            answers.append((r.error_code, r.error_message))
+            return True
+        wait_for(written, "an answer", WAIT_S)
+    assert answers == [(42, "Write operation on uninitialized share partition not allowed.")]
+
+
 def test_updates_then_a_snapshot_every_n_updates(bootstrap):
     topic = f"share-rec-{uuid.uuid4().hex[:6]}"
     group = f"{topic}-g"
@@ -81,9 +115,15 @@ def test_updates_then_a_snapshot_every_n_updates(bootstrap):
         topic_id = client.request(3, 12, MetadataRequest(
             topics=[MetadataRequestTopic(name=topic)], allow_auto_topic_creation=False)
         ).topics[0].topic_id
-        codes = []
+        key = f"{group}:{base64.urlsafe_b64encode(topic_id).decode().rstrip('=')}:0"
+
+        def found():  # the share coordinator (__share_group_state is made on first lookup)
+            r = client.request(10, 6, FindCoordinatorRequest(key_type=2, coordinator_keys=[key]))
+            return r.coordinators[0].error_code == 0
+        wait_for(found, "the share coordinator", WAIT_S)
+        codes = [_retry(lambda: _initialize(client, group, topic_id))]
         for start, batches in WRITES:
-            def written():
+            def written(start=start, batches=batches):
                 r = _write(client, group, topic_id, start, batches)
                 code = r.results[0].partitions[0].error_code
                 return None if code in (14, 15, 16) else code  # state topic still coming
@@ -94,9 +134,11 @@ def test_updates_then_a_snapshot_every_n_updates(bootstrap):
     p = read.results[0].partitions[0]
     state = (p.error_code, p.start_offset, [(b.first_offset, b.last_offset, b.delivery_state,
                                              b.delivery_count) for b in p.state_batches])
-    types = _record_types(bootstrap, state_partition(group, topic_id, 0), group, len(WRITES))
-    assert codes == [0] * len(WRITES)
-    assert types == [0, 1, 1, 1, 0, 1, 1, 0], types
+    types = _record_types(bootstrap, state_partition(group, topic_id, 0), group,
+                          len(WRITES) + 1)
+    assert codes == [0] * (len(WRITES) + 1)
+    # the initial snapshot, then two updates and a snapshot, over and over
+    assert types == [0, 1, 1, 0, 1, 1, 0, 1, 1], types
     assert state == (0, 5, [(5, 5, 2, 1), (6, 6, 0, 1)]), state
 
 

@@ -17,6 +17,7 @@ from pykafkad.coordinator.share_group.state_store import SHARE_GROUP_STATE_TOPIC
 from pykafkad.network.client import NodeClient, NodeUnavailableError
 from pykafkad.security.client import inter_broker_security
 from wire.errors import ErrorCode, KafkaError
+from wire.messages import initialize_share_group_state_request as init_req
 from wire.messages import read_share_group_state_request as read_req
 from wire.messages import write_share_group_state_request as write_req
 
@@ -80,6 +81,25 @@ class SharePersister:
             try:
                 self.coordinator.write(key, state_epoch, leader_epoch, start_offset, batches,
                                        done)
+            except KafkaError as e:
+                return e.code, None
+            return ErrorCode.NONE, None
+
+        code, _ = await self._call(key, local, request)
+        if code:
+            raise KafkaError(code)
+
+    async def initialize(self, key: Key, state_epoch: int, start_offset: int) -> None:
+        """InitializeShareGroupState: the share partition's first state (Kafka's group
+        coordinator initializes it; pykafkad's leader does, on its first read)."""
+        group_id, topic_id, partition = key
+        request = init_req.InitializeShareGroupStateRequest(group_id=group_id, topics=[
+            init_req.InitializeStateData(topic_id=topic_id, partitions=[init_req.PartitionData(
+                partition=partition, state_epoch=state_epoch, start_offset=start_offset)])])
+
+        def local():
+            try:
+                self.coordinator.initialize(key, state_epoch, start_offset)
             except KafkaError as e:
                 return e.code, None
             return ErrorCode.NONE, None

@@ -12,6 +12,7 @@ import trio
 from pykafkad.config.group import BROKER_SYNONYMS, GROUP_CONFIGS, broker_value
 from pykafkad.coordinator.coordinator import RECORD_REPLAYERS
 from pykafkad.coordinator.share_group import group_records
+from pykafkad.coordinator.share_group import state_records as sr
 from pykafkad.coordinator.share_group.group import ShareGroupCoordinator, replay
 from pykafkad.coordinator.share_group.persister import SharePersister
 from pykafkad.coordinator.share_group.share_coordinator import ShareCoordinator
@@ -121,6 +122,13 @@ class ShareGroupService:
                 continue
             try:
                 state = await self.persister.read(key, epoch)
+                if state is None:
+                    plog = self.broker.replicas.get_partition_or_error(
+                        topic.name, index).local_log_with_epoch(-1, require_leader=True)
+                    start = self._reset_offset(group_id, plog)
+                    await self.persister.initialize(key, 0, start)
+                    state = sr.ShareStateValue(snapshot_epoch=0, leader_epoch=epoch,
+                                               start_offset=start)
             except KafkaError as e:
                 log.info("cannot read the share state of %s: %s", key, e)
                 unready.add((tid, index))
@@ -128,10 +136,7 @@ class ShareGroupService:
             if self.read_epochs.get(key) == epoch:
                 continue  # another request read it meanwhile, and may have served it since
             self.partitions.pop(key, None)
-            if state is None:
-                self.persisted.pop(key, None)
-            else:
-                self.persisted[key] = state
+            self.persisted[key] = state
             self.read_epochs[key] = epoch
         return unready
 

@@ -38,7 +38,8 @@ class ShareCoordinator:
         self.broker = broker
         self.store = store
         self.states: dict[Key, sr.ShareStateValue] = {}
-        #: ShareUpdate records replayed since the key's last snapshot (Kafka's count)
+        #: ShareUpdate records since the key's last snapshot: at the setting's value, the next
+        #: write is a snapshot
         self.update_counts: dict[Key, int] = {}
         self.leader_epochs: dict[Key, int] = {}
         #: state partition -> the leader epoch it was loaded at
@@ -119,12 +120,11 @@ class ShareCoordinator:
                                       value.leader_epoch)
         if record_type == sr.SNAPSHOT:
             self.states[key] = value
-            if self.update_counts.get(key, 0) >= self.updates_per_snapshot():
-                self.update_counts[key] = 0
+            self.update_counts[key] = 0
             return
         base = self.states.get(key)
         self.states[key] = value if base is None else _apply_update(base, value)
-        self.update_counts[key] = self.update_counts[key] + 1 if key in self.update_counts else 0
+        self.update_counts[key] = self.update_counts.get(key, 0) + 1
 
     def _drop(self, key: Key) -> None:
         self.states.pop(key, None)
@@ -155,19 +155,22 @@ class ShareCoordinator:
 
     def write(self, key: Key, state_epoch: int, leader_epoch: int, start_offset: int,
               batches: list[tuple[int, int, int, int]], delivery_complete_count: int = -1) -> None:
-        """WriteShareGroupState: a snapshot for a new key or after enough updates, else a
-        ShareUpdate of the batches written."""
+        """WriteShareGroupState: a ShareUpdate of the batches written, or a snapshot of the
+        merged state after enough updates (or at a new state epoch); INVALID_REQUEST for a
+        share partition never initialized, as Kafka answers."""
         if leader_epoch != -1 and self.leader_epochs.get(key, -1) > leader_epoch:
             raise KafkaError(ErrorCode.FENCED_LEADER_EPOCH)
         current = self.states.get(key)
-        if current is not None and state_epoch != -1 and current.state_epoch > state_epoch:
+        if current is None:
+            raise KafkaError(ErrorCode.INVALID_REQUEST,
+                             "Write operation on uninitialized share partition not allowed.")
+        if state_epoch != -1 and current.state_epoch > state_epoch:
             raise KafkaError(ErrorCode.FENCED_STATE_EPOCH)
         now = self.broker.clock()
-        if current is not None and state_epoch > current.state_epoch:
-            current = None  # a new state epoch (offsets altered): the old batches are gone
-        if current is None:
+        if state_epoch > current.state_epoch:
+            # a new state epoch (offsets altered): the old batches are gone
             value = sr.ShareStateValue(
-                snapshot_epoch=0 if key not in self.states else self.states[key].snapshot_epoch + 1,
+                snapshot_epoch=current.snapshot_epoch + 1,
                 leader_epoch=leader_epoch, start_offset=start_offset,
                 state_batches=_apply_update(sr.ShareStateValue(0, 0, start_offset), sr.ShareStateValue(
                     0, leader_epoch, start_offset, list(batches))).state_batches,
@@ -199,8 +202,8 @@ class ShareCoordinator:
         now = self.broker.clock()
         self._append(key, sr.SNAPSHOT, sr.ShareStateValue(
             snapshot_epoch=0 if current is None else current.snapshot_epoch + 1,
-            leader_epoch=-1, start_offset=start_offset, state_epoch=state_epoch,
-            create_timestamp=now, write_timestamp=now))
+            leader_epoch=0, start_offset=start_offset, state_epoch=state_epoch,
+            create_timestamp=now, write_timestamp=now, delivery_complete_count=0))
 
     def delete(self, key: Key) -> None:
         """DeleteShareGroupState: tombstones for the key."""

@@ -131,7 +131,7 @@ def two_members_read_everything(target: FailoverTarget) -> dict:
 
 
 def _state_replicated(target: FailoverTarget, index: int) -> bool:
-    logs = [log for n, log in zip(target.node_ids, replica_logs(target, STATE_TOPIC, index))
+    logs = [log for n, log in zip(target.node_ids, replica_logs(target, STATE_TOPIC, index), strict=True)
             if target.running(n)]
     return bool(logs[0]) and all(log == logs[0] for log in logs[1:])
 

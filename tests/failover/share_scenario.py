@@ -130,6 +130,67 @@ def two_members_read_everything(target: FailoverTarget) -> dict:
     return seen
 
 
+def java_member(bootstrap: str, topic: str, group: str):
+    """compat/java/ShareGroupMember.java as a process, once it says it is subscribed."""
+    import subprocess
+
+    from compat import maven
+    from compat.clients import java
+    from compat.kafka_specs import SPECS_VERSION
+
+    source = java.SOURCE.with_name("ShareGroupMember.java")
+    cp = maven.classpath(java.jars_dir(SPECS_VERSION))
+    proc = subprocess.Popen(
+        ["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", cp, str(source),
+         bootstrap, topic, group],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    for line in proc.stdout:
+        if line.startswith("##READY"):
+            return proc
+    raise AssertionError(f"the Java member did not start: {proc.wait()}")
+
+
+def three_clients_read_everything(target: FailoverTarget) -> dict:
+    """Two librdkafka ShareConsumers and the Java KafkaShareConsumer in one group read a
+    3-partition topic (10 records a partition, each partition led by another broker): every
+    record once, and the Java member gets some."""
+    import threading
+
+    seen: dict = {}
+    bootstrap = _bootstrap(target)
+    topic, _, parts = _new_topic(target, "share-three")
+    group = f"{topic}-g"
+    seen["leaders"] = len({leader for leader, _ in parts.values()})
+    earliest(bootstrap, group)
+    proc = java_member(bootstrap, topic, group)
+    from_java: list[tuple[int, int, int]] = []
+
+    def read_java():
+        for line in proc.stdout:
+            if line.startswith("##R "):
+                p, o, d = map(int, line.split()[1:])
+                from_java.append((p, o, d))
+    reader = threading.Thread(target=read_java, daemon=True)
+    reader.start()
+    members = [share_consumer(bootstrap, group, topic) for _ in range(2)]
+    try:
+        produce(bootstrap, topic, range(3), 10)
+        got = poll_until(members, lambda r: len({(p, o) for p, o, _ in r + from_java}) >= 30,
+                         lambda m: AcknowledgeType.ACCEPT, "three members")
+    finally:
+        for c in members:
+            c.close()
+        proc.stdin.write("stop\n")
+        proc.stdin.close()
+        proc.wait(WAIT_S)
+        reader.join(WAIT_S)
+    every = got + from_java
+    seen["records"] = len({(p, o) for p, o, _ in every})
+    seen["twice"] = len(every) - seen["records"]
+    seen["java_read_some"] = bool(from_java)
+    return seen
+
+
 def _state_replicated(target: FailoverTarget, index: int) -> bool:
     logs = [log for n, log in zip(target.node_ids, replica_logs(target, STATE_TOPIC, index), strict=True)
             if target.running(n)]

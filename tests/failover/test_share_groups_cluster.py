@@ -8,7 +8,11 @@ import pytest
 
 from compat.failover import CLUSTER_CONFIG, KafkaTarget, PykafkadTarget
 from pykafkad.testing import run_cluster
-from tests.failover.share_scenario import state_survives_failovers, two_members_read_everything
+from tests.failover.share_scenario import (
+    state_survives_failovers,
+    three_clients_read_everything,
+    two_members_read_everything,
+)
 from tests.integration.clients import needs_java
 
 
@@ -36,6 +40,12 @@ def target(request):
 def test_two_share_consumers_read_every_record_once(target):
     seen = two_members_read_everything(target)
     assert seen == {"leaders": 3, "records": 30, "twice": 0}, seen
+
+
+@needs_java
+def test_librdkafka_and_java_members_read_every_record_once(target):
+    seen = three_clients_read_everything(target)
+    assert seen == {"leaders": 3, "records": 30, "twice": 0, "java_read_some": True}, seen
 
 
 def test_share_state_survives_the_coordinator_and_the_leader(target):

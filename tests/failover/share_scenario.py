@@ -151,9 +151,9 @@ def java_member(bootstrap: str, topic: str, group: str):
 
 
 def three_clients_read_everything(target: FailoverTarget) -> dict:
-    """Two librdkafka ShareConsumers and the Java KafkaShareConsumer in one group read a
-    3-partition topic (10 records a partition, each partition led by another broker): every
-    record once, and the Java member gets some."""
+    """The Java KafkaShareConsumer, then two librdkafka ShareConsumers with it, in one group
+    read a 3-partition topic (10 records a partition, each partition led by another broker):
+    every record once."""
     import threading
 
     seen: dict = {}
@@ -172,9 +172,13 @@ def three_clients_read_everything(target: FailoverTarget) -> dict:
                 from_java.append((p, o, d))
     reader = threading.Thread(target=read_java, daemon=True)
     reader.start()
+    # the Java member, alone at first, reads the first record of each partition; then the
+    # other two join and the rest is shared
+    produce(bootstrap, topic, range(3), 1)
+    wait_for(lambda: len(from_java) >= 3, "the Java member's first records")
     members = [share_consumer(bootstrap, group, topic) for _ in range(2)]
     try:
-        produce(bootstrap, topic, range(3), 10)
+        produce(bootstrap, topic, range(3), 9)
         got = poll_until(members, lambda r: len({(p, o) for p, o, _ in r + from_java}) >= 30,
                          lambda m: AcknowledgeType.ACCEPT, "three members")
     finally:

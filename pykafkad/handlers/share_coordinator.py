@@ -17,9 +17,10 @@ from wire.messages import read_share_group_state_summary_response as summary_msg
 from wire.messages import write_share_group_state_response as write_msg
 
 
-def _each(ctx, req, run):
+async def _each(ctx, req, run, *, writes: bool = False):
     """Runs ``run(key, partition data)`` for every partition of the request on this node's
-    share coordinator: {(topic id, partition): (error code, message, run's answer)}."""
+    share coordinator: {(topic id, partition): (error code, message, run's answer)}.
+    ``writes``: run's answers are the records' receipts, answered once replicated."""
     coordinator = service_of(ctx.broker).share_coordinator
     out = {}
     for t in req.topics:
@@ -30,9 +31,15 @@ def _each(ctx, req, run):
                 out[(t.topic_id, p.partition)] = (error, None, None)
                 continue
             try:
-                out[(t.topic_id, p.partition)] = (ErrorCode.NONE, None, run(coordinator, key, p))
+                answer = run(coordinator, key, p)
             except KafkaError as e:
                 out[(t.topic_id, p.partition)] = (e.code, e.message, None)
+                continue
+            if writes:
+                code = await coordinator.store.replicated(answer)
+                out[(t.topic_id, p.partition)] = (code, None, None)
+            else:
+                out[(t.topic_id, p.partition)] = (ErrorCode.NONE, None, answer)
     return out
 
 
@@ -46,7 +53,8 @@ def _by_topic(results, make_partition, make_topic):
 @handles(83, 0, 0)
 async def handle_initialize_share_group_state(ctx: RequestContext, req):
     """Version 0: a share partition's state epoch and start offset (no batches)."""
-    results = _each(ctx, req, lambda c, key, p: c.initialize(key, p.state_epoch, p.start_offset))
+    results = await _each(ctx, req, lambda c, key, p: c.initialize(key, p.state_epoch,
+                                                                   p.start_offset), writes=True)
     return init_msg.InitializeShareGroupStateResponse(results=_by_topic(
         results,
         lambda part, error, message, _: init_msg.PartitionResult(
@@ -58,7 +66,7 @@ async def handle_initialize_share_group_state(ctx: RequestContext, req):
 async def handle_read_share_group_state(ctx: RequestContext, req):
     """Version 0: the state epoch, start offset and state batches; an uninitialized share
     partition is INVALID_REQUEST with Kafka's message."""
-    results = _each(ctx, req, lambda c, key, p: c.read(key, p.leader_epoch))
+    results = await _each(ctx, req, lambda c, key, p: c.read(key, p.leader_epoch))
 
     def partition(part, error, message, state):
         if state is None:
@@ -78,10 +86,10 @@ async def handle_read_share_group_state(ctx: RequestContext, req):
 async def handle_write_share_group_state(ctx: RequestContext, req):
     """Versions 0-1 (v1: the delivery complete count): a ShareUpdate of the batches
     written, or a snapshot (the first write of a key, or after enough updates)."""
-    results = _each(ctx, req, lambda c, key, p: c.write(
+    results = await _each(ctx, req, lambda c, key, p: c.write(
         key, p.state_epoch, p.leader_epoch, p.start_offset,
         [(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count)
-         for b in p.state_batches], p.delivery_complete_count))
+         for b in p.state_batches], p.delivery_complete_count), writes=True)
     return write_msg.WriteShareGroupStateResponse(results=_by_topic(
         results,
         lambda part, error, message, _: write_msg.PartitionResult(
@@ -95,9 +103,9 @@ async def handle_delete_share_group_state(ctx: RequestContext, req):
     svc = service_of(ctx.broker)
 
     def delete(c, key, p):
-        c.delete(key)
         svc.persisted.pop(key, None)
-    results = _each(ctx, req, delete)
+        return c.delete(key)
+    results = await _each(ctx, req, delete, writes=True)
     return delete_msg.DeleteShareGroupStateResponse(results=_by_topic(
         results,
         lambda part, error, message, _: delete_msg.PartitionResult(
@@ -109,7 +117,7 @@ async def handle_delete_share_group_state(ctx: RequestContext, req):
 async def handle_read_share_group_state_summary(ctx: RequestContext, req):
     """Versions 0-1 (v1: the delivery complete count): an uninitialized share partition is
     start offset -1 without an error, as Kafka answers."""
-    results = _each(ctx, req, lambda c, key, p: c.summary(key))
+    results = await _each(ctx, req, lambda c, key, p: c.summary(key))
 
     def partition(part, error, message, state):
         if state is None:

@@ -46,7 +46,7 @@ class SharePersister:
             read_req.ReadStateData(topic_id=topic_id, partitions=[read_req.PartitionData(
                 partition=partition, leader_epoch=leader_epoch)])])
 
-        def local():
+        async def local():
             try:
                 return ErrorCode.NONE, self.coordinator.read(key, leader_epoch)
             except KafkaError as e:
@@ -77,13 +77,13 @@ class SharePersister:
                                                     delivery_state=s, delivery_count=c)
                                for a, z, s, c in batches])])])
 
-        def local():
+        async def local():
             try:
-                self.coordinator.write(key, state_epoch, leader_epoch, start_offset, batches,
-                                       done)
+                receipt = self.coordinator.write(key, state_epoch, leader_epoch, start_offset,
+                                                 batches, done)
             except KafkaError as e:
                 return e.code, None
-            return ErrorCode.NONE, None
+            return await self.coordinator.store.replicated(receipt), None
 
         code, _ = await self._call(key, local, request)
         if code:
@@ -97,12 +97,12 @@ class SharePersister:
             init_req.InitializeStateData(topic_id=topic_id, partitions=[init_req.PartitionData(
                 partition=partition, state_epoch=state_epoch, start_offset=start_offset)])])
 
-        def local():
+        async def local():
             try:
-                self.coordinator.initialize(key, state_epoch, start_offset)
+                receipt = self.coordinator.initialize(key, state_epoch, start_offset)
             except KafkaError as e:
                 return e.code, None
-            return ErrorCode.NONE, None
+            return await self.coordinator.store.replicated(receipt), None
 
         code, _ = await self._call(key, local, request)
         if code:
@@ -130,7 +130,7 @@ class SharePersister:
         node_id, host, port = endpoint
         if node_id == self.broker.node_id:
             code = self.coordinator.check(key)
-            return (code, None) if code else local()
+            return (code, None) if code else await local()
         client = self._client(node_id, host, port)
         try:
             response = await client.request(

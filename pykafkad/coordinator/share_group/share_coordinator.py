@@ -131,10 +131,12 @@ class ShareCoordinator:
         self.update_counts.pop(key, None)
         self.leader_epochs.pop(key, None)
 
-    def _append(self, key: Key, record_type: int, value: sr.ShareStateValue | None) -> None:
-        self.store.append(self.index_of(key), sr.ShareStateKey(record_type, *key), record_type,
-                          value)
+    def _append(self, key: Key, record_type: int, value: sr.ShareStateValue | None):
+        """Writes and applies one record; the receipt to wait on (``store.replicated``)."""
+        receipt = self.store.append(self.index_of(key), sr.ShareStateKey(record_type, *key),
+                                    record_type, value)
         self._replay(key, record_type, value)
+        return receipt
 
     # -- the APIs ------------------------------------------------------------------------------
     def read(self, key: Key, leader_epoch: int) -> sr.ShareStateValue:
@@ -154,7 +156,7 @@ class ShareCoordinator:
         return self.states.get(key)
 
     def write(self, key: Key, state_epoch: int, leader_epoch: int, start_offset: int,
-              batches: list[tuple[int, int, int, int]], delivery_complete_count: int = -1) -> None:
+              batches: list[tuple[int, int, int, int]], delivery_complete_count: int = -1):
         """WriteShareGroupState: a ShareUpdate of the batches written, or a snapshot of the
         merged state after enough updates (or at a new state epoch); INVALID_REQUEST for a
         share partition never initialized, as Kafka answers."""
@@ -176,8 +178,8 @@ class ShareCoordinator:
                     0, leader_epoch, start_offset, list(batches))).state_batches,
                 state_epoch=max(state_epoch, 0), create_timestamp=now, write_timestamp=now,
                 delivery_complete_count=delivery_complete_count)
-            self._append(key, sr.SNAPSHOT, value)
-        elif self.update_counts.get(key, 0) >= self.updates_per_snapshot():
+            return self._append(key, sr.SNAPSHOT, value)
+        if self.update_counts.get(key, 0) >= self.updates_per_snapshot():
             merged = _apply_update(current, sr.ShareStateValue(
                 0, leader_epoch, start_offset, list(batches)))
             value = sr.ShareStateValue(
@@ -187,26 +189,26 @@ class ShareCoordinator:
                 state_epoch=current.state_epoch if state_epoch == -1 else state_epoch,
                 create_timestamp=current.create_timestamp, write_timestamp=now,
                 delivery_complete_count=delivery_complete_count)
-            self._append(key, sr.SNAPSHOT, value)
-        else:
-            self._append(key, sr.UPDATE, sr.ShareStateValue(
-                snapshot_epoch=current.snapshot_epoch, leader_epoch=leader_epoch,
-                start_offset=start_offset, state_batches=list(batches),
-                delivery_complete_count=delivery_complete_count))
+            return self._append(key, sr.SNAPSHOT, value)
+        return self._append(key, sr.UPDATE, sr.ShareStateValue(
+            snapshot_epoch=current.snapshot_epoch, leader_epoch=leader_epoch,
+            start_offset=start_offset, state_batches=list(batches),
+            delivery_complete_count=delivery_complete_count))
 
-    def initialize(self, key: Key, state_epoch: int, start_offset: int) -> None:
+    def initialize(self, key: Key, state_epoch: int, start_offset: int):
         """InitializeShareGroupState: a fresh snapshot at the state epoch."""
         current = self.states.get(key)
         if current is not None and current.state_epoch > state_epoch:
             raise KafkaError(ErrorCode.FENCED_STATE_EPOCH)
         now = self.broker.clock()
-        self._append(key, sr.SNAPSHOT, sr.ShareStateValue(
+        return self._append(key, sr.SNAPSHOT, sr.ShareStateValue(
             snapshot_epoch=0 if current is None else current.snapshot_epoch + 1,
             leader_epoch=0, start_offset=start_offset, state_epoch=state_epoch,
             create_timestamp=now, write_timestamp=now, delivery_complete_count=0))
 
-    def delete(self, key: Key) -> None:
+    def delete(self, key: Key):
         """DeleteShareGroupState: tombstones for the key."""
-        if key in self.states:
-            self._append(key, sr.SNAPSHOT, None)
-            self._append(key, sr.UPDATE, None)
+        if key not in self.states:
+            return None
+        self._append(key, sr.SNAPSHOT, None)
+        return self._append(key, sr.UPDATE, None)

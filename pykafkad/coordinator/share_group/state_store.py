@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 
+import trio
+
 from pykafkad.coordinator.share_group import state_records as sr
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.create_topics_request import CreatableTopic, CreatableTopicConfig
@@ -63,17 +65,28 @@ class ShareStateStore:
         return True
 
     def append(self, index: int, key: sr.ShareStateKey, record_type: int,
-               value: sr.ShareStateValue | None) -> None:
+               value: sr.ShareStateValue | None):
         """Appends one record (a null value: a tombstone) to the state partition this node
-        leads; KafkaError when the write fails."""
+        leads, as an acks=all write; KafkaError when the write fails.  Returns (partition,
+        the offset the ISR must reach) for ``replicated``."""
         now = self.broker.clock()
         data = None if value is None else sr.encode_value(record_type, value)
         batch = build_batch([(sr.encode_key(key), data, (), now)])
+        partition = self.broker.partition(SHARE_GROUP_STATE_TOPIC, index)
         try:
-            self.broker.partition(SHARE_GROUP_STATE_TOPIC, index).append_as_leader(
-                batch, now_ms=now)
+            info = partition.append_as_leader(batch, now_ms=now, required_acks=-1)
         except OSError as e:
             raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, str(e)) from None
+        return partition, info.last_offset + 1
+
+    async def replicated(self, receipt) -> int:
+        """Waits until an appended record is on every ISR member (Kafka's share coordinator
+        answers then); the error code otherwise."""
+        if receipt is None:
+            return ErrorCode.NONE
+        partition, offset = receipt
+        deadline = trio.current_time() + self.broker.config["request.timeout.ms"] / 1000
+        return await self.broker.replicas.wait_for_acks(partition, offset, deadline)
 
 
 def _apply_update(base: sr.ShareStateValue, update: sr.ShareStateValue) -> sr.ShareStateValue:

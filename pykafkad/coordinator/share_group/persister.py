@@ -17,6 +17,7 @@ from pykafkad.coordinator.share_group.state_store import SHARE_GROUP_STATE_TOPIC
 from pykafkad.network.client import NodeClient, NodeUnavailableError
 from pykafkad.security.client import inter_broker_security
 from wire.errors import ErrorCode, KafkaError
+from wire.messages import delete_share_group_state_request as delete_req
 from wire.messages import initialize_share_group_state_request as init_req
 from wire.messages import read_share_group_state_request as read_req
 from wire.messages import write_share_group_state_request as write_req
@@ -100,6 +101,24 @@ class SharePersister:
         async def local():
             try:
                 receipt = self.coordinator.initialize(key, state_epoch, start_offset)
+            except KafkaError as e:
+                return e.code, None
+            return await self.coordinator.store.replicated(receipt), None
+
+        code, _ = await self._call(key, local, request)
+        if code:
+            raise KafkaError(code)
+
+    async def delete(self, key: Key) -> None:
+        """DeleteShareGroupState: the share partition's stored state is forgotten."""
+        group_id, topic_id, partition = key
+        request = delete_req.DeleteShareGroupStateRequest(group_id=group_id, topics=[
+            delete_req.DeleteStateData(topic_id=topic_id, partitions=[
+                delete_req.PartitionData(partition=partition)])])
+
+        async def local():
+            try:
+                receipt = self.coordinator.delete(key)
             except KafkaError as e:
                 return e.code, None
             return await self.coordinator.store.replicated(receipt), None

@@ -18,7 +18,7 @@ from pykafkad.coordinator.share_group.persister import SharePersister
 from pykafkad.coordinator.share_group.share_coordinator import ShareCoordinator
 from pykafkad.coordinator.share_group.share_partition import SharePartition
 from pykafkad.coordinator.share_group.share_sessions import ShareSessionCache
-from pykafkad.coordinator.share_group.state_store import ShareStateStore
+from pykafkad.coordinator.share_group.state_store import SHARE_GROUP_STATE_TOPIC, ShareStateStore
 from wire.errors import KafkaError
 
 log = logging.getLogger("pykafkad.coordinator.share")
@@ -225,6 +225,19 @@ class ShareGroupService:
         for key in {k for k in list(self.partitions) + list(self.stored_states())
                     if k[0] == group_id and k[1] == topic_id}:
             self._forget(key)
+
+    async def delete_topic_state_everywhere(self, group_id: str, topic_id: bytes) -> None:
+        """DeleteShareGroupOffsets: every partition's share state is forgotten here and at
+        its share coordinator (DeleteShareGroupState where that is another node)."""
+        self.delete_topic_state(group_id, topic_id)
+        topic = self.broker.topics.by_id.get(topic_id)
+        if self.broker.topics.get(SHARE_GROUP_STATE_TOPIC) is None:
+            return  # no share state anywhere yet
+        for index in range(topic.num_partitions if topic is not None else 0):
+            try:
+                await self.persister.delete((group_id, topic_id, index))
+            except KafkaError as e:
+                log.warning("cannot forget the share state of %s-%d: %s", topic.name, index, e)
 
     def _forget(self, key: tuple[str, bytes, int]) -> None:
         """Forgets a share partition here, and its stored state where this node is its share

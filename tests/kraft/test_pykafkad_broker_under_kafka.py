@@ -9,7 +9,10 @@ import re
 import time
 
 import pytest
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import Producer
+from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
+                                   ConfigSource, NewPartitions, NewTopic, ScramCredentialInfo,
+                                   ScramMechanism, UserScramCredentialUpsertion)
 
 from compat.kafka_tools import run_tool
 from compat.mixed_cluster import run_pykafkad_broker_under_kafka
@@ -21,11 +24,24 @@ pytestmark = needs_java
 SESSION_TIMEOUT_MS = 4000
 KAFKA, PYKAFKAD = 2, 3
 
+#: Kafka's controller snapshots its metadata often and drops the log the snapshots cover, so a
+#: broker that was away must fetch a snapshot (FetchSnapshot) to catch up
+SNAPSHOT_OFTEN = {
+    "metadata.log.max.record.bytes.between.snapshots": "2000",
+    # Kafka logs that this is for tests only; a segment must hold the largest batch (the 50
+    # PartitionRecords of __consumer_offsets), or Kafka's controller stops writing
+    "internal.metadata.log.segment.bytes": "16384",
+    "metadata.max.retention.bytes": "1",
+    "metadata.max.retention.ms": "1000",
+    "internal.metadata.delete.delay.millis": "100",
+}
+
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     with run_pykafkad_broker_under_kafka(
-            controller_config={"broker.session.timeout.ms": str(SESSION_TIMEOUT_MS)},
+            controller_config={"broker.session.timeout.ms": str(SESSION_TIMEOUT_MS),
+                               **SNAPSHOT_OFTEN},
             data_dir=tmp_path_factory.mktemp("pykafkad-under-kafka")) as c:
         yield c
 
@@ -141,3 +157,115 @@ def test_replication_both_ways_and_failover(cluster):
     for p in (0, 1):
         wait_for(lambda p=p: segment(cluster.kafka, topic, p)
                  == segment(cluster.pykafkad, topic, p), f"{topic}-{p} replicas equal at the end")
+
+    # the Kafka broker leads both now; a preferred election asked of the pykafkad broker
+    # (ElectLeaders forwarded to Kafka's controller) gives partition 1 back to it
+    assert partition_states(addr(cluster.pykafkad), topic)[1][0] == KAFKA
+    elected = run_tool("kafka-leader-election", ["--bootstrap-server", addr(cluster.pykafkad),
+                                                 "--election-type", "PREFERRED", "--topic", topic,
+                                                 "--partition", "1"], check=True).stdout
+    assert f"Successfully completed leader election (PREFERRED) for partitions {topic}-1" \
+        in elected, elected
+    wait_for(lambda: partition_states(addr(cluster.kafka), topic) == both,
+             "preferred leaders back")
+
+
+def test_the_pykafkad_broker_replays_what_kafkas_controller_writes(cluster):
+    """Requests through the pykafkad broker, forwarded to Kafka's controller, come back as
+    metadata records (ConfigRecord, ClientQuotaRecord, UserScramCredentialRecord,
+    PartitionRecord, RemoveTopicRecord, ProducerIdsRecord) that it applies."""
+    ours, theirs = addr(cluster.pykafkad), addr(cluster.kafka)
+    admin = AdminClient({"bootstrap.servers": ours})
+    topic = "records"
+    admin.create_topics([NewTopic(topic, 1, 2)])[topic].result(WAIT_S)
+    resource = ConfigResource("TOPIC", topic, incremental_configs=[ConfigEntry(
+        "retention.ms", "86400000", incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([resource])[resource].result(WAIT_S)
+    broker_default = ConfigResource("BROKER", "", incremental_configs=[ConfigEntry(
+        "log.cleaner.backoff.ms", "12345", incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([broker_default])[broker_default].result(WAIT_S)
+
+    def config_of(bootstrap, kind, name, key):
+        res = ConfigResource(kind, name)
+        entry = AdminClient({"bootstrap.servers": bootstrap}).describe_configs(
+            [res])[res].result(WAIT_S)[key]
+        return entry.value, entry.source
+    for node in (ours, theirs):
+        wait_for(lambda n=node: config_of(n, "TOPIC", topic, "retention.ms") == (
+            "86400000", ConfigSource.DYNAMIC_TOPIC_CONFIG.value), "the topic config everywhere")
+        wait_for(lambda n=node, b=3 if node == ours else 2: config_of(
+            n, "BROKER", str(b), "log.cleaner.backoff.ms") == (
+            "12345", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value),
+            "the cluster-wide broker default everywhere")
+
+    # a client quota and a SCRAM user, described by each broker from its own metadata image
+    run_tool("kafka-configs", ["--bootstrap-server", ours, "--alter", "--add-config",
+                               "producer_byte_rate=1048576", "--entity-type", "clients",
+                               "--entity-name", "quota-client"], check=True)
+    admin.alter_user_scram_credentials([UserScramCredentialUpsertion(
+        "alice", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 8192), b"alice-secret")]
+    )["alice"].result(WAIT_S)
+    for node in (ours, theirs):
+        wait_for(lambda n=node: "producer_byte_rate=1048576.0" in run_tool(
+            "kafka-configs", ["--bootstrap-server", n, "--describe", "--entity-type", "clients",
+                              "--entity-name", "quota-client"], check=True).stdout,
+            "the client quota everywhere")
+        described = AdminClient({"bootstrap.servers": node}).describe_user_scram_credentials(
+            ["alice"])["alice"].result(WAIT_S)
+        assert [(i.mechanism, i.iterations) for i in described.scram_credential_infos] == [
+            (ScramMechanism.SCRAM_SHA_256, 8192)]
+
+    # more partitions, then a transactional producer through the pykafkad broker alone:
+    # producer ids come from Kafka's controller, __transaction_state is replicated over both
+    admin.create_partitions([NewPartitions(topic, 3)])[topic].result(WAIT_S)
+    wait_for(lambda: (st := partition_states(ours, topic)) and len(st) == 3
+             and all(v[2] == [2, 3] for v in st.values()), "three partitions in sync")
+    p = Producer({"bootstrap.servers": ours, "transactional.id": "mixed-tx"})
+    p.init_transactions(WAIT_S)
+    p.begin_transaction()
+    for i in range(30):
+        p.produce(topic, b"tx-%d" % i, partition=i % 3)
+    p.commit_transaction(WAIT_S)
+    got = confluent_consume(theirs, topic, 30, partitions=(0, 1, 2),
+                            **{"isolation.level": "read_committed"})
+    assert sorted(m.value() for m in got) == sorted(b"tx-%d" % i for i in range(30))
+    assert partition_states(theirs, "__transaction_state")[0][1] == [2, 3]
+
+    # a deleted topic leaves both brokers' metadata and log dirs
+    admin.delete_topics([topic])[topic].result(WAIT_S)
+    for node in (cluster.kafka, cluster.pykafkad):
+        wait_for(lambda n=node: partition_states(addr(n), topic) is None
+                 and not any(d.name.startswith(f"{topic}-") and not d.name.endswith("-delete")
+                             for d in (n.props.parent / "logs").iterdir()),
+                 f"{topic} gone from node {node.node_id}")
+
+
+def test_a_restarted_pykafkad_broker_catches_up_from_a_snapshot(cluster):
+    """Away while Kafka's controller snapshots and drops its log: the pykafkad broker's next
+    Fetch is below the log start, so it loads the snapshot with FetchSnapshot."""
+    controller_log = cluster.controller.props.parent / "logs" / "__cluster_metadata-0"
+    ours = cluster.pykafkad.props.parent / "logs" / "__cluster_metadata-0"
+    cluster.pykafkad.kill()
+    wait_for(lambda: sorted(AdminClient({"bootstrap.servers": addr(cluster.kafka)}).list_topics(
+        timeout=WAIT_S).brokers) == [KAFKA], "the pykafkad broker fenced")
+    last_ours = max(int(f.stem) for f in ours.glob("*.log"))
+    admin = AdminClient({"bootstrap.servers": addr(cluster.kafka)})
+    created = []
+
+    def log_start() -> int:
+        return min(int(f.stem) for f in controller_log.glob("*.log"))
+    # records enough that the controller's log no longer holds what the pykafkad broker has
+    while log_start() <= last_ours or len(created) < 5:
+        name = f"while-away-{len(created)}"
+        admin.create_topics([NewTopic(name, 10, 1)])[name].result(WAIT_S)
+        created.append(name)
+        assert len(created) < 200, "the controller never dropped its old log"
+    cluster.pykafkad.start()
+    wait_for(lambda: (md := partition_states(addr(cluster.pykafkad), created[-1]))
+             and md[0][0] == KAFKA, "the pykafkad broker sees the last topic")
+    names = set(AdminClient({"bootstrap.servers": addr(cluster.pykafkad)}).list_topics(
+        timeout=WAIT_S).topics)
+    assert set(created) <= names
+    assert any(f.name.endswith(".checkpoint") for f in ours.iterdir()), sorted(ours.iterdir())
+    wait_for(lambda: sorted(AdminClient({"bootstrap.servers": addr(cluster.kafka)}).list_topics(
+        timeout=WAIT_S).brokers) == [KAFKA, PYKAFKAD], "the pykafkad broker unfenced again")

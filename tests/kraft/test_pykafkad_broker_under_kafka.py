@@ -59,7 +59,9 @@ def wait_for(condition, what: str, timeout: float = 3 * WAIT_S):
 def partition_states(bootstrap: str, topic: str) -> dict | None:
     """partition -> (leader, replicas, isr), as the broker at ``bootstrap`` answers Metadata."""
     try:
-        md = AdminClient({"bootstrap.servers": bootstrap}).list_topics(topic, timeout=5)
+        # (an admin client is a producer, which asks for a missing topic to be created)
+        md = AdminClient({"bootstrap.servers": bootstrap, "allow.auto.create.topics": False}
+                         ).list_topics(topic, timeout=5)
     except Exception:  # the broker is still starting: no answer yet
         return None
     t = md.topics.get(topic)
@@ -181,14 +183,15 @@ def test_the_pykafkad_broker_replays_what_kafkas_controller_writes(cluster):
     resource = ConfigResource("TOPIC", topic, incremental_configs=[ConfigEntry(
         "retention.ms", "86400000", incremental_operation=AlterConfigOpType.SET)])
     admin.incremental_alter_configs([resource])[resource].result(WAIT_S)
-    broker_default = ConfigResource("BROKER", "", incremental_configs=[ConfigEntry(
-        "log.cleaner.backoff.ms", "12345", incremental_operation=AlterConfigOpType.SET)])
-    admin.incremental_alter_configs([broker_default])[broker_default].result(WAIT_S)
+    run_tool("kafka-configs", ["--bootstrap-server", ours, "--alter", "--entity-type", "brokers",
+                               "--entity-default", "--add-config", "log.cleaner.backoff.ms=12345"],
+             check=True)
+
+    admins = {n: AdminClient({"bootstrap.servers": n}) for n in (ours, theirs)}
 
     def config_of(bootstrap, kind, name, key):
         res = ConfigResource(kind, name)
-        entry = AdminClient({"bootstrap.servers": bootstrap}).describe_configs(
-            [res])[res].result(WAIT_S)[key]
+        entry = admins[bootstrap].describe_configs([res])[res].result(WAIT_S)[key]
         return entry.value, entry.source
     for node in (ours, theirs):
         wait_for(lambda n=node: config_of(n, "TOPIC", topic, "retention.ms") == (
@@ -210,8 +213,8 @@ def test_the_pykafkad_broker_replays_what_kafkas_controller_writes(cluster):
             "kafka-configs", ["--bootstrap-server", n, "--describe", "--entity-type", "clients",
                               "--entity-name", "quota-client"], check=True).stdout,
             "the client quota everywhere")
-        described = AdminClient({"bootstrap.servers": node}).describe_user_scram_credentials(
-            ["alice"])["alice"].result(WAIT_S)
+        described = admins[node].describe_user_scram_credentials(["alice"])["alice"].result(
+            WAIT_S)
         assert [(i.mechanism, i.iterations) for i in described.scram_credential_infos] == [
             (ScramMechanism.SCRAM_SHA_256, 8192)]
 
@@ -220,12 +223,15 @@ def test_the_pykafkad_broker_replays_what_kafkas_controller_writes(cluster):
     admin.create_partitions([NewPartitions(topic, 3)])[topic].result(WAIT_S)
     wait_for(lambda: (st := partition_states(ours, topic)) and len(st) == 3
              and all(v[2] == [2, 3] for v in st.values()), "three partitions in sync")
-    p = Producer({"bootstrap.servers": ours, "transactional.id": "mixed-tx"})
+    # (no auto-creation: its metadata requests would bring the topic back after the delete)
+    p = Producer({"bootstrap.servers": ours, "transactional.id": "mixed-tx",
+                  "allow.auto.create.topics": False})
     p.init_transactions(WAIT_S)
     p.begin_transaction()
     for i in range(30):
         p.produce(topic, b"tx-%d" % i, partition=i % 3)
     p.commit_transaction(WAIT_S)
+    del p
     got = confluent_consume(theirs, topic, 30, partitions=(0, 1, 2),
                             **{"isolation.level": "read_committed"})
     assert sorted(m.value() for m in got) == sorted(b"tx-%d" % i for i in range(30))
@@ -245,17 +251,19 @@ def test_a_restarted_pykafkad_broker_catches_up_from_a_snapshot(cluster):
     Fetch is below the log start, so it loads the snapshot with FetchSnapshot."""
     controller_log = cluster.controller.props.parent / "logs" / "__cluster_metadata-0"
     ours = cluster.pykafkad.props.parent / "logs" / "__cluster_metadata-0"
+    status = run_tool("kafka-metadata-quorum", ["--bootstrap-server", addr(cluster.kafka),
+                                                "describe", "--status"], check=True).stdout
+    high_watermark = int(re.search(r"^HighWatermark:\s+(\d+)$", status, re.M).group(1))
     cluster.pykafkad.kill()
     wait_for(lambda: sorted(AdminClient({"bootstrap.servers": addr(cluster.kafka)}).list_topics(
         timeout=WAIT_S).brokers) == [KAFKA], "the pykafkad broker fenced")
-    last_ours = max(int(f.stem) for f in ours.glob("*.log"))
     admin = AdminClient({"bootstrap.servers": addr(cluster.kafka)})
     created = []
 
     def log_start() -> int:
         return min(int(f.stem) for f in controller_log.glob("*.log"))
     # records enough that the controller's log no longer holds what the pykafkad broker has
-    while log_start() <= last_ours or len(created) < 5:
+    while log_start() <= high_watermark or len(created) < 5:
         name = f"while-away-{len(created)}"
         admin.create_topics([NewTopic(name, 10, 1)])[name].result(WAIT_S)
         created.append(name)

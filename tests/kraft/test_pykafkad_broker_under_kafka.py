@@ -10,14 +10,23 @@ import time
 
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
-                                   ConfigSource, NewPartitions, NewTopic, ScramCredentialInfo,
-                                   ScramMechanism, UserScramCredentialUpsertion)
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+    NewPartitions,
+    NewTopic,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialUpsertion,
+)
 
 from compat.kafka_tools import run_tool
 from compat.mixed_cluster import run_pykafkad_broker_under_kafka
 from pykafkad.metadata.batches import decode_batches
-from tests.integration.clients import WAIT_S, confluent_consume, confluent_produce, needs_java
+from tests.integration.clients import WAIT_S, confluent_consume, needs_java
 
 pytestmark = needs_java
 
@@ -121,16 +130,31 @@ def test_replication_both_ways_and_failover(cluster):
     for node in (cluster.kafka, cluster.pykafkad):
         wait_for(lambda n=node: partition_states(addr(n), topic) == both,
                  f"both replicas in sync, as node {node.node_id} sees them")
-    described = run_tool("kafka-topics", ["--bootstrap-server", addr(cluster.kafka),
-                                          "--describe", "--topic", topic], check=True).stdout
-    assert "PartitionCount: 2\tReplicationFactor: 2" in described, described
-    assert "Partition: 0\tLeader: 2\tReplicas: 2,3\tIsr: 2,3" in described, described
-    assert "Partition: 1\tLeader: 3\tReplicas: 3,2\tIsr: 3,2" in described, described
+    for node in (cluster.kafka, cluster.pykafkad):
+        described = run_tool("kafka-topics", ["--bootstrap-server", addr(node),
+                                              "--describe", "--topic", topic], check=True).stdout
+        assert "PartitionCount: 2\tReplicationFactor: 2" in described, described
+        assert "Partition: 0\tLeader: 2\tReplicas: 2,3\tIsr: 2,3" in described, described
+        assert "Partition: 1\tLeader: 3\tReplicas: 3,2\tIsr: 3,2" in described, described
+
+    # one idempotent producer (acks=all) through both failovers: what it sends while a leader
+    # is gone waits for the new leader and is delivered once
+    delivered, errors = [], []
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all",
+                         "enable.idempotence": True, "linger.ms": 5,
+                         "allow.auto.create.topics": False})
+
+    def produce(values: list[bytes]) -> None:
+        for i, v in enumerate(values):
+            producer.produce(topic, v, partition=i % 2, on_delivery=lambda err, msg: (
+                errors if err else delivered).append(err or msg.value()))
+
+    def flushed() -> None:
+        assert producer.flush(3 * WAIT_S) == 0 and not errors, errors
 
     sent = [b"first-%d" % i for i in range(100)]
-    assert len(confluent_produce(cluster.bootstrap_servers, topic,
-                                 [{"value": v, "partition": i % 2} for i, v in enumerate(sent)],
-                                 acks="all")) == len(sent)
+    produce(sent)
+    flushed()
     got = confluent_consume(cluster.bootstrap_servers, topic, len(sent), partitions=(0, 1))
     assert sorted(m.value() for m in got) == sorted(sent)
     # the follower's log is the leader's, byte for byte (each way)
@@ -138,25 +162,26 @@ def test_replication_both_ways_and_failover(cluster):
         wait_for(lambda p=p: segment(cluster.kafka, topic, p)
                  == segment(cluster.pykafkad, topic, p) != b"", f"{topic}-{p} replicas equal")
 
-    # the Kafka broker dies: the pykafkad broker leads both partitions, alone in the ISR
-    for dead, survivor, batch in ((cluster.kafka, cluster.pykafkad, "second"),
-                                  (cluster.pykafkad, cluster.kafka, "third")):
+    # the Kafka broker dies: the pykafkad broker leads both partitions, alone in the ISR; then
+    # the reverse
+    for dead, survivor, batch in ((cluster.kafka, cluster.pykafkad, b"second"),
+                                  (cluster.pykafkad, cluster.kafka, b"third")):
         dead.kill()
+        more = [b"%s-%d" % (batch, i) for i in range(50)]
+        produce(more)  # sent at once: the dead leader's share is retried on the new one
         alone = {p: (survivor.node_id, [2, 3], [survivor.node_id]) for p in (0, 1)}
         wait_for(lambda s=survivor, a=alone: partition_states(addr(s), topic) == a,
                  f"node {survivor.node_id} leading both partitions alone")
-        more = [b"%s-%d" % (batch.encode(), i) for i in range(50)]
-        assert len(confluent_produce(addr(survivor), topic,
-                                     [{"value": v, "partition": i % 2}
-                                      for i, v in enumerate(more)], acks="all")) == len(more)
+        flushed()
         sent += more
         # back: it catches up and rejoins the ISR
         dead.start()
         wait_for(lambda s=survivor: (st := partition_states(addr(s), topic))
                  and all(st[p][2] == [2, 3] for p in (0, 1)),
                  f"node {dead.node_id} back in the ISR")
-        got = confluent_consume(addr(survivor), topic, len(sent), partitions=(0, 1))
-        assert sorted(m.value() for m in got) == sorted(sent)
+        got = confluent_consume(addr(dead), topic, len(sent), partitions=(0, 1))
+        assert sorted(m.value() for m in got) == sorted(sent)  # each once: no duplicates
+    assert sorted(delivered) == sorted(sent)
     for p in (0, 1):
         wait_for(lambda p=p: segment(cluster.kafka, topic, p)
                  == segment(cluster.pykafkad, topic, p), f"{topic}-{p} replicas equal at the end")

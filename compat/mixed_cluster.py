@@ -8,6 +8,10 @@ with ``kafka-storage format`` and the same cluster id, as on the machines of a r
 
     with run_kafka_brokers_under_pykafkad(brokers=2) as cluster:
         print(cluster.bootstrap_servers)
+
+The reverse (issue 14.1), ``run_pykafkad_broker_under_kafka``: a pykafkad broker
+(``pykafkad --config``, process.roles=broker, ``pykafkad format``) next to a Kafka broker under
+a Kafka controller.
 """
 
 from __future__ import annotations
@@ -308,12 +312,6 @@ class PykafkadUnderKafka:
     controller: QuorumNode
     kafka: QuorumNode
     pykafkad: QuorumNode
-
-    def port_of(self, node: QuorumNode) -> int:
-        return node.port
-
-    def broker(self, node_id: int) -> QuorumNode:
-        return {2: self.kafka, 3: self.pykafkad}[node_id]
 
     @property
     def bootstrap_servers(self) -> str:

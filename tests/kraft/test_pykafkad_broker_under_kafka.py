@@ -11,6 +11,10 @@ import time
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
     AdminClient,
     AlterConfigOpType,
     ConfigEntry,
@@ -18,6 +22,8 @@ from confluent_kafka.admin import (
     ConfigSource,
     NewPartitions,
     NewTopic,
+    ResourcePatternType,
+    ResourceType,
     ScramCredentialInfo,
     ScramMechanism,
     UserScramCredentialUpsertion,
@@ -47,11 +53,18 @@ SNAPSHOT_OFTEN = {
 }
 
 
+#: every node runs Kafka's StandardAuthorizer, so ACLs go into the metadata log; clients (and
+#: the nodes, over PLAINTEXT) are User:ANONYMOUS, a super user
+AUTHORIZER = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+              "super.users": "User:ANONYMOUS"}
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     with run_pykafkad_broker_under_kafka(
             controller_config={"broker.session.timeout.ms": str(SESSION_TIMEOUT_MS),
-                               **SNAPSHOT_OFTEN},
+                               **SNAPSHOT_OFTEN, **AUTHORIZER},
+            broker_config=AUTHORIZER,
             data_dir=tmp_path_factory.mktemp("pykafkad-under-kafka")) as c:
         yield c
 
@@ -201,7 +214,8 @@ def test_replication_both_ways_and_failover(cluster):
 def test_the_pykafkad_broker_replays_what_kafkas_controller_writes(cluster):
     """Requests through the pykafkad broker, forwarded to Kafka's controller, come back as
     metadata records (ConfigRecord, ClientQuotaRecord, UserScramCredentialRecord,
-    PartitionRecord, RemoveTopicRecord, ProducerIdsRecord) that it applies."""
+    PartitionRecord, ProducerIdsRecord, AccessControlEntryRecord and its removal,
+    RemoveTopicRecord) that it applies."""
     ours, theirs = addr(cluster.pykafkad), addr(cluster.kafka)
     admin = AdminClient({"bootstrap.servers": ours})
     topic = "records"
@@ -262,6 +276,21 @@ def test_the_pykafkad_broker_replays_what_kafkas_controller_writes(cluster):
                             **{"isolation.level": "read_committed"})
     assert sorted(m.value() for m in got) == sorted(b"tx-%d" % i for i in range(30))
     assert partition_states(theirs, "__transaction_state")[0][1] == [2, 3]
+
+    # an ACL created through the pykafkad broker (AccessControlEntryRecord), then deleted
+    # (RemoveAccessControlEntryRecord): each broker's authorizer loads it from its own image
+    binding = AclBinding(ResourceType.TOPIC, topic, ResourcePatternType.LITERAL, "User:bob",
+                         "*", AclOperation.READ, AclPermissionType.ALLOW)
+    admin.create_acls([binding])[binding].result(WAIT_S)
+    everything = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
+                                  AclOperation.ANY, AclPermissionType.ANY)
+    for node in (ours, theirs):
+        wait_for(lambda n=node: admins[n].describe_acls(everything).result(WAIT_S) == [binding],
+                 "the ACL everywhere")
+    admin.delete_acls([everything])[everything].result(WAIT_S)
+    for node in (ours, theirs):
+        wait_for(lambda n=node: admins[n].describe_acls(everything).result(WAIT_S) == [],
+                 "the ACL gone everywhere")
 
     # a deleted topic leaves both brokers' metadata and log dirs
     admin.delete_topics([topic])[topic].result(WAIT_S)

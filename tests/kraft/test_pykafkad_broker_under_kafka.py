@@ -33,6 +33,8 @@ from compat.kafka_tools import run_tool
 from compat.mixed_cluster import run_pykafkad_broker_under_kafka
 from pykafkad.metadata.batches import decode_batches
 from tests.integration.clients import WAIT_S, confluent_consume, needs_java
+from wire.metadata.broker_registration_change_record import BrokerRegistrationChangeRecord
+from wire.records.batch import iter_batch_headers
 
 pytestmark = needs_java
 
@@ -102,6 +104,16 @@ def segment(node, topic: str, partition: int) -> bytes:
             / "00000000000000000000.log").read_bytes()
 
 
+def metadata_batches(node) -> dict[int, bytes]:
+    """base offset -> the bytes of each batch (control batches too) of a node's metadata log."""
+    out = {}
+    for f in (node.props.parent / "logs" / "__cluster_metadata-0").glob("*.log"):
+        data = f.read_bytes()
+        for pos, header in iter_batch_headers(data):
+            out[header.base_offset] = data[pos:pos + header.size]
+    return out
+
+
 def test_the_pykafkad_broker_is_registered_and_unfenced(cluster):
     for node in (cluster.kafka, cluster.pykafkad):
         md = AdminClient({"bootstrap.servers": addr(node)}).list_topics(timeout=WAIT_S)
@@ -130,6 +142,13 @@ def test_the_pykafkad_broker_is_registered_and_unfenced(cluster):
     cluster_id = run_tool("kafka-cluster", ["cluster-id", "--bootstrap-server",
                                             addr(cluster.pykafkad)], check=True).stdout
     assert cluster_id.strip() == f"Cluster ID: {cluster.cluster_id}", cluster_id
+
+    # its copy of the metadata log holds the controller's batches byte for byte
+    def same_batches():
+        theirs, ours = metadata_batches(cluster.controller), metadata_batches(cluster.pykafkad)
+        common = theirs.keys() & ours.keys()
+        return len(common) > 5 and all(theirs[o] == ours[o] for o in common)
+    wait_for(same_batches, "the controller's metadata batches in the pykafkad broker's log")
 
 
 def test_replication_both_ways_and_failover(cluster):
@@ -335,3 +354,28 @@ def test_a_restarted_pykafkad_broker_catches_up_from_a_snapshot(cluster):
     assert any(f.name.endswith(".checkpoint") for f in ours.iterdir()), sorted(ours.iterdir())
     wait_for(lambda: sorted(AdminClient({"bootstrap.servers": addr(cluster.kafka)}).list_topics(
         timeout=WAIT_S).brokers) == [KAFKA, PYKAFKAD], "the pykafkad broker unfenced again")
+
+
+def test_a_stopped_pykafkad_broker_shuts_down_under_kafkas_controller(cluster):
+    """SIGTERM: a controlled shutdown (Kafka's controller moves its leaderships away and
+    records it in controlled shutdown), then back, unfenced, in the ISR again."""
+    topic = "controlled"
+    admin = AdminClient({"bootstrap.servers": addr(cluster.kafka)})
+    admin.create_topics([NewTopic(topic, 1, replica_assignment=[[PYKAFKAD, KAFKA]])]
+                        )[topic].result(WAIT_S)
+    wait_for(lambda: partition_states(addr(cluster.kafka), topic) == {
+        0: (PYKAFKAD, [2, 3], [2, 3])}, "the pykafkad broker leading, both in sync")
+    cluster.pykafkad.stop()
+    assert cluster.pykafkad.proc.returncode == 0
+    # Kafka's controller took it through a controlled shutdown
+    log = cluster.controller.props.parent / "logs" / "__cluster_metadata-0"
+    changes = [(r.fenced, r.in_controlled_shutdown)
+               for f in log.glob("*.log") for b in decode_batches(f.read_bytes())
+               for r, _ in b.records
+               if isinstance(r, BrokerRegistrationChangeRecord) and r.broker_id == PYKAFKAD]
+    assert (0, 1) in changes, changes  # in controlled shutdown, as Kafka's controller writes it
+    wait_for(lambda: partition_states(addr(cluster.kafka), topic) == {
+        0: (KAFKA, [2, 3], [KAFKA])}, "the Kafka broker leading alone")
+    cluster.pykafkad.start()
+    wait_for(lambda: partition_states(addr(cluster.kafka), topic) == {
+        0: (KAFKA, [2, 3], [2, 3])}, "the pykafkad broker back in the ISR")

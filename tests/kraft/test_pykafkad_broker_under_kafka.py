@@ -143,6 +143,15 @@ def test_the_pykafkad_broker_is_registered_and_unfenced(cluster):
                                             addr(cluster.pykafkad)], check=True).stdout
     assert cluster_id.strip() == f"Cluster ID: {cluster.cluster_id}", cluster_id
 
+    # the same supported ranges and finalized levels as the Kafka broker (the epoch is the
+    # offset of the image each answered from)
+    def features(node) -> list[str]:
+        out = run_tool("kafka-features", ["--bootstrap-server", addr(node), "describe"],
+                       check=True).stdout
+        return [re.sub(r"\s+Epoch: \d+", "", line) for line in out.splitlines() if line]
+    theirs = features(cluster.kafka)
+    assert len(theirs) == 7 and features(cluster.pykafkad) == theirs
+
     # its copy of the metadata log holds the controller's batches byte for byte
     def same_batches():
         theirs, ours = metadata_batches(cluster.controller), metadata_batches(cluster.pykafkad)

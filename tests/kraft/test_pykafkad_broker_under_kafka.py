@@ -9,7 +9,7 @@ import re
 import time
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import (
     AclBinding,
     AclBindingFilter,
@@ -268,6 +268,25 @@ def test_the_pykafkad_broker_replays_what_kafkas_controller_writes(cluster):
             n, "BROKER", str(b), "log.cleaner.backoff.ms") == (
             "12345", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value),
             "the cluster-wide broker default everywhere")
+
+    # a topic the controller has but this broker's image may not have yet: Kafka's broker
+    # forwards its config change without checking it (the controller answers); a topic
+    # nobody has: both brokers pass on the Kafka controller's refusal
+    for i in range(5):
+        fresh = f"fresh-{i}"
+        admins[theirs].create_topics([NewTopic(fresh, 1, 2)])[fresh].result(WAIT_S)
+        res = ConfigResource("TOPIC", fresh, incremental_configs=[ConfigEntry(
+            "retention.ms", "3600000", incremental_operation=AlterConfigOpType.SET)])
+        admin.incremental_alter_configs([res])[res].result(WAIT_S)
+    refusals = []
+    for node in (ours, theirs):
+        res = ConfigResource("TOPIC", "nobody-has-it", incremental_configs=[ConfigEntry(
+            "retention.ms", "1", incremental_operation=AlterConfigOpType.SET)])
+        with pytest.raises(KafkaException) as refused:
+            admins[node].incremental_alter_configs([res])[res].result(WAIT_S)
+        refusals.append((refused.value.args[0].code(), refused.value.args[0].str()))
+    assert refusals[0] == refusals[1], refusals
+    assert refusals[0][0] == KafkaError.UNKNOWN_TOPIC_OR_PART, refusals
 
     # a client quota and a SCRAM user, described by each broker from its own metadata image
     run_tool("kafka-configs", ["--bootstrap-server", ours, "--alter", "--add-config",

@@ -373,6 +373,7 @@ def test_a_restarted_pykafkad_broker_catches_up_from_a_snapshot(cluster):
         assert len(created) < 100, "the controller never rolled its log"
     # ... and dropped: Kafka's raft client cleans its log once a minute
     wait_for(lambda: segments()[0] > log_end, "the controller dropping its old log", 2 * 60)
+    assert not any(f.name.endswith(".checkpoint") for f in ours.iterdir())  # none of its own
     cluster.pykafkad.start()
     wait_for(lambda: (md := partition_states(addr(cluster.pykafkad), created[-1]))
              and md[0][0] == KAFKA, "the pykafkad broker sees the last topic")

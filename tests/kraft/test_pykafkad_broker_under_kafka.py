@@ -1,7 +1,9 @@
 """A pykafkad broker under an Apache Kafka 4.4 controller (issue 14.1): next to a Kafka broker,
 it registers with Kafka's controller and is unfenced, follows Kafka's metadata log, leads and
 follows partitions, replicates both ways byte for byte, and takes over every leadership when the
-Kafka broker dies (and the reverse). Kafka's own tools describe it as a healthy broker."""
+Kafka broker dies (and the reverse), applies the records Kafka's controller writes, catches up
+from Kafka's snapshots (FetchSnapshot) and shuts down under a controlled shutdown. Kafka's own
+tools describe it as a healthy broker. Two JVMs (Kafka's controller and broker), one cluster."""
 
 from __future__ import annotations
 

@@ -24,8 +24,8 @@ from tests.integration.clients import WAIT_S, needs_java
 
 pytestmark = needs_java
 
-#: the clients of the test command (spark, a JVM per scenario, runs in python -m compat)
-CLIENTS = ["kafka-python", "confluent-kafka", "java", "kcat"]
+#: every client
+CLIENTS = ["kafka-python", "confluent-kafka", "java", "kcat", "spark"]
 CLUSTER = {s.name for s in CLUSTER_SCENARIOS}
 
 
@@ -75,17 +75,17 @@ def test_cluster_scenarios_on_a_mixed_cluster(cluster):
                           target=f"mixed cluster ({cluster.describe()})",
                           require_clients=bool(os.environ.get("CI")), nodes=MixedNodes(cluster))
 
-    m = run([s for s in sorted(CLUSTER) if s not in NODE_STOPPING and s != "spark-replicated"],
-            CLIENTS)
+    m = run([s for s in sorted(CLUSTER) if s not in NODE_STOPPING], CLIENTS)
     for scenario, clients in NODE_STOPPING.items():
         part = run([scenario], clients)
         m.results.update(part.results)
     assert not m.failures(), _failures(m)
     passed = {s for (s, _), r in m.results.items() if r.status == PASS}
-    assert passed == CLUSTER - {"spark-replicated"}, sorted(CLUSTER - passed)
-    # kafka-python, confluent-kafka and java each ran every scenario given to them
+    assert passed == CLUSTER, sorted(CLUSTER - passed)
+    # kafka-python, confluent-kafka and java each ran every scenario given to them (the
+    # spark-* ones are Spark's own)
     for c in ("kafka-python", "confluent-kafka", "java"):
-        given = {s for (s, cc) in m.results if cc == c}
+        given = {s for (s, cc) in m.results if cc == c and not s.startswith("spark-")}
         passed = {s for s in given if m.results[(s, c)].status == PASS}
         assert passed == given, (c, {s: m.results[(s, c)].status for s in given - passed})
 

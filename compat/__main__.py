@@ -8,7 +8,7 @@
     python -m compat --clients java,kcat --scenarios produce-consume,headers
     python -m compat --kafka-cluster --scenarios cluster   # only the cluster scenarios
     python -m compat --mixed-cluster              # Kafka controller, Kafka + pykafkad brokers
-    python -m compat --mixed-cluster --mixed-brokers kafka,kafka,pykafkad --mixed-controller pykafkad
+    python -m compat --mixed-cluster --mixed-controller pykafkad --mixed-brokers kafka,pykafkad,pykafkad
     python -m compat --failover --rounds 4        # the kill loop, pykafkad, Kafka, mixed clusters
     python -m compat --secured                    # pykafkad with SASL_SSL, SCRAM and ACLs
     python -m compat --kafka --secured            # Apache Kafka configured the same way

@@ -7,7 +7,9 @@
     python -m compat --cluster                    # a three-node pykafkad cluster, started here
     python -m compat --clients java,kcat --scenarios produce-consume,headers
     python -m compat --kafka-cluster --scenarios cluster   # only the cluster scenarios
-    python -m compat --failover --rounds 4        # the kill loop, pykafkad and Kafka clusters
+    python -m compat --mixed-cluster              # Kafka controller, Kafka + pykafkad brokers
+    python -m compat --mixed-cluster --mixed-controller pykafkad --mixed-brokers kafka,pykafkad,pykafkad
+    python -m compat --failover --rounds 4        # the kill loop, pykafkad, Kafka, mixed clusters
     python -m compat --secured                    # pykafkad with SASL_SSL, SCRAM and ACLs
     python -m compat --kafka --secured            # Apache Kafka configured the same way
 
@@ -15,9 +17,13 @@ The cluster scenarios need three brokers: against a single broker they are n/a.
 
 The matrix is printed and written as Markdown and HTML (compat/reports/latest.* for pykafkad,
 compat/reports/kafka-<version>.* for Apache Kafka, kafka-cluster-<version>.* for its cluster,
-cluster.* for pykafkad's cluster, compat/reports/<name>.* otherwise).
-``--failover`` runs compat/failover.py's kill loop on a three-node pykafkad cluster and a
-three-node Apache Kafka cluster, one after the other, and writes the two side by side
+cluster.* for pykafkad's cluster, mixed-cluster.* for the mixed one, compat/reports/<name>.*
+otherwise).  ``--mixed-cluster`` (compat/mixed_targets.py) starts a controller-only node and
+three brokers of the given kinds, Apache Kafka and pykafkad side by side, default a Kafka
+controller with one Kafka and two pykafkad brokers.
+``--failover`` runs compat/failover.py's kill loop on a three-node pykafkad cluster, a
+three-node Apache Kafka cluster and the mixed cluster (its rounds kill a Kafka and a pykafkad
+broker in turn), one after the other, and writes them side by side
 (compat/reports/failover.md).
 The exit status is 1 when any scenario failed.
 """
@@ -88,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     where.add_argument("--cluster", action="store_true",
                        help=f"start a {CLUSTER_SIZE}-node pykafkad cluster "
                             "(pykafkad.testing.run_cluster)")
+    where.add_argument("--mixed-cluster", action="store_true",
+                       help=f"start a mixed cluster: a controller-only node and {CLUSTER_SIZE} "
+                            "brokers, Apache Kafka and pykafkad (compat/mixed_targets.py)")
     where.add_argument("--failover", action="store_true",
                        help="the kill loop on a pykafkad and an Apache Kafka cluster, side by "
                             "side (compat/reports/failover.md)")
@@ -95,6 +104,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="the clients connect over SASL_SSL with SCRAM-SHA-512 to a broker with "
                          "the StandardAuthorizer (compat/security.py), and the authorization "
                          "scenario runs; with the default pykafkad or --kafka")
+    ap.add_argument("--mixed-brokers", default="kafka,pykafkad,pykafkad",
+                    help="the kinds of the mixed cluster's brokers (kafka or pykafkad)")
+    ap.add_argument("--mixed-controller", default="kafka", choices=("kafka", "pykafkad"),
+                    help="the kind of the mixed cluster's controller-only node")
     ap.add_argument("--rounds", type=int, default=4, help="kills per cluster for --failover")
     ap.add_argument("--kafka-version", default=None,
                     help="Apache Kafka version for --kafka and --kafka-cluster")
@@ -117,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     nodes = None  # set for the clusters started here: scenarios that stop a node need it
     secured = None  # a compat.security.SecuredTarget with --secured
 
-    if args.secured and (args.kafka_cluster or args.cluster or args.bootstrap_server):
+    if args.secured and (args.kafka_cluster or args.cluster or args.bootstrap_server
+                         or args.mixed_cluster):
         print("python -m compat: --secured works with the default pykafkad or --kafka",
               file=sys.stderr)
         return 2
@@ -160,6 +174,17 @@ def main(argv: list[str] | None = None) -> int:
             run_kafka_cluster(CLUSTER_SIZE, version, config=TEST_BROKER_CONFIG))
         bootstrap = kafka.bootstrap_servers
         nodes = KafkaNodes(kafka)
+    elif args.mixed_cluster:
+        from compat.mixed_targets import MixedNodes, run_mixed_cluster
+
+        broker = contextlib.ExitStack()
+        mixed = broker.enter_context(run_mixed_cluster(
+            tuple(args.mixed_brokers.split(",")), args.mixed_controller,
+            config=TEST_BROKER_CONFIG))
+        target = args.target_name or f"mixed cluster ({mixed.describe()})"
+        stem = args.report_name or "mixed-cluster"
+        bootstrap = mixed.bootstrap_servers
+        nodes = MixedNodes(mixed)
     elif args.cluster:
         from pykafkad import __version__
 
@@ -196,9 +221,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def failover(args) -> int:
-    """The kill loop on both kinds of cluster, one at a time (they share the machine)."""
+    """The kill loop on each kind of cluster, one at a time (they share the machine)."""
     from compat.failover import CLUSTER_CONFIG, KafkaTarget, PykafkadTarget, run_failover
     from compat.kafka_broker import DEFAULT_VERSION, run_kafka_cluster
+    from compat.mixed_targets import MixedTarget, run_mixed_cluster
     from pykafkad import __version__
     from pykafkad.testing import run_cluster
 
@@ -213,6 +239,12 @@ def failover(args) -> int:
     with run_kafka_cluster(CLUSTER_SIZE, version, config=CLUSTER_CONFIG) as kafka:
         results.append(run_failover(KafkaTarget(kafka), f"Apache Kafka {version}",
                                     rounds=args.rounds, log=log))
+    kinds = tuple(args.mixed_brokers.split(","))
+    with run_mixed_cluster(kinds, args.mixed_controller, config=CLUSTER_CONFIG) as mixed:
+        results.append(run_failover(
+            MixedTarget(mixed), f"mixed: {args.mixed_controller} controller, brokers "
+            f"{'+'.join(kinds)}", rounds=args.rounds, log=log,
+            roles=[k for k in ("kafka", "pykafkad") if k in kinds]))
     print(report.failover_markdown(results))
     print(f"report: {report.write_failover(results, args.report_dir)}")
     return 0 if all(r.ok for r in results) else 1

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import json
 import statistics
+import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -149,6 +150,9 @@ class FailoverResult:
     not_consumed: int = 0
     committed_kept: bool = False
     replicas_identical: bool = False
+    #: every replica's log the same in Kafka's DumpLogSegments listing (targets with
+    #: ``compare_dumps``, compat/mixed_targets.py); None: not compared
+    dumps_identical: bool | None = None
     producer_errors: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -157,7 +161,8 @@ class FailoverResult:
     def ok(self) -> bool:
         return (not self.problems and self.lost == 0 and self.duplicated == 0
                 and self.misplaced == 0 and self.out_of_order == 0 and self.not_consumed == 0
-                and self.committed_kept and self.replicas_identical)
+                and self.committed_kept and self.replicas_identical
+                and self.dumps_identical is not False)
 
     def election_times(self) -> list[float]:
         return [r.election_s for r in self.rounds if r.election_s is not None]
@@ -182,7 +187,9 @@ class FailoverResult:
             f"out of order {self.out_of_order}, not consumed {self.not_consumed}, "
             f"acknowledged without an offset {self.without_offset}",
             f"  committed offsets kept: {self.committed_kept}; replicas identical: "
-            f"{self.replicas_identical}",
+            f"{self.replicas_identical}"
+            + ("" if self.dumps_identical is None else
+               f"; DumpLogSegments listings identical: {self.dumps_identical}"),
         ]
         for r in self.rounds:
             lines.append(f"  kill {r.role} {r.victim}: election {_s(r.election_s)}, controller "
@@ -425,10 +432,13 @@ def _identical(target: FailoverTarget, topic: str, partitions: int) -> bool:
 
 def run_failover(target: FailoverTarget, name: str, *, rounds: int = 2, partitions: int = 3,
                  rate: float = 2000, log: Callable[[str], None] = lambda _: None,
-                 topic_prefix: str = "failover") -> FailoverResult:
-    """Runs the kill loop on ``target``: ``rounds`` kills, alternately the leader of the
-    busiest partition and the active controller, each node restarted and back in every ISR
-    before the next kill; then checks everything and returns the measurements."""
+                 topic_prefix: str = "failover",
+                 roles: Sequence[str] = ("leader", "controller")) -> FailoverResult:
+    """Runs the kill loop on ``target``: ``rounds`` kills, taking ``roles`` in turn (by
+    default alternately the leader of the busiest partition and the active controller; a
+    node kind such as "kafka" or "pykafkad" kills a broker of that kind, on targets with a
+    ``kind(node_id)``), each node restarted and back in every ISR before the next kill; then
+    checks everything and returns the measurements."""
     result = FailoverResult(name, offered_per_s=rate)
     started = time.monotonic()
     bootstrap = ",".join(target.bootstrap(n) for n in target.node_ids)
@@ -453,7 +463,7 @@ def run_failover(target: FailoverTarget, name: str, *, rounds: int = 2, partitio
                 result.problems.append(f"the producer hit a fatal error: {load.fatal}")
                 break
             result.rounds.append(_one_round(target, topic, partitions, load,
-                                            "leader" if i % 2 == 0 else "controller", log))
+                                            roles[i % len(roles)], log))
     except TimeoutError as e:
         result.problems.append(str(e))
     load.stop_producing.set()
@@ -476,8 +486,10 @@ def _one_round(target: FailoverTarget, topic: str, partitions: int, load: Load, 
                 counts[p] = counts.get(p, 0) + 1
         busiest = max(counts, key=counts.get) if counts else 0
         victim = _survivor_states(target, topic)[busiest][0]
-    else:
+    elif role == "controller":
         victim = active_controller(target)[0]
+    else:
+        victim = _victim_of_kind(target, topic, load, role)
     rnd = Round(victim, role)
     before = _survivor_states(target, topic)
     led = {p: epoch for p, (leader, epoch, _) in before.items() if leader == victim}
@@ -542,6 +554,23 @@ def _one_round(target: FailoverTarget, topic: str, partitions: int, load: Load, 
     log(f"  elected in {_s(rnd.election_s)}, {rnd.records_per_s:.0f} rec/s while down, "
         f"stall {rnd.stall_s:.2f} s, preferred leaders back after {_s(rnd.preferred_back_s)}")
     return rnd
+
+
+def _victim_of_kind(target: FailoverTarget, topic: str, load: Load, kind: str) -> int:
+    """The broker of ``kind`` leading the most of the last two seconds' records (one that
+    leads nothing when none of that kind leads)."""
+    with load.lock:
+        counts: dict[int, int] = {}
+        for _, p, _, _ in load.acked[-int(load.rate * 2) or -1:]:
+            counts[p] = counts.get(p, 0) + 1
+    of_kind = [n for n in target.node_ids if target.kind(n) == kind]
+    if not of_kind:
+        raise ValueError(f"no {kind} broker in {target.node_ids}")
+    load_of = {n: 0 for n in of_kind}
+    for p, (leader, _, _) in _survivor_states(target, topic).items():
+        if leader in load_of:
+            load_of[leader] += counts.get(p, 0) + 1
+    return max(of_kind, key=lambda n: load_of[n])
 
 
 def _create_topic_through_survivors(target: FailoverTarget, victim: int, name: str,
@@ -622,3 +651,12 @@ def _check(target: FailoverTarget, topic: str, partitions: int, load: Load,
         for p in range(partitions):
             sizes = [{k: len(v) for k, v in log.items()} for log in replica_logs(target, topic, p)]
             result.problems.append(f"{topic}-{p} replicas differ: {sizes}")
+    if getattr(target, "compare_dumps", False):
+        from compat.mixed_targets import dump_differences
+
+        try:
+            differences = dump_differences(target, topic, partitions)
+        except (OSError, subprocess.SubprocessError) as e:  # the tool failed: no comparison
+            differences = [f"DumpLogSegments failed: {e}"]
+        result.dumps_identical = not differences
+        result.problems += differences

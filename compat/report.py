@@ -158,7 +158,9 @@ def failover_markdown(results: list) -> str:
                "controller (SIGKILL), each restarted and back in every ISR before the next "
                "kill, under an idempotent acks=all confluent-kafka producer and a committing "
                "consumer group; topic rf 3, min.insync.replicas=2, "
-               "broker.session.timeout.ms=3000 on both.")
+               "broker.session.timeout.ms=3000 on every cluster. On the mixed cluster (Apache "
+               "Kafka and pykafkad brokers under one controller) the kills take each kind of "
+               "broker in turn.")
     out.append("")
     out.append("| | " + " | ".join(r.target for r in results) + " |")
     out.append("|---|" + "---|" * len(results))
@@ -192,6 +194,8 @@ def failover_markdown(results: list) -> str:
         lambda r: str(r.without_offset))
     row("committed offsets kept", lambda r: "yes" if r.committed_kept else "NO")
     row("replica logs byte for byte identical", lambda r: "yes" if r.replicas_identical else "NO")
+    row("replica logs identical in Kafka's DumpLogSegments",
+        lambda r: {None: "–", True: "yes", False: "NO"}[r.dumps_identical])
     row("CreateTopics through a survivor after the controller died (from the kill, median)",
         lambda r: ("FAILED" if not all(x.create_topics_ok for x in r.rounds
                                        if x.create_topics_ok is not None)

@@ -69,13 +69,13 @@ class AutoTopicCreationManager:
     def create_topic(self, name: str) -> bool:
         """Asks for a topic with num.partitions / default.replication.factor, as
         auto.create.topics.enable does; False when auto-creation is off.  A client's Metadata
-        naming an internal topic (librdkafka's admin client asks for __consumer_offsets with
-        auto-creation on) gets it as its coordinator would create it, as Kafka's
+        naming a coordinator's topic (librdkafka's admin client asks for __consumer_offsets
+        with auto-creation on) gets it as its coordinator would create it, as Kafka's
         AutoTopicCreationManager does: not one partition on one replica."""
         config = self.broker.config
         if not config["auto.create.topics.enable"]:
             return False
-        if name in (GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC):
+        if name in (GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, SHARE_GROUP_STATE_TOPIC):
             self.create(internal_topic(config, name))
             return True
         self.create(CreatableTopic(name=name, num_partitions=config["num.partitions"],

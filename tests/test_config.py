@@ -259,6 +259,9 @@ def test_java_double_formatting():
         ({"compression.type": "GZIP"},
          "Invalid value GZIP for configuration compression.type: String must be one of: "
          "uncompressed, zstd, lz4, snappy, gzip, producer"),
+        ({"group.consumer.migration.policy": "sideways"},
+         "Invalid value sideways for configuration group.consumer.migration.policy: String "
+         "must be one of (case insensitive): DISABLED, DOWNGRADE, UPGRADE, BIDIRECTIONAL"),
         ({"log.cleanup.policy": "delete,foo"},
          "Invalid value foo for configuration log.cleanup.policy: "
          "String must be one of: compact, delete"),

@@ -23,6 +23,7 @@ from pykafkad.config.types import (
     DOUBLE_MAX,
     INT_MAX,
     LONG_MAX,
+    CaseInsensitiveValidString,
     ConfigDef,
     ConfigType,
     GzipLevel,
@@ -291,7 +292,9 @@ _DEFS = [
            "Maximum members of a consumer-protocol group."),
     define("group.consumer.assignors", LIST, "uniform,range", None, MEDIUM,
            "Server-side assignors, the first is the default."),
-    define("group.consumer.migration.policy", STRING, "bidirectional", None, MEDIUM,
+    define("group.consumer.migration.policy", STRING, "bidirectional",
+           CaseInsensitiveValidString(("DISABLED", "DOWNGRADE", "UPGRADE", "BIDIRECTIONAL")),
+           MEDIUM,
            "Online migration between classic and consumer groups: disabled, upgrade, "
            "downgrade or bidirectional (case insensitive)."),
     define("group.consumer.assignment.interval.ms", INT, 1000, at_least(0), MEDIUM,

@@ -177,6 +177,22 @@ class ValidString:
 
 
 @dataclass(frozen=True)
+class CaseInsensitiveValidString:
+    """Kafka's CaseInsensitiveValidString: its options upper-cased in a HashSet, so its
+    message lists them in that set's iteration order (``options`` is given in that order)."""
+
+    options: tuple[str, ...]
+
+    def __call__(self, name: str, value: Any) -> None:
+        if value is None or value.upper() not in self.options:
+            raise _invalid(name, value, "String must be one of (case insensitive): "
+                           + ", ".join(self.options))
+
+    def __str__(self) -> str:
+        return "(case insensitive) [" + ", ".join(self.options) + "]"
+
+
+@dataclass(frozen=True)
 class ValidList:
     """Every element of a LIST value must be one of ``options`` (an empty list passes, an
     empty element does not: "a,,b" in Kafka 4.x)."""

@@ -39,3 +39,8 @@ class ConfigOverrideStore:
     def _save(self) -> None:
         data = {"version": 1, self.section: dict(sorted(self._resources.items()))}
         atomic_write(self.path, json.dumps(data, indent=1).encode())
+
+    def replace_all(self, resources: dict[str, dict[str, str]]) -> None:
+        """Every resource's overrides at once, as a KRaft node's metadata log holds them (the
+        log is their record there: nothing is saved)."""
+        self._resources = {n: dict(c) for n, c in resources.items() if c}

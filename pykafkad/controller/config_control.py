@@ -21,7 +21,7 @@ from pykafkad.controller.topic_names import validate_topic_name
 from wire.errors import ErrorCode, KafkaError
 from wire.metadata import ClearElrRecord, ConfigRecord
 
-TOPIC, BROKER = 2, 4          # ConfigResource.Type ids
+TOPIC, BROKER, GROUP = 2, 4, 32   # ConfigResource.Type ids
 Resource = tuple[int, str]    # (resource type, resource name)
 
 # validator(resource, new configs, old configs): raises ApiError / ConfigError / KafkaError
@@ -39,6 +39,10 @@ def default_validator(resource: Resource, new: Mapping[str, str | None],
             raise ApiError(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
         validate_topic_name(name)
         validate_topic_configs(new)
+    elif rtype == GROUP:
+        # the values are checked by group_validator, which needs the node's group bounds
+        if not name:
+            raise ApiError(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
     elif rtype == BROKER:
         if name:
             try:
@@ -50,6 +54,20 @@ def default_validator(resource: Resource, new: Mapping[str, str | None],
                 raise ApiError(ErrorCode.INVALID_REQUEST, "Invalid negative broker ID.")
     else:
         raise ApiError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {rtype}")
+
+
+def group_validator(broker_config, base: Validator = default_validator) -> Validator:
+    """``base``, and for a group the values as Kafka's GroupConfig.validate checks them against
+    this node's group coordinator bounds."""
+    from pykafkad.config.group import validate_group_configs
+
+    def validate(resource: Resource, new: Mapping[str, str | None],
+                 old: Mapping[str, str]) -> None:
+        base(resource, new, old)
+        if resource[0] == GROUP:
+            validate_group_configs(new, broker_config)
+
+    return validate
 
 
 def clear_elr_records(records: list, elr_enabled: bool) -> list:
@@ -95,7 +113,9 @@ class ConfigurationControlManager:
                           newly_created: bool = False) -> tuple[list, ApiError]:
         """Records and outcome for ``(name, op, value)`` operations on one resource."""
         current = self.configs.get(resource, {})
-        defs = TOPIC_CONFIGS if resource[0] == TOPIC else {**UNUSED_LIST_CONFIGS, **BROKER_CONFIGS}
+        # Kafka's controller knows no group config's type: APPEND/SUBTRACT on one fail
+        defs = (TOPIC_CONFIGS if resource[0] == TOPIC else {} if resource[0] == GROUP
+                else {**UNUSED_LIST_CONFIGS, **BROKER_CONFIGS})
         try:
             new = apply_operations(current, ops, defs)
         except ConfigError as e:

@@ -32,12 +32,14 @@ from pykafkad.controller import dir_assignment, leadership, reassignment
 from pykafkad.controller.acl_control import AclControlManager
 from pykafkad.controller.cluster_control import ClusterControlManager
 from pykafkad.controller.config_control import BROKER as BROKER_RESOURCE
+from pykafkad.controller.config_control import GROUP as GROUP_RESOURCE
 from pykafkad.controller.config_control import TOPIC as TOPIC_RESOURCE
 from pykafkad.controller.config_control import (
     ConfigurationControlManager,
     Resource,
     clear_elr_records,
     default_validator,
+    group_validator,
 )
 from pykafkad.controller.feature_control import FeatureControlManager
 from pykafkad.controller.heartbeat import BrokerControlState
@@ -60,6 +62,7 @@ from pykafkad.security.authorizer import (
     CLUSTER_NAME,
     DELETE,
     DESCRIBE,
+    GROUP,
     TOPIC,
 )
 from wire.errors import ErrorCode
@@ -135,6 +138,8 @@ class QuorumController:
         self.delete_topic_enable = delete_topic_enable
         self.features = FeatureControlManager()
         self.cluster = ClusterControlManager(cluster_id, session_timeout_ms=session_timeout_ms)
+        if broker_config is not None:
+            config_validator = group_validator(broker_config, config_validator)
         self.configs = ConfigurationControlManager(validator=config_validator,
                                                    existence=self._check_exists)
         self.replication = ReplicationControlManager(
@@ -600,9 +605,11 @@ class QuorumController:
 
     def _config_alter_denied(self, resource_type: int, name: str) -> ApiError | None:
         """ControllerApis' authorizeAlterResource: ALTER_CONFIGS on the cluster for a broker
-        resource, on the topic for a topic."""
+        resource, on the topic for a topic, on the group for a group."""
         if resource_type == TOPIC_RESOURCE and not self.authorize(ALTER_CONFIGS, TOPIC, name):
             return ApiError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+        if resource_type == GROUP_RESOURCE and not self.authorize(ALTER_CONFIGS, GROUP, name):
+            return ApiError(ErrorCode.GROUP_AUTHORIZATION_FAILED)
         if resource_type == BROKER_RESOURCE and not self.authorize(ALTER_CONFIGS, CLUSTER,
                                                                     CLUSTER_NAME):
             return ApiError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)

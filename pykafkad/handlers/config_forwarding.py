@@ -4,10 +4,10 @@
 Each resource is first checked here, with the broker's own answers (the same checks and
 messages as the single node always gave, compared with Kafka's in tests/integration/
 test_admin_answers.py); one refused here is answered here.  Broker loggers are this process's
-own, and group and client-metrics configs are kept by this broker (the controller here does
-not take them), so those are applied here too.  Only the topic and broker resources that pass
+own, and client-metrics subscriptions are kept by this broker (the controller here does not
+take them), so those are applied here too.  The topic, broker and group resources that pass
 go to the active controller, whose ConfigRecords are what every broker then applies (topic
-overrides by the metadata publisher, broker configs by DynamicConfigPublisher).  The answer
+overrides by the metadata publisher, broker and group configs by DynamicConfigPublisher).  The answer
 keeps the request's order of resources.
 """
 
@@ -40,7 +40,7 @@ ALTER_CONFIGS = 33
 INCREMENTAL_ALTER_CONFIGS = 44
 CONFIG_APIS = (ALTER_CONFIGS, INCREMENTAL_ALTER_CONFIGS)
 #: the resources the controller keeps (as ConfigRecords)
-CONTROLLER_RESOURCES = (TOPIC, BROKER)
+CONTROLLER_RESOURCES = (TOPIC, BROKER, GROUP)
 
 
 def _with(message: Any, **fields: Any) -> Any:
@@ -79,7 +79,9 @@ async def forward_configs(ctx: RequestContext, frame: Any, request: Any, forward
     forwarded: list[int] = []
     for i, res in enumerate(request.resources):
         one = _with(request, resources=[res])
-        if res.resource_type in CONTROLLER_RESOURCES:
+        if (denied := _local_alter_denied(ctx, res)) is not None:
+            answers[i] = denied
+        elif res.resource_type in CONTROLLER_RESOURCES:
             # a broker resource names this broker (or is ""), as Kafka's preprocess requires
             checked = await local(ctx, _with(one, validate_only=True))
             code = checked.responses[0].error_code
@@ -91,8 +93,6 @@ async def forward_configs(ctx: RequestContext, frame: Any, request: Any, forward
                 answers[i] = checked.responses[0]
                 continue
             forwarded.append(i)
-        elif (denied := _local_alter_denied(ctx, res)) is not None:
-            answers[i] = denied
         else:
             answers[i] = (await local(ctx, one)).responses[0]
     if not forwarded:

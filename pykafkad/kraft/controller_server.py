@@ -111,7 +111,7 @@ class ControllerServer:
             default_replication_factor=c["default.replication.factor"],
             broker_defaults=defaults, delete_topic_enable=c["delete.topic.enable"],
             kraft_version=self.shared.kraft_version,
-            quorum_node_ids=list(self.shared.voter_ids),
+            quorum_node_ids=list(self.shared.voter_ids), broker_config=c,
             describe_configs=lambda overrides: describe_topic_configs(
                 c, overrides, None, False, False))
         controller.cluster.local_broker = self.local_broker

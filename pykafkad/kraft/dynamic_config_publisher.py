@@ -4,7 +4,9 @@ The controller keeps dynamic broker configs as ConfigRecords: the cluster-wide d
 BROKER resource "") and each node's own (its id).  This publisher makes the broker's
 BrokerConfig levels exactly those, on every image that changed them, so a change made through
 any broker (AlterConfigs, IncrementalAlterConfigs) takes effect on every broker, and survives a
-restart by being replayed.  Topic overrides are the BrokerMetadataPublisher's.
+restart by being replayed.  Group configs (GROUP resources) are kept there too, as Kafka keeps
+them, and this publisher hands them to the group coordinators.  Topic overrides are the
+BrokerMetadataPublisher's.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pykafkad.config import ConfigError
 
 log = logging.getLogger("pykafkad.kraft.dynamic_config")
 
-BROKER_RESOURCE = 4
+BROKER_RESOURCE, GROUP_RESOURCE = 4, 32
 
 
 class DynamicConfigPublisher:
@@ -29,6 +31,7 @@ class DynamicConfigPublisher:
     def on_metadata_update(self, delta: Any, image: Any, manifest: Any) -> None:
         if image.features.metadata_version is None:
             return  # not bootstrapped yet: the configs the log will hold are not known
+        self._group_configs(image)
         config = self.broker.config
         for per_broker, resource in ((False, ""), (True, str(self.broker.node_id))):
             wanted = dict(image.configs.get((BROKER_RESOURCE, resource), {}))
@@ -41,3 +44,12 @@ class DynamicConfigPublisher:
             except ConfigError as e:  # the controller took it; this broker cannot apply it
                 log.warning("Cannot apply the dynamic broker configs %s of resource %r: %s",
                             wanted, resource, e)
+
+    def _group_configs(self, image: Any) -> None:
+        store = getattr(self.broker, "group_configs", None)
+        if store is None:
+            return
+        wanted = {name: dict(values) for (rtype, name), values in image.configs.items()
+                  if rtype == GROUP_RESOURCE}
+        if wanted != {name: store.get(name) for name in store.names()}:
+            store.replace_all(wanted)

@@ -72,10 +72,11 @@ BROKER_CONFIG = {
 }
 
 #: PyPI packages the suite imports beyond the installed confluent-kafka (its
-#: requirements-schemaregistry.txt for Python >= 3.10 and requirements-avro.txt: their
-#: test helpers import the Avro consumer)
+#: requirements-schemaregistry.txt for Python >= 3.10 and requirements-avro.txt,
+#: -json.txt and -protobuf.txt: their test helpers and serializer tests import them)
 DEPENDENCIES = ("httpx2>=2.0", "authlib>=1.8.0", "certifi", "cachetools",
-                "fastavro>=1.5.4,<2", "requests", "avro>=1.11.1,<2")
+                "fastavro>=1.5.4,<2", "requests", "avro>=1.11.1,<2",
+                "jsonschema>=4.18.0", "protobuf", "googleapis-common-protos")
 #: installed without its dependencies: the venv's pytest runs it (found by its entry point)
 PYTEST_PLUGINS = ("pytest-timeout",)
 
@@ -191,3 +192,40 @@ def run_confluent(bootstrap: str, tests: list[str] | None = None,
         return proc.returncode, junit_outcomes(report)
     finally:
         shutil.rmtree(report_dir, ignore_errors=True)
+
+
+#: the named tests by the group protocol their run needs: test_consumer_upgrade_downgrade
+#: only runs with TEST_CONSUMER_GROUP_PROTOCOL=consumer, the other two are admin tests
+NAMED_RUNS = (
+    (None, ("test_basic_operations", "test_user_scram_credentials")),
+    ("consumer", ("test_consumer_upgrade_downgrade",)),
+)
+
+
+def run_named(bootstrap: str, capture: bool = True) -> dict[str, str]:
+    """Each named test's outcome against ``bootstrap`` (each run with its group protocol)."""
+    outcomes: dict[str, str] = {}
+    for group_protocol, tests in NAMED_RUNS:
+        _, got = run_confluent(bootstrap, list(tests), group_protocol=group_protocol,
+                               capture=capture)
+        outcomes.update({t: got.get(t, "not run") for t in tests})
+    return outcomes
+
+
+def confluent_suite_or_skip(cache: Path = CACHE) -> Path:
+    """``confluent_suite`` and its dependencies for a test, skipped when no git copy of the
+    suite is on this machine (no registry serves it, so CI skips it too on a new machine);
+    a failed PyPI install fails the test in CI (CI=true) and skips it elsewhere."""
+    import pytest
+
+    try:
+        root = confluent_suite(cache)
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+    try:
+        suite_dependencies(cache)
+    except (subprocess.CalledProcessError, OSError) as e:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"the suite's dependencies could not be installed: {e}")
+    return root

@@ -51,7 +51,14 @@ SUITE_PATHS = (
     "tests/integration/share_consumer",
     "tests/integration/integration_test.py",
 )
-DESELECT = ("tests/integration/admin/test_describe_operations.py",)
+DESELECT = (
+    "tests/integration/admin/test_describe_operations.py",
+    # these need a Schema Registry (SR_URL)
+    "tests/integration/share_consumer/test_share_consumer_deserialization.py"
+    "::test_schema_registry_roundtrip",
+    "tests/integration/share_consumer/test_share_consumer_deserialization.py"
+    "::test_schema_registry_poison_marked",
+)
 
 STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 

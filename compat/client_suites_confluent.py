@@ -172,7 +172,7 @@ def run_confluent(bootstrap: str, tests: list[str] | None = None,
                   group_protocol: str | None = None, cache: Path = CACHE,
                   capture: bool = False) -> tuple[int, dict[str, str]]:
     """Runs the suite's ``paths`` (``SUITE_PATHS``; the named tests' modules when ``tests``
-    is given) against ``bootstrap``; returns pytest's exit status and each test's outcome by
+    names only named ones) against ``bootstrap``; returns pytest's exit status and each test's outcome by
     name.  ``group_protocol`` "consumer" sets TEST_CONSUMER_GROUP_PROTOCOL, their switch for
     the KIP-848 variants (test_consumer_upgrade_downgrade is skipped without it)."""
     root = confluent_suite(cache)
@@ -183,8 +183,8 @@ def run_confluent(bootstrap: str, tests: list[str] | None = None,
     if group_protocol:
         env["TEST_CONSUMER_GROUP_PROTOCOL"] = group_protocol
     if paths is None:
-        paths = (sorted({NAMED_TESTS[t] for t in tests if t in NAMED_TESTS}) if tests
-                 else list(SUITE_PATHS))
+        paths = (sorted({NAMED_TESTS[t] for t in tests})
+                 if tests and all(t in NAMED_TESTS for t in tests) else list(SUITE_PATHS))
     report_dir = tempfile.mkdtemp(prefix="confluent-suite-")
     report = Path(report_dir) / "report.xml"
     args = [sys.executable, "-m", "pytest", *paths, "-q", "-rfE", "-p", "no:pykafkad",

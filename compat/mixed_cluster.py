@@ -8,6 +8,10 @@ with ``kafka-storage format`` and the same cluster id, as on the machines of a r
 
     with run_kafka_brokers_under_pykafkad(brokers=2) as cluster:
         print(cluster.bootstrap_servers)
+
+The reverse (issue 14.1), ``run_pykafkad_broker_under_kafka``: a pykafkad broker
+(``pykafkad --config``, process.roles=broker, ``pykafkad format``) next to a Kafka broker under
+a Kafka controller.
 """
 
 from __future__ import annotations
@@ -297,4 +301,108 @@ def run_mixed_quorum(kinds: tuple[str, ...], *, first: tuple[int, ...] = (),
         if broker is not None:
             broker.stop()
         for node in voters.values():
+            node.stop()
+
+
+@dataclass
+class PykafkadUnderKafka:
+    """A Kafka controller (node 1), a Kafka broker (node 2) and a pykafkad broker (node 3)."""
+
+    cluster_id: str
+    controller: QuorumNode
+    kafka: QuorumNode
+    pykafkad: QuorumNode
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"127.0.0.1:{self.kafka.port},127.0.0.1:{self.pykafkad.port}"
+
+
+def _wait_kafka_broker_lists(port: int, node_ids: set[int], deadline: float,
+                             nodes: list[QuorumNode]) -> None:
+    """Metadata from the broker on ``port`` lists exactly ``node_ids`` (unfenced brokers)."""
+    from compat.wire_client import WireClient
+    from wire.messages.metadata_request import MetadataRequest
+
+    while True:
+        for n in nodes:
+            if n.proc is not None and n.proc.poll() is not None:
+                raise RuntimeError(f"node {n.node_id} ({n.kind}) exited with "
+                                   f"{n.proc.returncode}:\n{_tail(n.log_path)}")
+        try:
+            with WireClient(f"127.0.0.1:{port}", timeout=5) as c:
+                md = c.request(3, 12, MetadataRequest(topics=None,
+                                                      allow_auto_topic_creation=False))
+            if {b.node_id for b in md.brokers} == node_ids and md.controller_id >= 0:
+                return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise TimeoutError("brokers not listed in time:\n"
+                               + "\n".join(f"--- node {n.node_id} ({n.kind})\n{_tail(n.log_path)}"
+                                           for n in nodes))
+        time.sleep(0.2)  # polling other processes' ports: nothing to wait on
+
+
+@contextlib.contextmanager
+def run_pykafkad_broker_under_kafka(*, controller_config: dict[str, str] | None = None,
+                                    broker_config: dict[str, str] | None = None,
+                                    data_dir: Path) -> Iterator[PykafkadUnderKafka]:
+    """Issue 14.1: an Apache Kafka 4.4 controller (node 1, the only voter), an Apache Kafka
+    broker (node 2) and a pykafkad broker (node 3, ``pykafkad --config`` with
+    process.roles=broker), all formatted with one cluster id; yields once both brokers list
+    each other (so the Kafka controller unfenced the pykafkad broker). Two JVMs."""
+    env = {**os.environ, "CLASSPATH": kafka_classpath()}
+    py_env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}
+    cluster_id = subprocess.run(_pykafkad("random-uuid"), env=py_env, capture_output=True,
+                                text=True, check=True, timeout=60).stdout.strip()
+    controller_port = free_port()
+    voters = f"1@127.0.0.1:{controller_port}"
+    nodes: dict[int, QuorumNode] = {}
+    for node_id, kind in ((1, "kafka"), (2, "kafka"), (3, "pykafkad")):
+        node_dir = data_dir / f"node-{node_id}"
+        node_dir.mkdir(parents=True, exist_ok=True)
+        props = node_dir / "server.properties"
+        if node_id == 1:
+            port = controller_port
+            text = server_properties(node_dir, 0, controller_port, {
+                "node.id": "1", "controller.quorum.voters": voters,
+                **(controller_config or {})}, roles="controller")
+        else:
+            port = free_port()
+            text = server_properties(node_dir, port, controller_port, {
+                "node.id": str(node_id), "controller.quorum.voters": voters,
+                "offsets.topic.replication.factor": "2",
+                "transaction.state.log.replication.factor": "2",
+                "share.coordinator.state.topic.replication.factor": "2",
+                **(broker_config or {})}, roles="broker")
+        props.write_text(text)
+        nodes[node_id] = QuorumNode(node_id, kind, port, props,
+                                    py_env if kind == "pykafkad" else env)
+    formats = []
+    for node in nodes.values():
+        cmd = (_pykafkad("format", "-t", cluster_id, "-c", str(node.props))
+               if node.kind == "pykafkad" else
+               [java_binary(), *JAVA_OPTS, "kafka.tools.StorageTool", "format", "-t",
+                cluster_id, "-c", str(node.props)])
+        formats.append(subprocess.Popen(cmd, env=node.env, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True))
+    for f in formats:
+        out, _ = f.communicate(timeout=STARTUP_TIMEOUT_S)
+        if f.returncode != 0:
+            raise RuntimeError(f"format failed:\n{out}")
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    try:
+        for node in nodes.values():
+            node.start()
+        for broker in (nodes[2], nodes[3]):
+            _wait_kafka_broker_lists(broker.port, {2, 3}, deadline, list(nodes.values()))
+        yield PykafkadUnderKafka(cluster_id, nodes[1], nodes[2], nodes[3])
+    finally:
+        # brokers first: a broker's controlled shutdown waits for the controller's answer
+        for node in (nodes[2], nodes[3]):
+            if node.proc is not None and node.proc.poll() is None:
+                node.proc.send_signal(signal.SIGTERM)
+        for node in (nodes[2], nodes[3], nodes[1]):
             node.stop()

@@ -66,3 +66,13 @@ def expect_refused(error: object, code: str, what: str) -> None:
     squeezed = text.replace(" ", "").lower()
     if not any(s.replace(" ", "").lower() in squeezed for s in spellings):
         raise AssertionError(f"{what}: expected {code}, got {text[:300]}")
+
+
+def expect_call_refused(action, code: str, what: str) -> None:
+    """Runs ``action``, which must raise a client error naming ``code``."""
+    try:
+        action()
+    except Exception as e:  # any client's exception type
+        expect_refused(e, code, what)
+        return
+    raise AssertionError(f"{what}: accepted, expected {code}")

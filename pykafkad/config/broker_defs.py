@@ -291,6 +291,9 @@ _DEFS = [
            "Maximum members of a consumer-protocol group."),
     define("group.consumer.assignors", LIST, "uniform,range", None, MEDIUM,
            "Server-side assignors, the first is the default."),
+    define("group.consumer.migration.policy", STRING, "bidirectional", None, MEDIUM,
+           "Online migration between classic and consumer groups: disabled, upgrade, "
+           "downgrade or bidirectional (case insensitive)."),
     define("group.consumer.assignment.interval.ms", INT, 1000, at_least(0), MEDIUM,
            "A consumer group gets a new target assignment at most this often."),
     # --- transactions and producer ids
@@ -380,7 +383,7 @@ IGNORED_BROKER_CONFIGS: frozenset[str] = frozenset(
     replication.quota.window.num replication.quota.window.size.seconds
     alter.log.dirs.replication.quota.window.num
     alter.log.dirs.replication.quota.window.size.seconds group.coordinator.threads
-    group.coordinator.append.linger.ms group.consumer.migration.policy
+    group.coordinator.append.linger.ms
     group.consumer.regex.refresh.interval.ms transaction.two.phase.commit.enable
     add.partitions.to.txn.retry.backoff.ms add.partitions.to.txn.retry.backoff.max.ms
     security.providers inter.broker.protocol.version log.message.format.version
@@ -423,7 +426,7 @@ def is_ignored_broker_config(name: str) -> bool:
 
 
 _ONE_THREAD = "one trio thread serves everything"
-_KIP848_BOUND = "bounds per-group overrides (group configs), which consumer groups do not apply yet"
+_KIP848_BOUND = "only bounds per-group overrides (group configs) when they are set"
 _KRAFT = "read by KRaft nodes (process.roles); a single node has one replica of everything"
 
 #: Broker configs pykafkad defines (validates, describes, lets AlterConfigs change) but does not

@@ -47,7 +47,6 @@ UNUSED_BROKER_CONFIGS: dict[str, tuple[ConfigType, str | None]] = {
     "fetch.purgatory.purge.interval.requests": (INT, "1000"),
     "follower.fetch.last.tiered.offset.enable": (BOOLEAN, "false"),
     "group.consumer.max.assignment.interval.ms": (INT, "15000"),
-    "group.consumer.migration.policy": (STRING, "bidirectional"),
     "group.consumer.min.assignment.interval.ms": (INT, "0"),
     "group.coordinator.append.linger.ms": (INT, "-1"),
     "group.coordinator.background.threads": (INT, "2"),

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from pykafkad.coordinator import migration
 from pykafkad.coordinator.config import GroupCoordinatorConfig
 from pykafkad.coordinator.consumer_group.manager import ConsumerGroupManager, ConsumerGroupSettings
 from pykafkad.coordinator.consumer_group.records import TYPES as CONSUMER_GROUP_RECORD_TYPES
@@ -138,6 +139,11 @@ class GroupCoordinator:
         self.consumer_groups.classic_group_state = self._classic_group_state
         self.consumer_groups.drop_empty_classic_group = self._drop_empty_classic_group
         self.consumer_groups.write = self._write_group
+        self.consumer_groups.upgrade_classic_group = lambda gid: migration.upgrade(self, gid)
+        self.consumer_groups.downgrade_group = lambda g, m: migration.downgrade(self, g, m)
+        self.consumer_groups.downgrade_replaced = lambda g: migration.convert_to_classic(
+            self, g, None)
+        self.consumer_groups.classic_max_size = config.max_group_size
         self.loaded = False
         #: __consumer_offsets partitions whose load failed: their groups answer NOT_COORDINATOR
         #: (Kafka's failed coordinator shard) instead of looking empty
@@ -331,13 +337,20 @@ class GroupCoordinator:
         consumer_group = self.consumer_groups.groups.get(req.group_id)
         if consumer_group is not None:
             if consumer_group.members:
-                # classic members in a consumer group (online migration) are not served
-                return Pending.completed(JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
-                                                    member_id=req.member_id))
+                # a classic member of a consumer group (online migration)
+                if not (self.config.min_session_timeout_ms <= req.session_timeout_ms
+                        <= self.config.max_session_timeout_ms):
+                    return Pending.completed(JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT,
+                                                        member_id=req.member_id))
+                return Pending.completed(self.consumer_groups.classic_join(
+                    consumer_group, req, req.api_version))
             self.consumer_groups.delete_group(req.group_id)  # an empty one becomes classic
         return self.membership.join_group(req)
 
     def sync_group(self, req: SyncRequest) -> Pending[SyncResult]:
+        consumer_group = self.consumer_groups.groups.get(req.group_id)
+        if consumer_group is not None:
+            return Pending.completed(self.consumer_groups.classic_sync(consumer_group, req))
         return self.membership.sync_group(req)
 
     def is_unavailable(self, group_id: str) -> bool:
@@ -368,12 +381,19 @@ class GroupCoordinator:
         code = self.unavailable_error(group_id)
         if code:
             return code
+        consumer_group = self.consumer_groups.groups.get(group_id)
+        if consumer_group is not None:
+            return self.consumer_groups.classic_heartbeat(consumer_group, member_id, instance_id,
+                                                          generation_id)
         return self.membership.heartbeat(group_id, member_id, instance_id, generation_id)
 
     def leave_group(self, group_id: str, members: list[tuple[str, str | None, str | None]]):
         code = self.unavailable_error(group_id)
         if code:
             return code, []
+        consumer_group = self.consumer_groups.groups.get(group_id)
+        if consumer_group is not None:
+            return self.consumer_groups.classic_leave(consumer_group, members)
         return self.membership.leave_group(group_id, members)
 
     # -- offsets -------------------------------------------------------------------------------

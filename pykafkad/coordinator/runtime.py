@@ -62,6 +62,7 @@ class GroupCoordinatorService:
         group_configs = getattr(broker, "group_configs", None)
         if group_configs is not None:
             self.coordinator.streams.group_config = group_configs.get
+            self.coordinator.consumer_groups.group_config = group_configs.get
         consumer_groups = self.coordinator.consumer_groups
         consumer_groups.settings = ConsumerGroupSettings.from_broker(broker.config)
         consumer_groups.topics = BrokerTopics(broker)

@@ -53,9 +53,14 @@ async def handle_find_coordinator(ctx: RequestContext, req) -> FindCoordinatorRe
                 ctx, TRANSACTIONAL_ID, DESCRIBE, key):
             return (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
                     "Transactional Id authorization failed.")
-        if locator is not None and req.key_type in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
-            # a KRaft broker: the leader of the key's internal-topic partition
-            topic = "__consumer_offsets" if req.key_type == GROUP_KEY_TYPE else "__transaction_state"
+        if locator is not None and req.key_type in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE,
+                                                     SHARE_KEY_TYPE):
+            # a KRaft broker: the leader of the key's internal-topic partition (a share key,
+            # "group:topicId:partition", is how share-partition leaders find their share
+            # coordinator)
+            topic = {GROUP_KEY_TYPE: "__consumer_offsets",
+                     TRANSACTION_KEY_TYPE: "__transaction_state"}.get(
+                req.key_type, "__share_group_state")
             err, node = locator.find(topic, key, ctx.listener_name)
             if err:
                 return err, "The coordinator is not available."
@@ -70,6 +75,12 @@ async def handle_find_coordinator(ctx: RequestContext, req) -> FindCoordinatorRe
         if req.key_type == TRANSACTION_KEY_TYPE:
             # any id, even "", maps to a partition of __transaction_state (as in Kafka)
             ctx.broker.txn_coordinator.ensure_state_topic()  # as Kafka, on first lookup
+            return ErrorCode.NONE, None
+        if req.key_type == SHARE_KEY_TYPE:
+            from pykafkad.coordinator.share_group.service import service_of
+
+            if not service_of(ctx.broker).store.ensure_topic():
+                return ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available."
             return ErrorCode.NONE, None
         if req.key_type != GROUP_KEY_TYPE:
             return ErrorCode.INVALID_REQUEST, f"Unknown coordinator type {req.key_type}"

@@ -82,7 +82,12 @@ async def forward_configs(ctx: RequestContext, frame: Any, request: Any, forward
         if res.resource_type in CONTROLLER_RESOURCES:
             # a broker resource names this broker (or is ""), as Kafka's preprocess requires
             checked = await local(ctx, _with(one, validate_only=True))
-            if checked.responses[0].error_code:
+            code = checked.responses[0].error_code
+            # a topic not (yet) in this broker's metadata image may be in the controller's:
+            # Kafka's preprocess checks only duplicates and nulls for topics, and the
+            # controller answers for unknown ones
+            if code and not (code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                             and res.resource_type == TOPIC):
                 answers[i] = checked.responses[0]
                 continue
             forwarded.append(i)

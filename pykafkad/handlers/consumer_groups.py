@@ -7,7 +7,11 @@ partition is not served here, as every group request does.
 
 from __future__ import annotations
 
-from pykafkad.coordinator.consumer_group.manager import MEMBER_TYPE_CONSUMER, Heartbeat
+from pykafkad.coordinator.consumer_group.manager import (
+    MEMBER_TYPE_CLASSIC,
+    MEMBER_TYPE_CONSUMER,
+    Heartbeat,
+)
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers import authorized_operations
 from pykafkad.handlers.groups import client_host
@@ -92,7 +96,8 @@ async def handle_consumer_group_describe(ctx: RequestContext, req) -> cgd.Consum
             subscribed_topic_regex=m.subscribed_topic_regex or "",  # Kafka: "" when none
             assignment=_assignment(m.assigned, manager.topics),
             target_assignment=_assignment(d.targets.get(m.member_id, {}), manager.topics),
-            member_type=MEMBER_TYPE_CONSUMER) for m in d.members]
+            member_type=MEMBER_TYPE_CONSUMER if m.classic is None else MEMBER_TYPE_CLASSIC)
+            for m in d.members]
         out.append(cgd.DescribedGroup(
             error_code=0, group_id=group_id, group_state=d.state, group_epoch=d.group_epoch,
             assignment_epoch=d.assignment_epoch, assignor_name=d.assignor, members=members,

@@ -30,7 +30,7 @@ def _state_of(svc, group_id: str, topic_id: bytes, index: int):
     sp = svc.partitions.get((group_id, topic_id, index))
     if sp is not None:
         return sp.persisted or (sp.start_offset, sp.delivery_complete_count())
-    state = svc.persisted.get((group_id, topic_id, index))
+    state = svc.stored_states().get((group_id, topic_id, index))
     if state is not None:
         done = sum(z - a + 1 for a, z, s, _ in state.state_batches if s != 0 and z >= state.start_offset)
         return state.start_offset, done
@@ -55,7 +55,7 @@ async def handle_describe_share_group_offsets(ctx: RequestContext, req):
                 group_id=g.group_id, error_code=code))
             continue
         if g.topics is None:
-            keys = sorted({(tid, p) for (gid, tid, p) in list(svc.partitions) + list(svc.persisted)
+            keys = sorted({(tid, p) for (gid, tid, p) in list(svc.partitions) + list(svc.stored_states())
                            if gid == g.group_id})
             wanted = [(broker.topics.by_id[tid].name, tid, p) for tid, p in keys
                       if tid in broker.topics.by_id and
@@ -129,6 +129,8 @@ async def handle_alter_share_group_offsets(ctx: RequestContext, req):
                     raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, _NOT_HOSTED)
                 partition = broker.replicas.get_partition_or_error(t.topic_name, p.partition_index)
                 plog = partition.local_log_with_epoch(-1, require_leader=True)
+                if await svc.prepare(req.group_id, [(topic.topic_id, p.partition_index)]):
+                    raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
                 sp = svc.share_partition(req.group_id, topic.topic_id, p.partition_index, plog)
                 sp.reset(p.start_offset)
                 error, message = ErrorCode.NONE, None
@@ -138,7 +140,10 @@ async def handle_alter_share_group_offsets(ctx: RequestContext, req):
             out.partitions.append(alter_msg.AlterShareGroupOffsetsResponsePartition(
                 partition_index=p.partition_index, error_code=error, error_message=message))
         (known if topic else unknown).append(out)
-    svc.flush()
+    try:
+        await svc.flush()
+    except KafkaError as e:
+        return alter_msg.AlterShareGroupOffsetsResponse(error_code=e.code)
     return alter_msg.AlterShareGroupOffsetsResponse(responses=unknown + known)
 
 
@@ -175,7 +180,7 @@ async def handle_delete_share_group_offsets(ctx: RequestContext, req):
                 topic_name=t.topic_name, topic_id=_NO_TOPIC_ID,
                 error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, error_message=_NOT_HOSTED))
             continue
-        svc.delete_topic_state(req.group_id, topic.topic_id)
+        await svc.delete_topic_state_everywhere(req.group_id, topic.topic_id)
         out.append(delete_msg.DeleteShareGroupOffsetsResponseTopic(
             topic_name=t.topic_name, topic_id=topic.topic_id))
     return delete_msg.DeleteShareGroupOffsetsResponse(responses=out)

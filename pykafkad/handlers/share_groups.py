@@ -179,11 +179,12 @@ def _open_session(svc, req, requested, forgotten, has_acks: bool):
     return session
 
 
-def _flush(svc) -> None:
-    """Writes changed share-partition state before answering; a failed write is logged and
-    retried on the next request (the records stay where they were in memory)."""
+async def _flush(svc) -> None:
+    """Writes changed share-partition state to the share coordinator before answering; a
+    failed write is logged and retried on the next request (the records stay where they were
+    in memory)."""
     try:
-        svc.flush()
+        await svc.flush()
     except KafkaError as e:
         log.warning("cannot persist share-partition state: %s", e)
 
@@ -226,9 +227,11 @@ async def handle_share_fetch(ctx: RequestContext, req) -> fetch_msg.ShareFetchRe
         max_records = req.max_records if req.max_records > 0 else 500
         max_bytes = min(req.max_bytes, broker.config["fetch.max.bytes"])
         deadline = trio.current_time() + max(req.max_wait_ms, 0) / 1000
+        unready = await svc.prepare(group_id, list(session.partitions))
         while True:
             next_lock = svc.expire_locks(group_id)
-            fetched = _acquire(ctx, svc, group_id, member_id, list(session.partitions),
+            fetched = _acquire(ctx, svc, group_id, member_id,
+                               [tp for tp in session.partitions if tp not in unready],
                                max_records, max_bytes, mode, lock_ms)
             if (any(f[0] or f[3] for f in fetched.values()) or broker.shutting_down
                     or trio.current_time() >= deadline or not session.partitions):
@@ -238,7 +241,7 @@ async def handle_share_fetch(ctx: RequestContext, req) -> fetch_msg.ShareFetchRe
                 wait_until = min(wait_until, trio.current_time()
                                  + max(0, next_lock - broker.clock()) / 1000)
             await _wait_for_records(broker, svc, wait_until)
-    _flush(svc)
+    await _flush(svc)
     by_topic: dict[bytes, list] = {}
     keys = list(dict.fromkeys(list(fetched) + list(ack_results)))
     for tid, index in keys:
@@ -344,7 +347,7 @@ async def handle_share_acknowledge(ctx: RequestContext, req) -> ack_msg.ShareAck
     results = _acknowledge(ctx, svc, req.group_id, req.member_id, acks)
     if req.share_session_epoch == FINAL_EPOCH:
         _close_session(svc, session)
-    _flush(svc)
+    await _flush(svc)
     by_topic: dict[bytes, list] = {}
     for (tid, index), (error, message) in results.items():
         topic = ctx.broker.topics.by_id.get(tid)

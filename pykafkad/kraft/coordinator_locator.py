@@ -25,6 +25,7 @@ log = logging.getLogger("pykafkad.kraft.coordinator")
 
 GROUP_METADATA_TOPIC = "__consumer_offsets"
 TRANSACTION_STATE_TOPIC = "__transaction_state"
+SHARE_GROUP_STATE_TOPIC = "__share_group_state"
 
 
 def internal_topic(config: Any, name: str) -> CreatableTopic:
@@ -34,6 +35,14 @@ def internal_topic(config: Any, name: str) -> CreatableTopic:
         configs = {"cleanup.policy": "compact",
                    "segment.bytes": str(config["offsets.topic.segment.bytes"]),
                    "compression.type": "producer"}
+    elif name == SHARE_GROUP_STATE_TOPIC:
+        from pykafkad.coordinator.share_group import state_store
+
+        num = state_store.NUM_PARTITIONS
+        # Kafka's default is 3 (share.coordinator.state.topic.replication.factor); pykafkad
+        # follows the offsets topic's, which fits the cluster it runs in
+        rf = config["offsets.topic.replication.factor"]
+        configs = dict(state_store._TOPIC_CONFIGS)  # noqa: SLF001 - the topic's own configs
     else:
         num = config["transaction.state.log.num.partitions"]
         rf = config["transaction.state.log.replication.factor"]

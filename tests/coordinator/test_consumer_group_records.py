@@ -8,7 +8,8 @@ from pykafkad.coordinator.consumer_group import records as cgr
 from pykafkad.coordinator.consumer_group.group import STABLE, ConsumerGroupMember
 
 TOPIC_ID = bytes.fromhex("90592b0713d64aacb2b1683cde2dc374")
-#: ConsumerGroupMemberMetadataValue; Kafka ends it with one tagged field (tag 0, 1 byte)
+#: ConsumerGroupMemberMetadataValue; Kafka ends it with its tagged field 0, the member's
+#: ClassicMemberMetadata, here null (one presence byte 0)
 MEMBER = ("000000001070796b61666b61642d636f6d7061740b2f3132372e302e302e3102106b69703834382d62"
           "2d31613538306401000075300001000100")
 #: ConsumerGroupCurrentMemberAssignmentValue (epoch 3, previous 2, partition 0; Kafka tags
@@ -27,8 +28,8 @@ def test_kafka_records_replay_and_encode_back():
     assert (m.client_id, m.client_host, m.subscribed_topic_names, m.subscribed_topic_regex,
             m.rebalance_timeout_ms, m.server_assignor, m.instance_id, m.rack_id) == (
         "pykafkad-compat", "/127.0.0.1", ["kip848-b-1a580d"], None, 30000, None, None, None)
-    # the same fields, without Kafka's tagged field
-    assert cgr.member_value(m).hex() == MEMBER[:-8] + "00"
+    assert m.classic is None
+    assert cgr.member_value(m).hex() == MEMBER
     cgr.read_current_assignment(m, bytes.fromhex(CURRENT))
     assert (m.member_epoch, m.previous_member_epoch, m.state, m.assigned,
             m.pending_revocation) == (3, 2, STABLE, {TOPIC_ID: {0}}, {})
@@ -43,3 +44,23 @@ def test_keys_are_kafkas_record_types():
     assert key.hex() == "0008" + "0001" + "67" + "0001" + "6d"
     assert cgr.decode_key(key) == (cgr.CURRENT_MEMBER_ASSIGNMENT, "g", "m")
     assert cgr.decode_key(cgr.key(cgr.GROUP_METADATA, "g")) == (cgr.GROUP_METADATA, "g", None)
+
+
+#: ConsumerGroupMemberMetadataValue of a classic member (JoinGroup with "range" and
+#: "roundrobin", session timeout 30 s) inside a consumer group, as Kafka 4.4 wrote it when the
+#: group was upgraded
+CLASSIC_MEMBER = (
+    "000000001070796b61666b61642d636f6d7061740b2f3132372e302e302e3102066361702d7401000075300001"
+    "00460100007530030672616e67651600010000000100056361702d74ffffffff00000000000b726f756e64726f"
+    "62696e1600010000000100056361702d74ffffffff000000000000")
+
+
+def test_a_classic_members_metadata_reads_and_writes_as_kafkas():
+    m = ConsumerGroupMember("a")
+    cgr.read_member(m, bytes.fromhex(CLASSIC_MEMBER))
+    assert m.subscribed_topic_names == ["cap-t"]
+    assert m.classic is not None
+    assert m.classic.session_timeout_ms == 30000
+    assert [name for name, _ in m.classic.protocols] == ["range", "roundrobin"]
+    assert m.classic.protocol_name == "range"
+    assert cgr.member_value(m).hex() == CLASSIC_MEMBER

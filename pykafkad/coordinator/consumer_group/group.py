@@ -17,6 +17,20 @@ LEAVE_STATIC_EPOCH = -2
 
 
 @dataclass
+class ClassicMemberMetadata:
+    """What a member speaking the classic protocol (JoinGroup) inside a consumer group keeps:
+    its session timeout and its JoinGroup protocols (name, ConsumerProtocolSubscription bytes)."""
+
+    session_timeout_ms: int
+    protocols: list[tuple[str, bytes]]
+
+    @property
+    def protocol_name(self) -> str:
+        """The name the member's JoinGroup/SyncGroup answers carry (its first protocol)."""
+        return self.protocols[0][0]
+
+
+@dataclass
 class ConsumerGroupMember:
     member_id: str
     instance_id: str | None = None
@@ -32,6 +46,12 @@ class ConsumerGroupMember:
     state: str = STABLE
     assigned: Partitions = field(default_factory=dict)
     pending_revocation: Partitions = field(default_factory=dict)
+    #: set when the member speaks the classic protocol (online migration)
+    classic: ClassicMemberMetadata | None = None
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        return self.classic is not None
 
 
 @dataclass
@@ -51,6 +71,9 @@ class ConsumerGroup:
     assignment_time: int | None = None
     #: record key -> value as last written to __consumer_offsets
     persisted: dict[bytes, bytes] = field(default_factory=dict)
+    #: records to write ahead of the group's own next ones (an upgraded classic group's
+    #: tombstone goes in the same append as the consumer group's records, as in Kafka)
+    leading_records: list[tuple[bytes, bytes | None]] = field(default_factory=list)
 
     def static_member(self, instance_id: str) -> ConsumerGroupMember | None:
         for m in self.members.values():
@@ -78,6 +101,38 @@ class ConsumerGroup:
                     partition in m.pending_revocation.get(topic_id, ()):
                 return m.member_id
         return None
+
+    def num_classic_members(self) -> int:
+        return sum(1 for m in self.members.values() if m.classic is not None)
+
+    def all_members_use_classic_protocol_except(self, member_id: str) -> bool:
+        """Kafka's allMembersUseClassicProtocolExcept: would a downgrade leave only classic
+        members?"""
+        member = self.members.get(member_id)
+        return (member is not None and member.classic is None
+                and self.num_classic_members() == len(self.members) - 1)
+
+    def supports_classic_protocols(self, protocol_type: str, names: set[str]) -> bool:
+        """Whether a classic member with these protocols may join (each classic member already
+        in the group must support one of them)."""
+        if protocol_type != "consumer":
+            return False
+        if not self.members:
+            return bool(names)
+        classic = [m for m in self.members.values() if m.classic is not None]
+        return any(all(name in {n for n, _ in m.classic.protocols} for m in classic)
+                   for name in names)
+
+    def waiting_on_unreleased_partition(self, member: ConsumerGroupMember) -> bool:
+        """Whether a target partition of the member is still held by another member."""
+        if member.state != UNRELEASED_PARTITIONS:
+            return False
+        for topic_id, parts in self.target.get(member.member_id, {}).items():
+            held = member.assigned.get(topic_id, set())
+            for p in parts - held:
+                if self.owner_of(topic_id, p, member.member_id) is not None:
+                    return True
+        return False
 
     def subscribed_topics(self) -> set[str]:
         out: set[str] = set()

@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from pykafkad.coordinator.consumer_group import records as cgr
 from pykafkad.coordinator.consumer_group.assignors import ASSIGNORS
+from pykafkad.coordinator.consumer_group.classic_members import ClassicMembers
 from pykafkad.coordinator.consumer_group.group import (
     LEAVE_EPOCH,
     LEAVE_STATIC_EPOCH,
@@ -30,6 +30,7 @@ from pykafkad.coordinator.consumer_group.group import (
     ConsumerGroupMember,
     Partitions,
 )
+from pykafkad.coordinator.consumer_group.persistence import GroupRecords
 from pykafkad.coordinator.timer import Timer
 from wire.errors import ErrorCode, KafkaError
 
@@ -39,6 +40,8 @@ GROUP_TYPE_CONSUMER = "consumer"
 PROTOCOL_TYPE = "consumer"
 #: ConsumerGroupDescribe v1 MemberType of a member speaking the consumer protocol
 MEMBER_TYPE_CONSUMER = 1
+#: ... and of a member speaking the classic protocol (online migration)
+MEMBER_TYPE_CLASSIC = 0
 
 
 class TopicsView(Protocol):
@@ -70,6 +73,16 @@ class ConsumerGroupSettings:
     assignors: tuple[str, ...] = ("uniform", "range")
     #: a new target assignment at most this often (Kafka 4.4 batches membership changes)
     assignment_interval_ms: int = 1000
+    #: group.consumer.migration.policy (lower case)
+    migration_policy: str = "bidirectional"
+
+    @property
+    def upgrade_enabled(self) -> bool:
+        return self.migration_policy in ("upgrade", "bidirectional")
+
+    @property
+    def downgrade_enabled(self) -> bool:
+        return self.migration_policy in ("downgrade", "bidirectional")
 
     @classmethod
     def from_broker(cls, config) -> ConsumerGroupSettings:
@@ -80,7 +93,8 @@ class ConsumerGroupSettings:
                    config["group.consumer.heartbeat.interval.ms"],
                    config["group.consumer.max.size"],
                    tuple(n for n in names if n in ASSIGNORS) or ("uniform",),
-                   _int_config(config, "group.consumer.assignment.interval.ms", 1000))
+                   _int_config(config, "group.consumer.assignment.interval.ms", 1000),
+                   str(config.get("group.consumer.migration.policy") or "bidirectional").lower())
 
 
 def _int_config(config, name: str, default: int) -> int:
@@ -144,7 +158,7 @@ def _new_member_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
 
 
-class ConsumerGroupManager:
+class ConsumerGroupManager(ClassicMembers, GroupRecords):
     def __init__(self, settings: ConsumerGroupSettings, timer: Timer,
                  clock: Callable[[], int]):
         self.settings = settings
@@ -155,6 +169,17 @@ class ConsumerGroupManager:
         #: hooks the coordinator sets: is the id a classic group (and is it empty)?
         self.classic_group_state: Callable[[str], str | None] = lambda _gid: None
         self.drop_empty_classic_group: Callable[[str], None] = lambda _gid: None
+        #: online migration hooks the coordinator sets: convert a classic group whose member
+        #: sent a ConsumerGroupHeartbeat (None: not allowed), and convert a consumer group whose
+        #: last consumer-protocol member leaves (True: it is a classic group now)
+        self.upgrade_classic_group: Callable[[str], ConsumerGroup | None] = lambda _gid: None
+        self.downgrade_group: Callable[[ConsumerGroup, str], bool] = lambda _g, _m: False
+        #: ... and convert it (Stable, no rebalance) when a static member replaced the last
+        #: consumer-protocol member; group.max.size of classic groups bounds that
+        self.downgrade_replaced: Callable[[ConsumerGroup], None] = lambda _g: None
+        self.classic_max_size = 2**31 - 1
+        #: a group's config overrides (IncrementalAlterConfigs on GROUP resources)
+        self.group_config: Callable[[str], dict[str, str]] = lambda _gid: {}
         #: appends records to the group's __consumer_offsets partition (raises KafkaError)
         self.write: Callable[[str, list], None] = lambda _gid, _records: None
 
@@ -225,6 +250,9 @@ class ConsumerGroupManager:
         if classic is not None:
             if create and classic in ("Empty", "Dead"):
                 self.drop_empty_classic_group(group_id)
+            elif create and (upgraded := self.upgrade_classic_group(group_id)) is not None:
+                self.groups[group_id] = upgraded
+                return upgraded
             else:
                 raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND,
                                  f"Group {group_id} is not a consumer group.")
@@ -287,14 +315,14 @@ class ConsumerGroupManager:
         now = self.clock()
         if group.group_epoch > group.assignment_epoch and (
                 group.assignment_time is None
-                or now - group.assignment_time >= self.settings.assignment_interval_ms):
+                or now - group.assignment_time >= self.assignment_interval_ms(group.group_id)):
             self._compute_target(group)
             group.assignment_time = now
         self._reconcile(group, member, hb.owned)
         self._schedule_session(group, member)
         result = HeartbeatResult(
             member_id=member.member_id, member_epoch=member.member_epoch,
-            heartbeat_interval_ms=self.settings.heartbeat_interval_ms)
+            heartbeat_interval_ms=self.heartbeat_interval_ms(group.group_id))
         # Kafka 4.4 sends the assignment on a join and when it changed, never otherwise
         if hb.member_epoch == 0 or member.assigned != old_assigned:
             result.assignment = _copy(member.assigned)
@@ -407,6 +435,7 @@ class ConsumerGroupManager:
         if revoke and client_owns:
             # the member stays in its epoch until it says it gave the partitions up
             member.state = UNREVOKED_PARTITIONS
+            member.previous_member_epoch = member.member_epoch  # Kafka's updateMemberEpoch
             member.assigned, member.pending_revocation = kept, revoke
             self.timer.schedule(
                 _rebalance_key(group.group_id, member.member_id), member.rebalance_timeout_ms,
@@ -423,9 +452,9 @@ class ConsumerGroupManager:
         member.assigned = new
         member.pending_revocation = {}
         member.state = UNRELEASED_PARTITIONS if unreleased else STABLE
-        if member.member_epoch != group.assignment_epoch:
-            member.previous_member_epoch = member.member_epoch
-            member.member_epoch = group.assignment_epoch
+        # as Kafka's CurrentAssignmentBuilder: every step records the epoch it came from
+        member.previous_member_epoch = member.member_epoch
+        member.member_epoch = group.assignment_epoch
 
     # -- leaving and fencing -------------------------------------------------------------------
     def _leave(self, hb: Heartbeat) -> HeartbeatResult:
@@ -450,7 +479,7 @@ class ConsumerGroupManager:
             member.previous_member_epoch = member.member_epoch
             member.member_epoch = LEAVE_STATIC_EPOCH
             self.timer.cancel(_rebalance_key(group.group_id, member.member_id))
-        else:
+        elif not self.downgrade_group(group, member.member_id):
             self.remove_member(group, member.member_id)
         return HeartbeatResult(member_id=hb.member_id, member_epoch=hb.member_epoch)
 
@@ -467,10 +496,41 @@ class ConsumerGroupManager:
     def _cancel_timers(self, group_id: str, member_id: str) -> None:
         self.timer.cancel(_session_key(group_id, member_id))
         self.timer.cancel(_rebalance_key(group_id, member_id))
+        self.cancel_classic_timers(group_id, member_id)
+
+    def cancel_all_timers(self, group: ConsumerGroup) -> None:
+        for member_id in group.members:
+            self._cancel_timers(group.group_id, member_id)
+
+    def _group_setting(self, group_id: str, name: str, default: int) -> int:
+        """The group's ``consumer.<name>`` config, else the broker's
+        ``group.consumer.<name>`` (Kafka reads it at each use, so a change applies at once)."""
+        value = self.group_config(group_id).get(f"consumer.{name}")
+        return default if value is None else int(value)
+
+    def heartbeat_interval_ms(self, group_id: str) -> int:
+        return self._group_setting(group_id, "heartbeat.interval.ms",
+                                   self.settings.heartbeat_interval_ms)
+
+    def assignment_interval_ms(self, group_id: str) -> int:
+        return self._group_setting(group_id, "assignment.interval.ms",
+                                   self.settings.assignment_interval_ms)
+
+    def _session_timeout_ms(self, group_id: str, member: ConsumerGroupMember) -> int:
+        """A classic member keeps the session timeout of its JoinGroup."""
+        if member.classic is not None:
+            return member.classic.session_timeout_ms
+        return self._group_setting(group_id, "session.timeout.ms",
+                                   self.settings.session_timeout_ms)
+
+    @staticmethod
+    def _new_member_id() -> str:
+        return _new_member_id()
 
     def _schedule_session(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
         self.timer.schedule(
-            _session_key(group.group_id, member.member_id), self.settings.session_timeout_ms,
+            _session_key(group.group_id, member.member_id),
+            self._session_timeout_ms(group.group_id, member),
             lambda g=group.group_id, m=member.member_id: self._fence(g, m, "session timeout"))
 
     def _fence(self, group_id: str, member_id: str, why: str) -> None:
@@ -479,6 +539,11 @@ class ConsumerGroupManager:
             return
         log.info("[GroupId %s] Member %s fenced from the group because of the %s.",
                  group_id, member_id, why)
+        try:
+            if self.downgrade_group(group, member_id):
+                return
+        except KafkaError as e:
+            log.warning("could not downgrade %s to a classic group: %s", group_id, e)
         self.remove_member(group, member_id)
         try:
             self.persist(group)
@@ -550,91 +615,21 @@ class ConsumerGroupManager:
         member = group.members.get(member_id)
         if member is None:
             raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID)
-        if not transactional and api_version < 9:
+        if not transactional and api_version < 9 and member.classic is None:
             raise KafkaError(ErrorCode.UNSUPPORTED_VERSION,
                              "OffsetCommit version 9 or above must be used by members using "
                              "the modern group protocol")
         if member_epoch != member.member_epoch:
-            raise KafkaError(ErrorCode.STALE_MEMBER_EPOCH)
+            raise KafkaError(ErrorCode.ILLEGAL_GENERATION if member.classic is not None
+                             else ErrorCode.STALE_MEMBER_EPOCH)
         self.timer.schedule(
-            _session_key(group_id, member_id), self.settings.session_timeout_ms,
+            _session_key(group_id, member_id), self._session_timeout_ms(group_id, member),
             lambda g=group_id, m=member_id: self._fence(g, m, "session timeout"))
 
     def unload(self) -> None:
         self.groups.clear()
 
-    # -- persistence ---------------------------------------------------------------------------
-    def persist(self, group: ConsumerGroup) -> None:
-        """Writes what changed since the group's last records (tombstones for what is gone),
-        in the order Kafka writes them, so either broker can replay the partition."""
-        gid = group.group_id
-        now: dict[bytes, tuple[int, bytes]] = {}
-        if self.groups.get(gid) is group:
-            now[cgr.key(cgr.GROUP_METADATA, gid)] = (cgr.GROUP_METADATA,
-                                                     cgr.epoch_value(group.group_epoch))
-            now[cgr.key(cgr.TARGET_ASSIGNMENT_METADATA, gid)] = (
-                cgr.TARGET_ASSIGNMENT_METADATA, cgr.epoch_value(group.assignment_epoch))
-            for m in group.members.values():
-                now[cgr.key(cgr.MEMBER_METADATA, gid, m.member_id)] = (
-                    cgr.MEMBER_METADATA, cgr.member_value(m))
-                now[cgr.key(cgr.CURRENT_MEMBER_ASSIGNMENT, gid, m.member_id)] = (
-                    cgr.CURRENT_MEMBER_ASSIGNMENT, cgr.current_assignment_value(m))
-            for member_id, parts in group.target.items():
-                now[cgr.key(cgr.TARGET_ASSIGNMENT_MEMBER, gid, member_id)] = (
-                    cgr.TARGET_ASSIGNMENT_MEMBER, cgr.target_member_value(parts))
-        old = group.persisted
-        gone = [(k, cgr.record_type(k)) for k in old if k not in now]
-        changed = [(k, t, v) for k, (t, v) in now.items() if old.get(k) != v]
-        if not gone and not changed:
-            return
-        first = {cgr.CURRENT_MEMBER_ASSIGNMENT: 0, cgr.TARGET_ASSIGNMENT_MEMBER: 1,
-                 cgr.MEMBER_METADATA: 2}
-        upsert = {cgr.MEMBER_METADATA: 0, cgr.GROUP_METADATA: 1, cgr.TARGET_ASSIGNMENT_MEMBER: 2,
-                  cgr.TARGET_ASSIGNMENT_METADATA: 3, cgr.CURRENT_MEMBER_ASSIGNMENT: 4}
-        last = {cgr.TARGET_ASSIGNMENT_METADATA: 0, cgr.PARTITION_METADATA: 1,
-                cgr.GROUP_METADATA: 2}
-        records = [(k, None) for k, t in sorted(gone, key=lambda g: first.get(g[1], 9))
-                   if t in first]
-        records += [(k, v) for k, t, v in sorted(changed, key=lambda c: upsert[c[1]])]
-        records += [(k, None) for k, t in sorted(gone, key=lambda g: last.get(g[1], 9))
-                    if t not in first]
-        self.write(gid, records)
-        group.persisted = {k: v for k, (_t, v) in now.items()}
-
-    def replay(self, key: bytes, value: bytes | None) -> None:
-        """One consumer-group record read back from __consumer_offsets."""
-        kind, gid, member_id = cgr.decode_key(key)
-        group = self.groups.get(gid)
-        if value is None:
-            if group is None:
-                return
-            group.persisted.pop(key, None)
-            if kind == cgr.GROUP_METADATA:
-                del self.groups[gid]
-            elif kind == cgr.MEMBER_METADATA:
-                group.members.pop(member_id, None)
-            elif kind == cgr.TARGET_ASSIGNMENT_MEMBER:
-                group.target.pop(member_id, None)
-            return
-        if kind == cgr.PARTITION_METADATA:
-            return
-        if group is None:
-            group = self.groups[gid] = ConsumerGroup(gid)
-            group.subscription_metadata = None
-        group.persisted[key] = value
-        if kind == cgr.GROUP_METADATA:
-            group.group_epoch = cgr.read_epoch(value)
-        elif kind == cgr.TARGET_ASSIGNMENT_METADATA:
-            group.assignment_epoch = cgr.read_epoch(value)
-        elif kind == cgr.TARGET_ASSIGNMENT_MEMBER:
-            group.target[member_id] = cgr.read_target_member(value)
-        elif kind == cgr.MEMBER_METADATA:
-            member = group.members.setdefault(member_id, ConsumerGroupMember(member_id))
-            cgr.read_member(member, value)
-        elif kind == cgr.CURRENT_MEMBER_ASSIGNMENT:
-            member = group.members.setdefault(member_id, ConsumerGroupMember(member_id))
-            cgr.read_current_assignment(member, value)
-
+    # -- loading ---------------------------------------------------------------------------------
     def on_loaded(self) -> None:
         """After a load every member's session starts afresh (as in Kafka)."""
         for group in self.groups.values():

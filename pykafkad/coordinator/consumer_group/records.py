@@ -5,8 +5,9 @@ int16 version (0, flexible).  Types: 3 ConsumerGroupMetadata (group epoch), 4
 ConsumerGroupPartitionMetadata (read and ignored: Kafka 4.4 no longer writes it),
 5 ConsumerGroupMemberMetadata (subscription), 6 ConsumerGroupTargetAssignmentMetadata,
 7 ConsumerGroupTargetAssignmentMember, 8 ConsumerGroupCurrentMemberAssignment.  A null value
-is a tombstone.  Optional tagged fields (metadata hash, assignment timestamp, classic member
-metadata) are not written and are skipped when read.
+is a tombstone.  A member's classic metadata (online migration; a null for consumer-protocol
+members) is the member record's tagged field 0, written as Kafka 4.4 writes it; the other optional tagged fields (metadata hash, assignment
+timestamp) are not written and are skipped when read.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pykafkad.coordinator.consumer_group.group import (
     STABLE,
     UNRELEASED_PARTITIONS,
     UNREVOKED_PARTITIONS,
+    ClassicMemberMetadata,
     ConsumerGroupMember,
     Partitions,
 )
@@ -115,7 +117,26 @@ def member_value(m: ConsumerGroupMember) -> bytes:
     w.compact_string(m.subscribed_topic_regex or "")  # Kafka writes "" for none
     w.int32(m.rebalance_timeout_ms)
     w.compact_string(m.server_assignor)
-    return _end(w)
+    # tagged field 0, ClassicMemberMetadata, a nullable struct: Kafka 4.4 writes it for every
+    # member, a presence byte (0: null) then the struct
+    tag = Writer()
+    if m.classic is None:
+        tag.int8(0)
+    else:
+        tag.int8(1)
+        tag.int32(m.classic.session_timeout_ms)
+        tag.array_length(len(m.classic.protocols), True)
+        for name, metadata in m.classic.protocols:
+            tag.compact_string(name)
+            tag.compact_bytes(metadata)
+            tag.uvarint(0)
+        tag.uvarint(0)
+    body = tag.getvalue()
+    w.uvarint(1)
+    w.uvarint(0)
+    w.uvarint(len(body))
+    w.raw(body)
+    return w.getvalue()
 
 
 def read_member(m: ConsumerGroupMember, data: bytes) -> None:
@@ -130,6 +151,25 @@ def read_member(m: ConsumerGroupMember, data: bytes) -> None:
     m.subscribed_topic_regex = r.compact_nullable_string() or None
     m.rebalance_timeout_ms = r.int32()
     m.server_assignor = r.compact_nullable_string()
+    m.classic = None
+    for _ in range(r.uvarint()):
+        tag, size = r.tag_header()
+        body = r.raw(size)
+        if tag == 0:
+            m.classic = _read_classic(Reader(body))
+
+
+def _read_classic(r: Reader) -> ClassicMemberMetadata | None:
+    if r.int8() <= 0:
+        return None
+    session_timeout_ms = r.int32()
+    protocols = []
+    for _ in range(max(r.array_length(True), 0)):
+        name = r.compact_string()
+        metadata = bytes(r.compact_bytes())
+        _skip_tags(r)
+        protocols.append((name, metadata))
+    return ClassicMemberMetadata(session_timeout_ms, protocols)
 
 
 def target_member_value(parts: Partitions) -> bytes:

@@ -4,6 +4,7 @@ read per group (a group config override, else the broker's ``group.share.*`` val
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 
 import trio
@@ -11,11 +12,16 @@ import trio
 from pykafkad.config.group import BROKER_SYNONYMS, GROUP_CONFIGS, broker_value
 from pykafkad.coordinator.coordinator import RECORD_REPLAYERS
 from pykafkad.coordinator.share_group import group_records
+from pykafkad.coordinator.share_group import state_records as sr
 from pykafkad.coordinator.share_group.group import ShareGroupCoordinator, replay
+from pykafkad.coordinator.share_group.persister import SharePersister
+from pykafkad.coordinator.share_group.share_coordinator import ShareCoordinator
 from pykafkad.coordinator.share_group.share_partition import SharePartition
 from pykafkad.coordinator.share_group.share_sessions import ShareSessionCache
-from pykafkad.coordinator.share_group.state_store import ShareStateStore
+from pykafkad.coordinator.share_group.state_store import SHARE_GROUP_STATE_TOPIC, ShareStateStore
+from wire.errors import KafkaError
 
+log = logging.getLogger("pykafkad.coordinator.share")
 _ATTR = "_share_group_service"
 RECORD_REPLAYERS.update(dict.fromkeys(group_records.RECORD_TYPES, replay))
 
@@ -49,8 +55,15 @@ class ShareGroupService:
         #: fetches look again
         self.records_freed = trio.Event()
         self.store = ShareStateStore(broker)
-        #: share-partition states read back from __share_group_state, used on first fetch
-        self.persisted = self.store.load()
+        #: the share coordinator of the __share_group_state partitions led here
+        self.share_coordinator = ShareCoordinator(broker, self.store)
+        #: how this node's share partitions reach their share coordinator
+        self.persister = SharePersister(broker, self.share_coordinator)
+        #: share-partition states read from the share coordinator, used on first fetch
+        self.persisted: dict[tuple[str, bytes, int], object] = {}
+        #: the leader epoch each share partition was read at: a partition led again later
+        #: (after leading elsewhere) is read again
+        self.read_epochs: dict[tuple[str, bytes, int], int] = {}
 
     # -- config --------------------------------------------------------------------------------
     def config(self, group_id: str, name: str) -> str:
@@ -91,6 +104,42 @@ class ShareGroupService:
             sp.reset(plog.log_start_offset)
         return sp
 
+    async def prepare(self, group_id: str, partitions) -> set[tuple[bytes, int]]:
+        """Reads the state of the share partitions led here that are new (or led again at a
+        new leader epoch) from their share coordinator; returns those whose state could not
+        be read (not served until it can: a fresh start would deliver accepted records
+        again)."""
+        unready = set()
+        for tid, index in partitions:
+            topic = self.broker.topics.by_id.get(tid)
+            if topic is None:
+                continue
+            leader, epoch = self.broker.replicas.current_leader(topic.name, index)
+            if leader != self.broker.node_id:
+                continue
+            key = (group_id, tid, index)
+            if self.read_epochs.get(key) == epoch:
+                continue
+            try:
+                state = await self.persister.read(key, epoch)
+                if state is None:
+                    plog = self.broker.replicas.get_partition_or_error(
+                        topic.name, index).local_log_with_epoch(-1, require_leader=True)
+                    start = self._reset_offset(group_id, plog)
+                    await self.persister.initialize(key, 0, start)
+                    state = sr.ShareStateValue(snapshot_epoch=0, leader_epoch=epoch,
+                                               start_offset=start)
+            except KafkaError as e:
+                log.info("cannot read the share state of %s: %s", key, e)
+                unready.add((tid, index))
+                continue
+            if self.read_epochs.get(key) == epoch:
+                continue  # another request read it meanwhile, and may have served it since
+            self.partitions.pop(key, None)
+            self.persisted[key] = state
+            self.read_epochs[key] = epoch
+        return unready
+
     def _reset_offset(self, group_id: str, plog) -> int:
         strategy = self.config(group_id, "share.auto.offset.reset").strip().lower()
         if strategy == "earliest":
@@ -117,16 +166,29 @@ class ShareGroupService:
             self.notify_freed()
         return nearest
 
-    def flush(self) -> None:
-        """Persists every share partition whose acknowledged state changed (before the
-        client is answered)."""
-        for sp in self.partitions.values():
-            if sp.dirty:
-                topic = self.broker.topics.by_id.get(sp.topic_id)
-                leader_epoch = (self.broker.replicas.current_leader(topic.name, sp.partition)[1]
-                                if topic is not None else -1)
-                if self.store.write_snapshot(sp, leader_epoch):
-                    sp.dirty = False
+    async def flush(self) -> None:
+        """Writes every share partition whose acknowledged state changed to its share
+        coordinator (before the client is answered); KafkaError when a write fails (the
+        partition stays dirty and is written with the next request)."""
+        failed = None
+        for sp in list(self.partitions.values()):
+            if not sp.dirty:
+                continue
+            key = (sp.group_id, sp.topic_id, sp.partition)
+            done = sp.delivery_complete_count()
+            start = sp.start_offset
+            changed = set(sp.changed)
+            try:
+                await self.persister.write(key, sp.state_epoch, self.read_epochs.get(key, -1),
+                                           start, sp.state_batches(only_changed=True), done)
+            except KafkaError as e:
+                failed = e
+                continue
+            sp.changed -= changed
+            sp.dirty = bool(sp.changed)
+            sp.persisted = (start, done)
+        if failed is not None:
+            raise failed
 
     def notify_freed(self) -> None:
         self.records_freed.set()
@@ -155,18 +217,46 @@ class ShareGroupService:
 
     def delete_group_state(self, group_id: str) -> None:
         """DeleteGroups: the group's share partitions are forgotten (tombstones written)."""
-        for key in [k for k in list(self.partitions) + list(self.persisted) if k[0] == group_id]:
+        for key in {k for k in list(self.partitions) + list(self.stored_states())
+                    if k[0] == group_id}:
             self._forget(key)
 
     def delete_topic_state(self, group_id: str, topic_id: bytes) -> None:
-        for key in [k for k in list(self.partitions) + list(self.persisted)
-                    if k[0] == group_id and k[1] == topic_id]:
+        for key in {k for k in list(self.partitions) + list(self.stored_states())
+                    if k[0] == group_id and k[1] == topic_id}:
             self._forget(key)
 
+    async def delete_topic_state_everywhere(self, group_id: str, topic_id: bytes) -> None:
+        """DeleteShareGroupOffsets: every partition's share state is forgotten here and at
+        its share coordinator (DeleteShareGroupState where that is another node)."""
+        self.delete_topic_state(group_id, topic_id)
+        topic = self.broker.topics.by_id.get(topic_id)
+        if self.broker.topics.get(SHARE_GROUP_STATE_TOPIC) is None:
+            return  # no share state anywhere yet
+        for index in range(topic.num_partitions if topic is not None else 0):
+            try:
+                await self.persister.delete((group_id, topic_id, index))
+            except KafkaError as e:
+                log.warning("cannot forget the share state of %s-%d: %s", topic.name, index, e)
+
     def _forget(self, key: tuple[str, bytes, int]) -> None:
+        """Forgets a share partition here, and its stored state where this node is its share
+        coordinator."""
         self.partitions.pop(key, None)
         self.persisted.pop(key, None)
-        self.store.write_tombstone(*key)
+        self.read_epochs.pop(key, None)
+        coordinator = self.share_coordinator
+        if coordinator.check(key) == 0:
+            try:
+                coordinator.delete(key)
+            except KafkaError as e:
+                log.warning("cannot forget the share state of %s: %s", key, e)
+
+    def stored_states(self) -> dict:
+        """The stored states of the share partitions whose coordinator is this node, with
+        those read from other coordinators."""
+        self.share_coordinator.load_led()
+        return {**self.share_coordinator.states, **self.persisted}
 
 
 def _broker_int(broker, name: str, default: int) -> int:

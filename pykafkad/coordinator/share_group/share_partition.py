@@ -76,6 +76,10 @@ class SharePartition:
         self.state_epoch = 0
         #: the acknowledged state changed since it was last persisted
         self.dirty = True
+        #: offsets whose state changed since the last write (acknowledged, released,
+        #: expired): what the next write carries, as Kafka's leader writes only the changed
+        #: batches (an acquisition is never written)
+        self.changed: set[int] = set()
         #: (start offset, delivery complete count) as last persisted: what Kafka describes
         self.persisted: tuple[int, int] | None = None
 
@@ -104,9 +108,10 @@ class SharePartition:
         """Acquisition locks past their deadline give their records back (or archive those at
         the delivery limit); True if any record became available."""
         freed = False
-        for rec in self.in_flight.values():
+        for offset, rec in self.in_flight.items():
             if rec.state == ACQUIRED and rec.deadline <= now:
                 self._release(rec, delivery_limit)
+                self.changed.add(offset)
                 freed = True
         if freed:
             self.dirty = True
@@ -198,6 +203,8 @@ class SharePartition:
                 if rec is None or rec.state != ACQUIRED or rec.member_id != member_id:
                     raise KafkaError(ErrorCode.INVALID_RECORD_STATE)
                 changes.append((rec, kind))
+                if kind != RENEW:
+                    self.changed.add(offset)
         for rec, kind in changes:
             if kind == ACCEPT:
                 self._done(rec, ACKNOWLEDGED)
@@ -212,9 +219,10 @@ class SharePartition:
     def release_member(self, member_id: str, delivery_limit: int) -> bool:
         """The member's share session ended: its acquired records become available again."""
         freed = False
-        for rec in self.in_flight.values():
+        for offset, rec in self.in_flight.items():
             if rec.state == ACQUIRED and rec.member_id == member_id:
                 self._release(rec, delivery_limit)
+                self.changed.add(offset)
                 freed = True
         if freed:
             self.dirty = True
@@ -246,15 +254,18 @@ class SharePartition:
     def reset(self, start_offset: int) -> None:
         """AlterShareGroupOffsets / a start below the log start: a fresh window."""
         self.in_flight.clear()
+        self.changed.clear()
         self.start_offset = self.end_offset = start_offset
         self.state_epoch += 1
         self.dirty = True
 
-    def state_batches(self) -> list[tuple[int, int, int, int]]:
-        """(first, last, delivery state, delivery count) runs of the window, as
-        WriteShareGroupState carries them."""
+    def state_batches(self, only_changed: bool = False) -> list[tuple[int, int, int, int]]:
+        """(first, last, delivery state, delivery count) runs of the window (``only_changed``:
+        of the offsets changed since the last write), as WriteShareGroupState carries them."""
         out: list[list[int]] = []
-        for offset, rec in self.in_flight.items():
+        items = self.in_flight.items() if not only_changed else (
+            (o, self.in_flight[o]) for o in sorted(self.changed) if o in self.in_flight)
+        for offset, rec in items:
             state = AVAILABLE if rec.state == ACQUIRED else rec.state
             if out and out[-1][1] == offset - 1 and out[-1][2] == state \
                     and out[-1][3] == rec.delivery_count:

@@ -60,17 +60,7 @@ def test_confluent_kafka_pythons_named_tests_pass_on_apache_kafka(confluent_outc
 
 
 @needs_java
-@pytest.mark.parametrize("name", ["test_basic_operations", "test_user_scram_credentials"])
-def test_confluent_kafka_pythons_admin_tests_pass_on_pykafkad(confluent_outcomes, name):
+@pytest.mark.parametrize("name", NAMED)
+def test_confluent_kafka_pythons_named_tests_pass_on_pykafkad(confluent_outcomes, name):
     ours, kafkas = confluent_outcomes
-    assert (name, ours[name]) == (name, kafkas[name])
-
-
-@needs_java
-@pytest.mark.xfail(reason="KIP-848 online migration of a classic group to the consumer "
-                          "protocol and back is not served yet: ConsumerGroupHeartbeat for the "
-                          "classic group answers GROUP_ID_NOT_FOUND", strict=False)
-def test_confluent_kafka_pythons_upgrade_downgrade_passes_on_pykafkad(confluent_outcomes):
-    ours, kafkas = confluent_outcomes
-    name = "test_consumer_upgrade_downgrade"
     assert (name, ours[name]) == (name, kafkas[name])

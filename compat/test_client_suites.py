@@ -22,3 +22,45 @@ def test_alter_replica_log_dirs_answers_are_kafkas(kafka_cluster):
     from tests.kraft.test_alter_replica_log_dirs_cluster import EXPECTED, alter_log_dirs_answers
 
     assert alter_log_dirs_answers(kafka_cluster.bootstrap_servers) == EXPECTED
+
+
+# -- confluent-kafka-python's own integration suite (issues 12 and 13) ------------------------
+
+import pytest  # noqa: E402
+
+from compat.client_suites_confluent import (  # noqa: E402
+    BROKER_CONFIG,
+    NAMED_RUNS,
+    confluent_suite_or_skip,
+    run_named,
+)
+
+NAMED = [t for _, tests in NAMED_RUNS for t in tests]
+
+
+@pytest.fixture(scope="module")
+def confluent_outcomes():
+    """The named tests' outcomes on a pykafkad node and on Apache Kafka 4.4.0, both started
+    with the same settings (their trivup broker's, plus the StandardAuthorizer)."""
+    from compat.kafka_broker import run_kafka
+    from pykafkad.testing import run_broker
+
+    confluent_suite_or_skip()
+    with run_broker(config=BROKER_CONFIG) as broker:
+        ours = run_named(broker.bootstrap_servers)
+    with run_kafka(config=BROKER_CONFIG) as kafka:
+        kafkas = run_named(kafka.bootstrap_servers)
+    return ours, kafkas
+
+
+@needs_java
+def test_confluent_kafka_pythons_named_tests_pass_on_apache_kafka(confluent_outcomes):
+    _, kafkas = confluent_outcomes
+    assert kafkas == {name: "passed" for name in NAMED}
+
+
+@needs_java
+@pytest.mark.parametrize("name", NAMED)
+def test_confluent_kafka_pythons_named_tests_pass_on_pykafkad(confluent_outcomes, name):
+    ours, kafkas = confluent_outcomes
+    assert (name, ours[name]) == (name, kafkas[name])

@@ -9,12 +9,17 @@ the cluster and runs the tests.
 kafka-python: compat/client_suites.py (the sdist of the installed version, from PyPI).
 librdkafka: compat/client_suites_librdkafka.py (a librdkafka source tree whose tests/test-runner
 is built: ``--librdkafka-src``).
+confluent-kafka (issues 12 and 13): compat/client_suites_confluent.py (confluent-kafka-python's
+tests/integration from a git copy of its repository, ``CONFLUENT_KAFKA_PYTHON_SRC``), on one
+node, as its CI runs it, with the StandardAuthorizer for the ACL step.
 
     python scripts/client_suites.py kafka-python            # the six cluster admin tests
     python scripts/client_suites.py kafka-python --all      # all of test_admin_integration.py
     python scripts/client_suites.py kafka-python --kafka    # the same against 3 Apache Kafka JVMs
     python scripts/client_suites.py kafka-python -- -x -v   # after --: extra pytest arguments
     python scripts/client_suites.py librdkafka --librdkafka-src DIR [--tests 0001,0002]
+    python scripts/client_suites.py confluent-kafka           # the three named tests
+    python scripts/client_suites.py confluent-kafka --all [--group-protocol consumer] [--kafka]
 
 Exit status: pytest's / test-runner's.
 """
@@ -58,14 +63,33 @@ def kafka_cluster(nodes: int = 3, config: dict[str, str] = CLUSTER_CONFIG) -> It
         yield cluster.bootstrap_servers
 
 
+@contextlib.contextmanager
+def single_node(kafka: bool) -> Iterator[str]:
+    """One pykafkad node, or Apache Kafka 4.4.0, with confluent-kafka-python's broker settings."""
+    from compat.client_suites_confluent import BROKER_CONFIG
+
+    t0 = time.monotonic()
+    if kafka:
+        from compat.kafka_broker import run_kafka as start
+    else:
+        from pykafkad.testing import run_broker as start
+    with start(config=BROKER_CONFIG) as node:
+        print(f"{'Apache Kafka' if kafka else 'pykafkad'} node ready in "
+              f"{time.monotonic() - t0:.1f} s: {node.bootstrap_servers}", flush=True)
+        yield node.bootstrap_servers
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("suite", choices=["kafka-python", "librdkafka"])
+    p.add_argument("suite", choices=["kafka-python", "librdkafka", "confluent-kafka"])
     p.add_argument("--kafka", action="store_true",
-                   help="run against a 3-node Apache Kafka 4.4.0 cluster instead")
+                   help="run against Apache Kafka 4.4.0 instead (3 nodes; confluent-kafka: 1)")
     p.add_argument("--bootstrap", help="run against this already running cluster")
     p.add_argument("--all", action="store_true",
-                   help="kafka-python: all of test_admin_integration.py, not just the six")
+                   help="kafka-python: all of test_admin_integration.py, not just the six; "
+                        "confluent-kafka: every module a plain node can serve")
+    p.add_argument("--group-protocol", choices=["classic", "consumer"],
+                   help="confluent-kafka --all: TEST_CONSUMER_GROUP_PROTOCOL (their KIP-848 runs)")
     p.add_argument("--librdkafka-src", type=Path, help="librdkafka source tree")
     p.add_argument("--tests", help="librdkafka: comma-separated test numbers (TESTS=)")
     p.add_argument("--log", type=Path, help="librdkafka: write test-runner's output here")
@@ -75,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if a.bootstrap:
         cluster = contextlib.nullcontext(a.bootstrap)
+    elif a.suite == "confluent-kafka":
+        cluster = single_node(a.kafka)
     else:
         config = CLUSTER_CONFIG
         if a.suite == "librdkafka":
@@ -87,6 +113,20 @@ def main(argv: list[str] | None = None) -> int:
             rc, outcomes = run_kafka_python(bootstrap, tests, extra)
             for name, outcome in outcomes.items():
                 print(f"  {outcome:8} {name}")
+        elif a.suite == "confluent-kafka":
+            from compat.client_suites_confluent import run_confluent, run_named
+
+            if a.all or extra:
+                gp = a.group_protocol if a.group_protocol != "classic" else None
+                rc, outcomes = run_confluent(bootstrap, None, extra=extra,
+                                             group_protocol=gp)
+            else:
+                outcomes = run_named(bootstrap, capture=False)
+                rc = 0 if set(outcomes.values()) == {"passed"} else 1
+            for name, outcome in sorted(outcomes.items()):
+                print(f"  {outcome:8} {name}")
+            counts = {s: list(outcomes.values()).count(s) for s in sorted(set(outcomes.values()))}
+            print(f"confluent-kafka: {counts}")
         else:
             from compat.client_suites_librdkafka import run_librdkafka
 

@@ -223,10 +223,14 @@ _BOUNDS: list[tuple[str, str | None, str | None]] = [
 
 
 def broker_value(broker: BrokerConfig, name: str) -> str:
-    """A group coordinator broker config as a string: pykafkad's if it defines it, else
+    """A group coordinator broker config as a string: pykafkad's if it defines it, else the
+    value server.properties gave (pykafkad accepts such names without typing them), else
     Kafka's default."""
     if name in BROKER_CONFIGS:
         return BROKER_CONFIGS[name].to_string(broker[name]) or ""
+    supplied = broker.ignored.get(name)
+    if supplied is not None:
+        return str(supplied).strip()
     return _KAFKA_BROKER_DEFAULTS[name]
 
 

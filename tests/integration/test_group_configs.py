@@ -154,3 +154,19 @@ def _group_answers(bootstrap: str) -> list:
 def test_group_config_answers_match_kafka(broker, reference_kafka):
     assert _group_answers(broker.bootstrap_servers) == \
         _group_answers(reference_kafka.bootstrap_servers)
+
+
+def test_group_config_bounds_and_defaults_follow_server_properties():
+    """The group.share.* broker configs pykafkad does not type are still the broker's own:
+    confluent-kafka-python's suite lowers the lock-duration bounds to 1 s in server.properties
+    and then sets a 5 s lock on a group, which Kafka's defaults (15 s to 60 s) would refuse."""
+    config = {"group.share.record.lock.duration.ms": "2000",
+              "group.share.min.record.lock.duration.ms": "2000"}
+    with run_broker(config=config) as b:
+        admin = AdminClient({"bootstrap.servers": b.bootstrap_servers})
+        _alter(admin, "g1", "share.record.lock.duration.ms", "5000")
+        assert _describe(admin, "g1")["share.record.lock.duration.ms"].value == "5000"
+        with pytest.raises(KafkaException) as info:
+            _alter(admin, "g1", "share.record.lock.duration.ms", "1500")
+        assert info.value.args[0].str() == (
+            "share.record.lock.duration.ms must be in the range 2000 to 60000 inclusive.")

@@ -78,7 +78,9 @@ def _record_types(bootstrap: str, index: int, group: str, n: int) -> list[int]:
                 if m.error() is None and group.encode() in m.key():
                     out.append(int.from_bytes(m.key()[:2], "big"))
             return len(out) >= n
-        wait_for(more, "the share coordinator's records", WAIT_S)
+        # Kafka makes and loads the 50 partitions of __share_group_state on first use, which
+        # on a loaded machine can take more than one usual wait
+        wait_for(more, "the share coordinator's records", 3 * WAIT_S)
     finally:
         c.close()
     return out

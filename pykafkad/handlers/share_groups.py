@@ -14,7 +14,11 @@ import trio
 
 from pykafkad.coordinator.rebalance import append_error
 from pykafkad.coordinator.share_group.service import service_of
-from pykafkad.coordinator.share_group.share_partition import BATCH_OPTIMIZED, batch_bounds
+from pykafkad.coordinator.share_group.share_partition import (
+    BATCH_OPTIMIZED,
+    aborted_batches,
+    batch_bounds,
+)
 from pykafkad.coordinator.share_group.share_sessions import FINAL_EPOCH, INITIAL_EPOCH
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers import authorized_operations
@@ -218,6 +222,8 @@ async def handle_share_fetch(ctx: RequestContext, req) -> fetch_msg.ShareFetchRe
     except KafkaError as e:
         return fetch_msg.ShareFetchResponse(error_code=e.code, error_message=e.message,
                                             acquisition_lock_timeout_ms=lock_ms)
+    if acks:  # a lock past its deadline no longer covers its records (INVALID_RECORD_STATE)
+        svc.expire_locks(group_id)
     ack_results = _acknowledge(ctx, svc, group_id, member_id, acks)
     fetched: dict = {}
     if req.share_session_epoch == FINAL_EPOCH:
@@ -314,8 +320,13 @@ def _acquire(ctx, svc, group_id: str, member_id: str, partitions, max_records: i
                                           TXN_COMMITTED if read_committed else HIGH_WATERMARK,
                                           min_one_batch=total == 0)
             data = read.to_bytes()
-            ranges, send_end = sp.acquire(member_id, batch_bounds(data), max_records - count,
-                                          mode, now, lock_ms, limit)
+            bounds = batch_bounds(data)
+            aborted = frozenset()
+            if read_committed and bounds:
+                aborted = frozenset(aborted_batches(
+                    bounds, plog.aborted_transactions(start, bounds[-1].last_offset + 1)))
+            ranges, send_end = sp.acquire(member_id, bounds, max_records - count,
+                                          mode, now, lock_ms, limit, aborted)
         except KafkaError as e:
             out[(tid, index)] = (e.code, e.message, b"", [])
             continue
@@ -344,6 +355,8 @@ async def handle_share_acknowledge(ctx: RequestContext, req) -> ack_msg.ShareAck
     except KafkaError as e:
         return ack_msg.ShareAcknowledgeResponse(error_code=e.code, error_message=e.message,
                                                 acquisition_lock_timeout_ms=lock_ms)
+    if acks:
+        svc.expire_locks(req.group_id)
     results = _acknowledge(ctx, svc, req.group_id, req.member_id, acks)
     if req.share_session_epoch == FINAL_EPOCH:
         _close_session(svc, session)

@@ -21,7 +21,9 @@ from pykafkad.coordinator.share_group.share_partition import (
     RENEW,
     BatchBounds,
     SharePartition,
+    aborted_batches,
 )
+from pykafkad.log.txn_index import AbortedTxn
 from wire.errors import ErrorCode, KafkaError
 
 LOCK, LIMIT = 30_000, 5
@@ -42,6 +44,23 @@ def test_new_records_are_acquired_whole_batches_at_a_time():
     assert got == [(0, 4, 1)] and send == 100 and sp.end_offset == 5
     got, send = sp.acquire("m2", batches((5, 9)), 3, RECORD_LIMIT, 0, LOCK, 10)
     assert got == [(5, 7, 1)] and sp.end_offset == 8
+
+
+def test_read_committed_archives_the_records_of_aborted_transactions():
+    """Producer 7 aborts [0, 2] (marker 3), producer 8 commits [4] (marker 5), producer 7's
+    next transaction [6] commits: only offsets 4 and 6 are acquired; the rest is archived."""
+    def batch(base, last, pid, control=False):
+        return BatchBounds(base, last, control, base * 10, base * 10 + 10, pid, True)
+
+    read = [batch(0, 2, 7), batch(3, 3, 7, True), batch(4, 4, 8), batch(5, 5, 8, True),
+            batch(6, 6, 7)]
+    aborted = aborted_batches(read, [AbortedTxn(7, 0, 3, 0)])
+    assert aborted == {0}
+    sp = SharePartition("g", b"t" * 16, 0, 0)
+    ranges, _ = sp.acquire("m", read, 500, BATCH_OPTIMIZED, 0, LOCK, 7, frozenset(aborted))
+    assert ranges == [(4, 4, 1), (6, 6, 1)]
+    assert [o for o, r in sp.in_flight.items() if r.state == ARCHIVED] == [5]
+    assert sp.start_offset == 4
 
 
 def test_acknowledge_types_and_the_delivery_count_limit():

@@ -8,7 +8,8 @@ import subprocess
 import time
 import uuid
 
-from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
+import pytest
+from confluent_kafka import AcknowledgeType, KafkaError, KafkaException, Producer, ShareConsumer
 from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
@@ -20,14 +21,32 @@ from pykafkad.testing import run_broker
 from tests.integration.clients import WAIT_S, create_led_topic, needs_java
 
 LOCK_MS = 30_000
+#: the short acquisition lock of the lock-expiry comparisons (a group config; both brokers
+#: take it once group.share.min.record.lock.duration.ms allows it)
+SHORT_LOCK_MS = 1000
+SHORT_LOCK_BROKER = {"group.share.min.record.lock.duration.ms": str(SHORT_LOCK_MS)}
 
 
-def _earliest(bootstrap: str, group: str) -> None:
+@pytest.fixture(scope="module")
+def reference_kafka():
+    """This module's Apache Kafka 4.4 (one JVM), allowing 1 s acquisition locks; the other
+    tests here keep the default 30 s lock, so they see the same broker as elsewhere."""
+    from compat.kafka_broker import run_kafka
+    from tests.conftest import REFERENCE_KAFKA_VERSION
+
+    with run_kafka(REFERENCE_KAFKA_VERSION, config=SHORT_LOCK_BROKER) as kafka:
+        yield kafka
+
+
+def _earliest(bootstrap: str, group: str, **more: str) -> None:
     """share.auto.offset.reset=earliest as a group config (the default, latest, would skip
-    the records produced before the first fetch)."""
+    the records produced before the first fetch), and ``more`` group configs (dots as _)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    res = ConfigResource(ConfigResource.Type.GROUP, group, incremental_configs=[ConfigEntry(
-        "share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
+    configs = {"share.auto.offset.reset": "earliest",
+               **{k.replace("_", "."): v for k, v in more.items()}}
+    res = ConfigResource(ConfigResource.Type.GROUP, group, incremental_configs=[
+        ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET)
+        for k, v in configs.items()])
     for f in admin.incremental_alter_configs([res]).values():
         f.result(WAIT_S)
 
@@ -258,3 +277,115 @@ def test_share_group_admin_like_kafka(broker, reference_kafka):
     assert ours[1] == kafka[1]
     assert f"{prefix}-g {prefix}-t 0 0 10" in kafka[0]  # the reset, described
     assert kafka[1][0][3] == [(0, 8, 2, 1), (9, 9, 4, 1)]
+
+
+def _read_committed_scenario(bootstrap: str, prefix: str) -> list:
+    """A transaction of three records aborted, then one of one record committed, read by a
+    share group with share.isolation.level=read_committed: (offset, value, delivery count)
+    of everything delivered until the committed record, then of a last empty-handed poll."""
+    topic, group = f"{prefix}-txn", f"{prefix}-txn-g"
+    create_led_topic(bootstrap, topic)
+    _earliest(bootstrap, group, share_isolation_level="read_committed")
+    p = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"{prefix}-tx"})
+    p.init_transactions(WAIT_S)
+    for values in ([b"aborted-0", b"aborted-1", b"aborted-2"], [b"committed-0"]):
+        p.begin_transaction()
+        for v in values:
+            p.produce(topic, v, partition=0)
+        assert p.flush(WAIT_S) == 0
+        if values[0].startswith(b"aborted"):
+            p.abort_transaction(WAIT_S)
+        else:
+            p.commit_transaction(WAIT_S)
+    c = _share_consumer(bootstrap, group, topic)
+    got = []
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while not any(v == b"committed-0" for _, v, _ in got):
+            assert time.monotonic() < deadline, got
+            for m in c.poll(0.5):
+                assert m.error() is None, m.error()
+                got.append((m.offset(), m.value(), m.delivery_count()))
+                c.acknowledge(m, AcknowledgeType.ACCEPT)
+            c.commit_sync()
+        # the committed record is the last one: anything aborted would have come before it
+        got += [(m.offset(), m.value(), m.delivery_count()) for m in c.poll(1.0)]
+    finally:
+        c.close()
+    return got
+
+
+@needs_java
+def test_read_committed_share_group_skips_aborted_transactions_like_kafka(reference_kafka,
+                                                                          tmp_path):
+    """The share-partition leader archives the records of aborted transactions instead of
+    acquiring them (Kafka's filterAbortedTransactionalAcquiredRecords): only the committed
+    record is delivered, at offset 4 (after three aborted records and the abort marker)."""
+    prefix = f"share-{uuid.uuid4().hex[:8]}"
+    with run_broker(tmp_path / "data") as b:
+        ours = _read_committed_scenario(b.bootstrap_servers, prefix)
+    theirs = _read_committed_scenario(reference_kafka.bootstrap_servers, prefix)
+    assert ours == theirs == [(4, b"committed-0", 1)]
+
+
+def _lock_expiry_scenario(bootstrap: str, prefix: str, expire) -> list:
+    """One member acquires a record under a 1 s lock and lets it expire (``expire()``); its
+    late ACCEPT is refused at commit_sync, and the record comes back to the same member with
+    delivery count 2.  Returns what was seen, in order."""
+    topic, group = f"{prefix}-lock", f"{prefix}-lock-g"
+    create_led_topic(bootstrap, topic)
+    _earliest(bootstrap, group, share_record_lock_duration_ms=str(SHORT_LOCK_MS))
+    _produce(bootstrap, topic, 1)
+    c = _share_consumer(bootstrap, group, topic)
+    seen = []
+    try:
+        first = []
+        deadline = time.monotonic() + WAIT_S
+        while not first:
+            assert time.monotonic() < deadline, "nothing delivered"
+            first = c.poll(0.5)
+        seen += [("delivered", m.offset(), m.delivery_count()) for m in first]
+        expire()
+        c.acknowledge(first[0], AcknowledgeType.ACCEPT)
+        for err in c.commit_sync(WAIT_S).values():
+            assert err is None or isinstance(err, KafkaException), err
+            seen.append(("commit", None if err is None else err.args[0].code()))
+        again = []
+        deadline = time.monotonic() + WAIT_S
+        while not again:
+            assert time.monotonic() < deadline, seen
+            again = c.poll(0.5)
+        seen += [("delivered", m.offset(), m.delivery_count()) for m in again]
+        for m in again:
+            c.acknowledge(m, AcknowledgeType.ACCEPT)
+        seen += [("commit", None if e is None else e.args[0].code())
+                 for e in c.commit_sync(WAIT_S).values()]
+    finally:
+        c.close()
+    return seen
+
+
+@needs_java
+def test_acknowledgement_after_lock_expiry_like_kafka(reference_kafka, tmp_path):
+    """An ACCEPT sent after the acquisition lock expired is INVALID_RECORD_STATE, and the
+    record is redelivered to the same (only) member with delivery count 2, which it can then
+    accept.  pykafkad runs on a fake clock moved past the lock; Kafka's lock runs on its own
+    timer, so there the wait is for the wall clock to pass the lock (with a margin for
+    Kafka's timing wheel), a condition with its own deadline, not a timed assertion."""
+    prefix = f"share-{uuid.uuid4().hex[:8]}"
+    now = [1_800_000_000_000]
+
+    def move_clock():
+        now[0] += SHORT_LOCK_MS
+
+    def wait_for_kafka_lock():
+        passed = time.monotonic() + 2 * SHORT_LOCK_MS / 1000
+        while time.monotonic() < passed:
+            time.sleep(0.05)
+
+    with run_broker(tmp_path / "data", config=SHORT_LOCK_BROKER, clock=lambda: now[0]) as b:
+        ours = _lock_expiry_scenario(b.bootstrap_servers, prefix, move_clock)
+    theirs = _lock_expiry_scenario(reference_kafka.bootstrap_servers, prefix,
+                                   wait_for_kafka_lock)
+    assert ours == theirs == [("delivered", 0, 1), ("commit", KafkaError.INVALID_RECORD_STATE),
+                              ("delivered", 0, 2), ("commit", None)]

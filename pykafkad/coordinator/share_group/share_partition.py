@@ -21,6 +21,7 @@ GAP, ACCEPT, RELEASE, REJECT, RENEW = 0, 1, 2, 3, 4
 BATCH_OPTIMIZED, RECORD_LIMIT = 0, 1
 
 _CONTROL_FLAG = 0x20
+_TRANSACTIONAL_FLAG = 0x10
 
 
 class InFlight:
@@ -42,6 +43,8 @@ class BatchBounds:
     control: bool
     start: int
     end: int
+    producer_id: int = -1
+    transactional: bool = False
 
 
 def batch_bounds(data: bytes) -> list[BatchBounds]:
@@ -57,8 +60,29 @@ def batch_bounds(data: bytes) -> list[BatchBounds]:
         end = pos + 12 + length
         if end > n:
             break
-        out.append(BatchBounds(base, base + delta, bool(attributes & _CONTROL_FLAG), pos, end))
+        pid = int.from_bytes(data[pos + 43:pos + 51], "big", signed=True) if end >= pos + 51 else -1
+        out.append(BatchBounds(base, base + delta, bool(attributes & _CONTROL_FLAG), pos, end,
+                               pid, bool(attributes & _TRANSACTIONAL_FLAG)))
         pos = end
+    return out
+
+
+def aborted_batches(batches: list[BatchBounds], aborted) -> set[int]:
+    """Base offsets of the data batches of aborted transactions (``aborted``: the log's
+    AbortedTxn entries for the range read), found as a read_committed consumer finds them: a
+    producer's transaction is open from its first offset to its next control batch."""
+    pending = sorted(aborted, key=lambda t: t.first_offset)
+    open_pids: set[int] = set()
+    out: set[int] = set()
+    i = 0
+    for b in batches:
+        while i < len(pending) and pending[i].first_offset <= b.last_offset:
+            open_pids.add(pending[i].producer_id)
+            i += 1
+        if b.control:
+            open_pids.discard(b.producer_id)
+        elif b.transactional and b.producer_id in open_pids:
+            out.add(b.base_offset)
     return out
 
 
@@ -133,11 +157,14 @@ class SharePartition:
         return self.end_offset
 
     def acquire(self, member_id: str, batches: list[BatchBounds], max_records: int, mode: int,
-                now: int, lock_ms: int, limit_offset: int) -> tuple[list[tuple[int, int, int]], int]:
+                now: int, lock_ms: int, limit_offset: int, aborted: frozenset[int] = frozenset(),
+                ) -> tuple[list[tuple[int, int, int]], int]:
         """Acquires records of the batches read for ``member_id``: AVAILABLE in-flight ones and
         new ones past SPEO (below ``limit_offset``, the HW or LSO).  Returns the acquired
         ranges (first, last, delivery count) and how many bytes of the read to send (whole
-        batches up to the last one holding an acquired record)."""
+        batches up to the last one holding an acquired record).  Records of the batches in
+        ``aborted`` (base offsets; read_committed) are archived, never handed out, as Kafka's
+        filterAbortedTransactionalAcquiredRecords."""
         ranges: list[list[int]] = []
         count = 0
         send_end = 0
@@ -166,6 +193,12 @@ class SharePartition:
                         rec.state = ARCHIVED
                         continue
                 elif rec.state != AVAILABLE:
+                    continue
+                if b.base_offset in aborted:
+                    rec.state = ARCHIVED
+                    rec.member_id = None
+                    self.changed.add(offset)
+                    self.dirty = True
                     continue
                 rec.state = ACQUIRED
                 rec.delivery_count += 1

@@ -67,7 +67,7 @@ class RequestFiller:
             return self.rng.randint(max(lo, -2), min(hi, 10))
         if r < 0.9:
             return self.rng.randint(max(lo, -1000), min(hi, 100_000))
-        return self.rng.choice([lo, hi, -1, 0])
+        return self.rng.choice([lo, hi, max(lo, -1), 0])  # no -1 for an unsigned type
 
     def scalar(self, typ: str, name: str, nullable: bool):
         rng = self.rng

@@ -136,9 +136,9 @@ def test_updates_then_a_snapshot_every_n_updates(bootstrap):
     p = read.results[0].partitions[0]
     state = (p.error_code, p.start_offset, [(b.first_offset, b.last_offset, b.delivery_state,
                                              b.delivery_count) for b in p.state_batches])
+    assert codes == [0] * (len(WRITES) + 1)
     types = _record_types(bootstrap, state_partition(group, topic_id, 0), group,
                           len(WRITES) + 1)
-    assert codes == [0] * (len(WRITES) + 1)
     # the initial snapshot, then two updates and a snapshot, over and over
     assert types == [0, 1, 1, 0, 1, 1, 0, 1, 1], types
     assert state == (0, 5, [(5, 5, 2, 1), (6, 6, 0, 1)]), state

@@ -354,9 +354,7 @@ def test_no_upgrade_unless_the_policy_allows_it(tmp_path, topic_name, policy):
     group in use answers GROUP_ID_NOT_FOUND (Kafka's GroupIdNotFoundException), the group stays
     classic."""
     from compat.consumer_group_scenario import _join, wait_for_coordinator
-    from compat.migration_scenario import _subscription
     from compat.wire_client import WireClient
-    from wire.messages.join_group_request import JoinGroupRequest, JoinGroupRequestProtocol
     from wire.messages.list_groups_request import ListGroupsRequest
 
     group = "mig-g-" + uuid.uuid4().hex[:8]
@@ -365,13 +363,8 @@ def test_no_upgrade_unless_the_policy_allows_it(tmp_path, topic_name, policy):
         create_topic(b.bootstrap_servers, topic_name, PARTITIONS)
         wait_for_coordinator(b.bootstrap_servers, group)
         with WireClient(b.bootstrap_servers) as c:
-            def join(member_id):
-                return c.request(11, 7, JoinGroupRequest(
-                    group_id=group, session_timeout_ms=30000, rebalance_timeout_ms=30000,
-                    member_id=member_id, protocol_type="consumer",
-                    protocols=[JoinGroupRequestProtocol(name="range",
-                                                        metadata=_subscription(topic_name))]))
-            assert join(join("").member_id).error_code == 0
+            first = _classic_join(c, group, topic_name, "")
+            assert _classic_join(c, group, topic_name, first.member_id).error_code == 0
             assert _join(c, group, "b", topic_name).error_code == 69
             listed = c.request(16, 5, ListGroupsRequest(types_filter=[])).groups
             assert [g.group_type for g in listed if g.group_id == group] == ["classic"]
@@ -381,9 +374,7 @@ def test_no_downgrade_when_the_policy_is_upgrade(tmp_path, topic_name):
     """With group.consumer.migration.policy=upgrade the last consumer member's leaving keeps
     the group a consumer group: its classic member stays, driven by the consumer group."""
     from compat.consumer_group_scenario import _hb, _join, wait_for_coordinator
-    from compat.migration_scenario import _subscription
     from compat.wire_client import WireClient
-    from wire.messages.join_group_request import JoinGroupRequest, JoinGroupRequestProtocol
     from wire.messages.list_groups_request import ListGroupsRequest
 
     group = "mig-g-" + uuid.uuid4().hex[:8]
@@ -392,13 +383,8 @@ def test_no_downgrade_when_the_policy_is_upgrade(tmp_path, topic_name):
         create_topic(b.bootstrap_servers, topic_name, PARTITIONS)
         wait_for_coordinator(b.bootstrap_servers, group)
         with WireClient(b.bootstrap_servers) as c:
-            def join(member_id):
-                return c.request(11, 7, JoinGroupRequest(
-                    group_id=group, session_timeout_ms=30000, rebalance_timeout_ms=30000,
-                    member_id=member_id, protocol_type="consumer",
-                    protocols=[JoinGroupRequestProtocol(name="range",
-                                                        metadata=_subscription(topic_name))]))
-            assert join(join("").member_id).error_code == 0
+            first = _classic_join(c, group, topic_name, "")
+            assert _classic_join(c, group, topic_name, first.member_id).error_code == 0
             assert _join(c, group, "b", topic_name).error_code == 0
             assert _hb(c, group, "b", -1).error_code == 0
             listed = c.request(16, 5, ListGroupsRequest(types_filter=[])).groups
@@ -528,3 +514,14 @@ def test_a_classic_member_is_fenced_after_its_own_session_timeout(tmp_path, topi
             r = c.request(12, 4, HeartbeatRequest(group_id=group, generation_id=j.generation_id,
                                                   member_id="a"))
             assert r.error_code == 25  # UNKNOWN_MEMBER_ID
+
+
+def _classic_join(c, group: str, topic: str, member_id: str):
+    """A classic consumer's JoinGroup (v7, the range assignor) for ``topic``."""
+    from compat.migration_scenario import _subscription
+    from wire.messages.join_group_request import JoinGroupRequest, JoinGroupRequestProtocol
+
+    return c.request(11, 7, JoinGroupRequest(
+        group_id=group, session_timeout_ms=30000, rebalance_timeout_ms=30000,
+        member_id=member_id, protocol_type="consumer",
+        protocols=[JoinGroupRequestProtocol(name="range", metadata=_subscription(topic))]))

@@ -78,17 +78,8 @@ class SharePersister:
                                                     delivery_state=s, delivery_count=c)
                                for a, z, s, c in batches])])])
 
-        async def local():
-            try:
-                receipt = self.coordinator.write(key, state_epoch, leader_epoch, start_offset,
-                                                 batches, done)
-            except KafkaError as e:
-                return e.code, None
-            return await self.coordinator.store.replicated(receipt), None
-
-        code, _ = await self._call(key, local, request)
-        if code:
-            raise KafkaError(code)
+        await self._written(key, lambda: self.coordinator.write(
+            key, state_epoch, leader_epoch, start_offset, batches, done), request)
 
     async def initialize(self, key: Key, state_epoch: int, start_offset: int) -> None:
         """InitializeShareGroupState: the share partition's first state (Kafka's group
@@ -98,16 +89,8 @@ class SharePersister:
             init_req.InitializeStateData(topic_id=topic_id, partitions=[init_req.PartitionData(
                 partition=partition, state_epoch=state_epoch, start_offset=start_offset)])])
 
-        async def local():
-            try:
-                receipt = self.coordinator.initialize(key, state_epoch, start_offset)
-            except KafkaError as e:
-                return e.code, None
-            return await self.coordinator.store.replicated(receipt), None
-
-        code, _ = await self._call(key, local, request)
-        if code:
-            raise KafkaError(code)
+        await self._written(key, lambda: self.coordinator.initialize(
+            key, state_epoch, start_offset), request)
 
     async def delete(self, key: Key) -> None:
         """DeleteShareGroupState: the share partition's stored state is forgotten."""
@@ -116,9 +99,14 @@ class SharePersister:
             delete_req.DeleteStateData(topic_id=topic_id, partitions=[
                 delete_req.PartitionData(partition=partition)])])
 
+        await self._written(key, lambda: self.coordinator.delete(key), request)
+
+    async def _written(self, key: Key, append, request) -> None:
+        """A state change: ``append()`` (the coordinator's records, when this node is the key's
+        coordinator) answered once replicated, else ``request`` to the coordinator."""
         async def local():
             try:
-                receipt = self.coordinator.delete(key)
+                receipt = append()
             except KafkaError as e:
                 return e.code, None
             return await self.coordinator.store.replicated(receipt), None

@@ -98,10 +98,13 @@ CASES = [
      "at least 1"),
     ({"transaction.state.log.min.isr": "0"},
      "Invalid value 0 for configuration transaction.state.log.min.isr: Value must be at least 1"),
+    ({"group.consumer.migration.policy": "sideways"},
+     "Invalid value sideways for configuration group.consumer.migration.policy: String must be "
+     "one of (case insensitive): DISABLED, DOWNGRADE, UPGRADE, BIDIRECTIONAL"),
 ]  # fmt: skip
 
 #: a few of CASES asked of Apache Kafka itself (one JVM each, ~1 s)
-LIVE = [0, 2, 7, 10, 12, 17, 19]
+LIVE = [0, 2, 7, 10, 12, 17, 19, len(CASES) - 1]
 
 
 def props(changes: dict) -> dict[str, str]:

@@ -12,34 +12,8 @@ pykafkad and on Apache Kafka 4.4 (tests/failover/outage.py):
 
 from __future__ import annotations
 
-import pytest
-
-from compat.failover import CLUSTER_CONFIG, KafkaTarget, PykafkadTarget
-from pykafkad.testing import run_cluster
 from tests.failover.outage import consumer_group_coordinator_dies, quorum_lost, txn_coordinator_dies
-from tests.integration.clients import needs_java
 from wire.errors import ErrorCode
-
-
-@pytest.fixture(scope="module")
-def pykafkad_cluster(tmp_path_factory):
-    with run_cluster(3, config=CLUSTER_CONFIG,
-                     data_dir=tmp_path_factory.mktemp("failover")) as cluster:
-        yield PykafkadTarget(cluster)
-
-
-@pytest.fixture(scope="module")
-def kafka_cluster(tmp_path_factory):
-    from compat.kafka_broker import run_kafka_cluster
-
-    with run_kafka_cluster(3, config=CLUSTER_CONFIG,
-                           data_dir=tmp_path_factory.mktemp("kafka-failover")) as cluster:
-        yield KafkaTarget(cluster)
-
-
-@pytest.fixture(params=["pykafkad", pytest.param("kafka", marks=needs_java)])
-def target(request):
-    return request.getfixturevalue(f"{request.param}_cluster")
 
 
 def test_without_a_quorum_the_survivor_serves_and_refuses_metadata_changes(target):

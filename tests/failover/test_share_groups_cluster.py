@@ -4,37 +4,12 @@ lives with the share coordinator, so it outlives the coordinator's and the leade
 
 from __future__ import annotations
 
-import pytest
-
-from compat.failover import CLUSTER_CONFIG, KafkaTarget, PykafkadTarget
-from pykafkad.testing import run_cluster
 from tests.failover.share_scenario import (
     state_survives_failovers,
     three_clients_read_everything,
     two_members_read_everything,
 )
 from tests.integration.clients import needs_java
-
-
-@pytest.fixture(scope="module")
-def pykafkad_cluster(tmp_path_factory):
-    with run_cluster(3, config=CLUSTER_CONFIG,
-                     data_dir=tmp_path_factory.mktemp("share-cluster")) as cluster:
-        yield PykafkadTarget(cluster)
-
-
-@pytest.fixture(scope="module")
-def kafka_cluster(tmp_path_factory):
-    from compat.kafka_broker import run_kafka_cluster
-
-    with run_kafka_cluster(3, config=CLUSTER_CONFIG,
-                           data_dir=tmp_path_factory.mktemp("kafka-share-cluster")) as cluster:
-        yield KafkaTarget(cluster)
-
-
-@pytest.fixture(params=["pykafkad", pytest.param("kafka", marks=needs_java)])
-def target(request):
-    return request.getfixturevalue(f"{request.param}_cluster")
 
 
 def test_two_share_consumers_read_every_record_once(target):

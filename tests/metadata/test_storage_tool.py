@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from pykafkad.metadata.bootstrap import bootstrap_snapshot_path, read_bootstrap
-from pykafkad.metadata.java_properties import java_hash_order
+from pykafkad.metadata.java_properties import java_hash_copy_order
 from pykafkad.metadata.properties import check_formatted
 from pykafkad.metadata.snapshot import read_snapshot
 
@@ -51,7 +51,7 @@ def test_format_standalone_then_start_checks_pass(tmp_path: Path) -> None:
 
     again = pykafkad("format", "-t", "OQyDbVTuRv6SLDRTnfTrPw", "-c", str(cfg), "--standalone")
     assert (again.returncode, again.stdout) == (1, "")
-    first = java_hash_order([f"{tmp_path}/a", f"{tmp_path}/b"])[0]  # as Kafka's HashMap
+    first = java_hash_copy_order([f"{tmp_path}/a", f"{tmp_path}/b"])[0]  # Formatter's HashMap copy
     assert again.stderr == (f"Log directory {first} is already formatted. Use "
                             f"--ignore-formatted to ignore this directory and format the others.\n")
     info = pykafkad("info", "-c", str(cfg))

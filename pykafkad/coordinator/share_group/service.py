@@ -177,14 +177,15 @@ class ShareGroupService:
             key = (sp.group_id, sp.topic_id, sp.partition)
             done = sp.delivery_complete_count()
             start = sp.start_offset
-            changed = set(sp.changed)
+            pending = sp.changed  # a reset replaces the list: then nothing here is cleared
+            written = len(pending)
             try:
                 await self.persister.write(key, sp.state_epoch, self.read_epochs.get(key, -1),
                                            start, sp.state_batches(only_changed=True), done)
             except KafkaError as e:
                 failed = e
                 continue
-            sp.changed -= changed
+            del pending[:written]
             sp.dirty = bool(sp.changed)
             sp.persisted = (start, done)
         if failed is not None:

@@ -149,3 +149,20 @@ def test_heartbeat_epochs_join_leave_and_fencing():
     assert r.member_epoch == 3 and r.assignment == {b"t" * 16: [0, 1]}
     assert coord.heartbeat("g", "m1", -1, None, None, "c", "/h").member_epoch == -1
     assert coord.describe("g").state == "Empty"
+
+
+def test_a_large_window_stays_a_few_runs():
+    """The window is kept as runs (Kafka's in-flight batches), so acquiring and
+    acknowledging 100,000 records costs per batch and per acknowledged range, not per record."""
+    sp = SharePartition("g", b"t" * 16, 0, 0)
+    read = batches(*[(i, i + 9_999) for i in range(0, 100_000, 10_000)])
+    got, _ = sp.acquire("m", read, 100_000, BATCH_OPTIMIZED, 0, LOCK, 100_000)
+    assert got == [(0, 99_999, 1)] and len(sp.runs) == 1
+    sp.acknowledge("m", [(0, 49_999, [ACCEPT]), (50_000, 50_000, [RELEASE]),
+                         (50_001, 99_999, [ACCEPT])], 0, LOCK, LIMIT)
+    assert [(r.first, r.last, r.state) for r in sp.runs] == [
+        (0, 49_999, ACKNOWLEDGED), (50_000, 50_000, AVAILABLE), (50_001, 99_999, ACKNOWLEDGED)]
+    assert sp.state_batches(only_changed=True) == [
+        (0, 49_999, ACKNOWLEDGED, 1), (50_000, 50_000, AVAILABLE, 1),
+        (50_001, 99_999, ACKNOWLEDGED, 1)]
+    assert sp.first_fetch_offset() == 50_000 and sp.delivery_complete_count() == 49_999

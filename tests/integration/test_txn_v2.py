@@ -51,13 +51,35 @@ def test_wire_scenario_answers_as_kafka(broker, reference_kafka):
         for key in ("described_ongoing", "offsets_partition_added"):
             seen[name][key] = str(seen[name][key]).replace(topic, "T")
         seen[name]["timed_out"] = txn_v2_wire.run_timed_out(bs, topic, _unique("timeout"))
+        seen[name]["fresh_empty_abort"] = txn_v2_wire.run_fresh_empty_abort(bs, _unique("fresh"))
     ours = seen["pykafkad"]
     assert ours["produce_v12"] == [0, 0]
     assert ours["described_ongoing"] == str((0, "Ongoing", [("T", [0, 1])]))
     assert ours["end_commit"] == (0, True, 1)
     assert ours["partition_epochs"] == {0: [1], 1: [1]}
     assert ours["timed_out"]["end_abort_old_epoch"] == (0, 1)
+    assert ours["fresh_empty_abort"] == FRESH_EMPTY_ABORT
     assert ours == seen["kafka"]
+
+
+#: Apache Kafka 4.4's answers to run_fresh_empty_abort: a version 2 abort of a just-initialised
+#: id bumps the epoch (and its retry at the old epoch gets the same answer); a commit is refused
+FRESH_EMPTY_ABORT = {
+    "abort_first": (0, (True, 1)),
+    "abort_retry": (0, (True, 1)),
+    "abort_state": (0, "CompleteAbort", []),
+    "commit_first": (ErrorCode.INVALID_TXN_STATE, (-1, -1)),
+    "commit_retry": (ErrorCode.INVALID_TXN_STATE, (-1, -1)),
+}
+
+
+def test_version_2_abort_of_a_fresh_transactional_id(broker):
+    """franz-go's TestTxnEtl: a transaction whose first produce failed before reaching a
+    partition is aborted with EndTxn v5 right after InitProducerId.  Kafka bumps the epoch and
+    answers NONE (pykafkad answered INVALID_TXN_STATE when the id's last transaction was not
+    version 2, and franz-go's flush failed)."""
+    assert txn_v2_wire.run_fresh_empty_abort(
+        broker.bootstrap_servers, _unique("fresh")) == FRESH_EMPTY_ABORT
 
 
 def test_transaction_log_records_carry_the_v2_fields_and_survive_a_restart(tmp_path):

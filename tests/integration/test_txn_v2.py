@@ -255,3 +255,33 @@ def test_transaction_version_downgrade_as_kafka(broker, reference_kafka, topic_n
         p.commit_transaction(TXN_WAIT)
         assert {v for v, _ in _log_values(broker, txn_id)} == {value_version}
     assert sorted(read_all(bs, topic_name, (0,), "read_committed")) == [b"0", b"1"]
+
+
+def _java_empty_abort(bootstrap: str) -> list[str]:
+    """compat/java/EmptyAbortProbe.java's ``##`` lines on a new one-partition topic."""
+    import subprocess
+
+    from compat import maven
+    from compat.clients import java
+
+    topic = _unique("empty-abort")
+    create_topic(bootstrap, topic, 1)
+    p = subprocess.run(
+        ["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp",
+         maven.classpath(java.jars_dir()), str(java.SOURCE.with_name("EmptyAbortProbe.java")),
+         bootstrap, topic, _unique("empty-abort-txn")], capture_output=True, text=True,
+        timeout=180)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return [line for line in p.stdout.splitlines() if line.startswith("##")]
+
+
+@needs_java
+def test_java_client_aborts_a_transaction_whose_record_never_left_it(broker, reference_kafka):
+    """kafka-clients 4.4 (transaction version 2): send() then abortTransaction() before the
+    batch is drained sends EndTxn v5 abort for an id the coordinator has Empty.  Kafka accepts
+    it and the next transaction commits; pykafkad answered INVALID_TXN_STATE (the abort threw
+    InvalidTxnStateException and the producer was unusable), which also failed franz-go's
+    TestTxnEtl."""
+    ours = _java_empty_abort(broker.bootstrap_servers)
+    assert ours == ["##ABORT OK", "##COMMIT OK"]
+    assert ours == _java_empty_abort(reference_kafka.bootstrap_servers)

@@ -68,12 +68,7 @@ def test_confluent_kafka_pythons_named_tests_pass_on_pykafkad(confluent_outcomes
 
 # -- franz-go's own integration tests (pkg/kgo) ------------------------------------------------
 
-from compat.client_suites_franzgo import (  # noqa: E402
-    BROKER_CONFIG as FRANZ_GO_BROKER_CONFIG,
-    franz_go_suite_or_skip,
-    run_franz_go,
-    run_regex,
-)
+from compat import client_suites_franzgo as franz_go  # noqa: E402
 
 #: TestTxnEtl chains transactional consumers in classic groups (range, cooperative-sticky,
 #: static) and KIP-848 ones; the two smallest share-group tests.  40-60 s with 5,000 records
@@ -94,11 +89,12 @@ def test_franz_gos_txn_etl_and_share_group_tests_pass_on_pykafkad(tmp_path):
     (``scripts/client_suites.py franz-go --kafka``)."""
     from pykafkad.testing import run_broker
 
-    franz_go_suite_or_skip()
+    franz_go.franz_go_suite_or_skip()
     log = tmp_path / "go-test.log"
-    with run_broker(tmp_path / "data", config=FRANZ_GO_BROKER_CONFIG) as broker:
-        rc, outcomes = run_franz_go(broker.bootstrap_servers, run_regex(FRANZ_GO_CHECKED),
-                                    records=5000, timeout="10m", log_path=log)
+    with run_broker(tmp_path / "data", config=franz_go.BROKER_CONFIG) as broker:
+        rc, outcomes = franz_go.run_franz_go(
+            broker.bootstrap_servers, franz_go.run_regex(FRANZ_GO_CHECKED), records=5000,
+            timeout="10m", log_path=log)
     failed = [name for name, outcome in outcomes.items() if outcome == "fail"]
     assert outcomes == FRANZ_GO_EXPECTED, (failed, log.read_text()[-4000:] if failed else "")
     assert rc == 0

@@ -363,6 +363,11 @@ class StreamsGroups:
                 group.endpoint_epoch += 1
         if req.client_tags is not None:
             m.client_tags = {kv.key: kv.value for kv in req.client_tags}
+        if req.task_offsets is not None:
+            offsets: dict = {}
+            for t in req.task_offsets:
+                offsets.setdefault((t.subtopology_id, t.partition), t.offset)
+            m.task_offsets = offsets
 
     @staticmethod
     def _owned(req) -> TaskSets | None:
@@ -376,8 +381,7 @@ class StreamsGroups:
     def _compute_target(self, group: StreamsGroup) -> None:
         counts = group.configured.task_counts if group.configured and group.configured.ready \
             else {}
-        members = [AssignorMember(m.member_id, m.process_id,
-                                  group.target.get(m.member_id, m.assigned))
+        members = [AssignorMember(m.member_id, m.process_id, m.assigned, m.task_offsets)
                    for m in group.members.values()]
         stateful = {sub.subtopology_id for sub in group.topology.subtopologies
                     if sub.changelog_topics} if group.topology else set()

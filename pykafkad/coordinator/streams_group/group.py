@@ -34,6 +34,9 @@ class StreamsMember:
     pending_revocation: TaskSets = field(default_factory=TaskSets)
     #: what the member was last told, to answer null ("unchanged") afterwards
     last_sent: TaskSets | None = None
+    #: the changelog offset sums it last reported per task (TaskOffsets), kept in memory only
+    #: as Kafka does; the assignor prefers members with a task's state for it
+    task_offsets: dict = field(default_factory=dict)
 
 
 @dataclass

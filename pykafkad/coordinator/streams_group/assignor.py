@@ -140,7 +140,8 @@ class _State:
         self.members_with_capacity = len(members)
         self.active_per_member = _per_member(self.total_active, len(members))
         self.tasks_per_member = _per_member(self.total_tasks, len(members))
-        # Kafka keys these by process id in a HashMap sized by the member count
+        # Kafka keys these by process id in a HashMap sized by the member count, filled with
+        # computeIfAbsent
         self.processes: dict[str, _Process] = {}
         self.prev_active: dict[Task, AssignorMember] = {}
         candidates: dict[Task, list[tuple[int, int, AssignorMember]]] = {}
@@ -156,7 +157,7 @@ class _State:
             for t, offset in m.task_offsets.items():
                 if t not in m.previous.standby:
                     candidates.setdefault(t, []).append((1, -offset, m))
-        order = hash_map_order(self.processes, len(members))
+        order = hash_map_order(self.processes, len(members), compute_if_absent=True)
         self.processes = {p: self.processes[p] for p in order}
         self.prev_standby = {t: [m for *_, m in sorted(c, key=lambda x: x[:2])]
                              for t, c in candidates.items()}

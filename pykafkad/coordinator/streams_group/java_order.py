@@ -38,24 +38,51 @@ def _table_size_for(c: int) -> int:
     return n
 
 
-def hash_map_order(keys: Iterable[str], initial_capacity: int | None = None) -> list[str]:
-    """The order a ``HashMap<String, ?>`` iterates ``keys`` put in this order (duplicates keep
-    their first place), made with ``new HashMap<>()`` or ``new HashMap<>(initial_capacity)``.
+def hash_map_order(keys: Iterable[str], initial_capacity: int | None = None,
+                   compute_if_absent: bool = False) -> list[str]:
+    """The order a ``HashMap<String, ?>`` iterates ``keys`` added in this order (a key already
+    there keeps its place), made with ``new HashMap<>()`` or ``new HashMap<>(initial_capacity)``.
 
-    Buckets are visited by index; a bucket keeps its keys in insertion order, and a resize
-    splits each bucket without reordering it."""
-    distinct = list(dict.fromkeys(keys))
-    if initial_capacity is None:
-        capacity = _DEFAULT_CAPACITY
-    else:
-        capacity = _table_size_for(max(initial_capacity, 0))
-    size = 0
-    for _ in distinct:
-        size += 1
-        if size > int(capacity * _LOAD_FACTOR):
+    Buckets are visited by index.  ``put`` appends to a bucket and grows the table after an
+    insert passes the threshold; ``computeIfAbsent`` puts the new key at the head of its bucket
+    and grows the table before an insert once the size is past it.  A resize splits each bucket
+    without reordering it."""
+    capacity = 0
+    threshold = _table_size_for(initial_capacity) if initial_capacity is not None else 0
+    table: list[list[tuple[int, str]]] = []
+    seen: set[str] = set()
+
+    def resize() -> None:
+        nonlocal capacity, threshold, table
+        if capacity == 0:
+            capacity = threshold if threshold > 0 else _DEFAULT_CAPACITY
+        else:
             capacity <<= 1
-    mask = capacity - 1
-    return sorted(distinct, key=lambda k: _spread(string_hash(k)) & mask)  # sort is stable
+        threshold = int(capacity * _LOAD_FACTOR)
+        old, table = table, [[] for _ in range(capacity)]
+        for bucket in old:
+            for h, k in bucket:
+                table[h & (capacity - 1)].append((h, k))
+
+    size = 0
+    for key in keys:
+        if key in seen:
+            continue
+        seen.add(key)
+        h = _spread(string_hash(key))
+        if compute_if_absent:
+            if capacity == 0 or size > threshold:
+                resize()
+            table[h & (capacity - 1)].insert(0, (h, key))
+            size += 1
+        else:
+            if capacity == 0:
+                resize()
+            table[h & (capacity - 1)].append((h, key))
+            size += 1
+            if size > threshold:
+                resize()
+    return [k for bucket in table for _, k in bucket]
 
 
 class JavaPriorityQueue(Generic[T]):

@@ -167,7 +167,7 @@ def test_same_assignment_as_kafka_for_random_groups(kafka_assignor):
     cases = [_random_group(rng) for _ in range(600)]
     answers = kafka_assignor(cases)
     assert len(answers) == len(cases)
-    for case, expected in zip(cases, answers):
+    for case, expected in zip(cases, answers, strict=True):
         subs, stateful, standby, members = case
         got = assign(members, subs, standby, stateful)
         assert got == expected, _case_text(*case)
@@ -191,6 +191,6 @@ def test_same_assignment_as_kafka_over_successive_rebalances(kafka_assignor):
         else:
             members.append(member(f"m-{step}", f"proc-{rng.randint(1, 3)}"))
     answers = kafka_assignor(cases)
-    for case, expected in zip(cases, answers):
+    for case, expected in zip(cases, answers, strict=True):
         subs, stateful, standby, members = case
         assert assign(members, subs, standby, stateful) == expected, _case_text(*case)

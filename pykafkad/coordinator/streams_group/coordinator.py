@@ -68,6 +68,11 @@ class HeartbeatResult:
     create_topics: list[topo.InternalTopic] = field(default_factory=list)
 
 
+def _offsets(entries) -> dict:
+    """A heartbeat's TaskOffsets or TaskEndOffsets: (subtopology, partition) -> offset sum."""
+    return {(t.subtopology_id, t.partition): t.offset for t in entries}
+
+
 class StreamsGroups:
     def __init__(self, config: StreamsConfig, timer: Timer, clock: Callable[[], int],
                  partitions_of: Callable[[str], int | None]):
@@ -346,6 +351,13 @@ class StreamsGroups:
             invalid(f"MemberEpoch is {epoch}, but must be greater than or equal to -2.")
         if epoch != 0 and req.topology is not None:
             invalid("Topology can only be provided when (re-)joining.")
+        for offsets in (req.task_offsets, req.task_end_offsets):
+            seen = set()
+            for t in offsets or ():
+                if (t.subtopology_id, t.partition) in seen:
+                    invalid("Task offsets contain a duplicate entry for subtopology "
+                            f"{t.subtopology_id} and partition {t.partition}.")
+                seen.add((t.subtopology_id, t.partition))
 
     def _update_member(self, group: StreamsGroup, m: StreamsMember, req) -> None:
         if req.process_id is not None:
@@ -364,10 +376,9 @@ class StreamsGroups:
         if req.client_tags is not None:
             m.client_tags = {kv.key: kv.value for kv in req.client_tags}
         if req.task_offsets is not None:
-            offsets: dict = {}
-            for t in req.task_offsets:
-                offsets.setdefault((t.subtopology_id, t.partition), t.offset)
-            m.task_offsets = offsets
+            m.task_offsets = _offsets(req.task_offsets)
+        if req.task_end_offsets is not None:
+            m.task_end_offsets = _offsets(req.task_end_offsets)
 
     @staticmethod
     def _owned(req) -> TaskSets | None:

@@ -37,6 +37,8 @@ class StreamsMember:
     #: the changelog offset sums it last reported per task (TaskOffsets), kept in memory only
     #: as Kafka does; the assignor prefers members with a task's state for it
     task_offsets: dict = field(default_factory=dict)
+    #: the end offsets of those changelogs it last reported (TaskEndOffsets)
+    task_end_offsets: dict = field(default_factory=dict)
 
 
 @dataclass

@@ -99,3 +99,81 @@ def test_an_unreported_assignment_never_counts_as_released():
     assert a.state == UNREVOKED_TASKS
     g.reconcile(a, None)
     assert a.state == UNREVOKED_TASKS and a.member_epoch == 1
+
+
+def test_random_rebalances_never_put_a_task_twice_on_a_process_and_converge():
+    """Members of three processes join, leave and heartbeat in random order, reporting what
+    they were told; with one standby replica.  At every step no task is active on two
+    members and no two members of one process hold the same task; once everyone has
+    heartbeated enough, every member has exactly its target."""
+    import random
+
+    import wire.messages.streams_group_heartbeat_request as m
+    from pykafkad.coordinator.streams_group.coordinator import StreamsConfig, StreamsGroups
+    from pykafkad.coordinator.timer import Timer
+    from tests.coordinator.test_streams_group import Clock, join
+
+    clock = Clock()
+    topics = {"words": 4, "app-rep": 4, "app-store-changelog": 4}
+    groups = StreamsGroups(StreamsConfig(num_standby_replicas=1), Timer(clock), clock,
+                           topics.get)
+    rng = random.Random(7)
+    told: dict[str, TaskSets] = {}
+
+    def ids(tasks):
+        return [m.TaskIds(subtopology_id=s, partitions=sorted(p for t, p in tasks if t == s))
+                for s in sorted({t for t, _ in tasks})]
+
+    def beat(mid):
+        mem = groups.get("app").members[mid]
+        have = told.get(mid, TaskSets())
+        r = groups.heartbeat(m.StreamsGroupHeartbeatRequest(
+            group_id="app", member_id=mid, member_epoch=mem.member_epoch,
+            endpoint_information_epoch=0, active_tasks=ids(have.active),
+            standby_tasks=ids(have.standby), warmup_tasks=ids(have.warmup)),
+            "client", "/127.0.0.1")
+        if r.tasks is not None:
+            told[mid] = r.tasks
+
+    def check():
+        group = groups.get("app")
+        active: dict = {}
+        here: dict = {}
+        for mem in group.members.values():
+            held = mem.assigned.all() | mem.pending_revocation.all()
+            for t in mem.assigned.active | mem.pending_revocation.active:
+                assert t not in active, (t, active[t], mem.member_id)
+                active[t] = mem.member_id
+            for t in held:
+                other = here.setdefault((mem.process_id, t), mem.member_id)
+                assert other == mem.member_id, (t, other, mem.member_id)
+
+    clock.now += 3000
+    next_id = 0
+    for _ in range(300):
+        members = list(groups.get("app").members) if groups.get("app") else []
+        roll = rng.random()
+        if not members or (roll < 0.1 and len(members) < 6):
+            mid = f"m{next_id}"
+            next_id += 1
+            r = join(groups, mid, f"p{rng.randint(1, 3)}")
+            told[mid] = r.tasks or TaskSets()
+        elif roll < 0.15 and len(members) > 1:
+            mid = rng.choice(members)
+            groups.heartbeat(m.StreamsGroupHeartbeatRequest(
+                group_id="app", member_id=mid, member_epoch=-1,
+                endpoint_information_epoch=0), "client", "/127.0.0.1")
+            told.pop(mid, None)
+        else:
+            beat(rng.choice(members))
+        check()
+    for _ in range(10):
+        for mid in list(groups.get("app").members):
+            beat(mid)
+            check()
+    group = groups.get("app")
+    assert group.state == "Stable"
+    for mid, mem in group.members.items():
+        assert mem.assigned == group.target[mid] == told[mid], mid
+    assert len(group.members) >= 2
+    assert any(mem.assigned.standby for mem in group.members.values())

@@ -252,3 +252,26 @@ def test_reported_task_offsets_steer_the_assignment_and_duplicates_are_refused(s
     assert (e.value.code, e.value.message) == (
         ErrorCode.INVALID_REQUEST,
         "Task offsets contain a duplicate entry for subtopology 1 and partition 0.")
+
+
+def test_the_previous_epoch_is_accepted_only_with_owned_tasks_within_the_assignment(setup):
+    """Kafka 4.4's epoch check: a smaller epoch passes only if it is the previous one and the
+    member reports all its task lists, each within what it is assigned."""
+    groups, clock, topics = setup
+    topics.update({"app-rep": 2, "app-store-changelog": 2})
+    a = join(groups, "a")
+    clock.now += 3000
+    a2 = beat(groups, "a", a.member_epoch, owned=set())
+    member = groups.get("app").members["a"]
+    assert (member.previous_member_epoch, member.member_epoch) == (a.member_epoch,
+                                                                   a2.member_epoch)
+    assert a2.member_epoch > a.member_epoch
+    assert beat(groups, "a", a.member_epoch, owned={("0", 0)}).member_epoch == a2.member_epoch
+    for owned in (None, {("0", 0), ("9", 9)}):  # no lists, or a task it is not assigned
+        with pytest.raises(KafkaError) as e:
+            beat(groups, "a", a.member_epoch, owned=owned)
+        assert (e.value.code, e.value.message) == (
+            ErrorCode.FENCED_MEMBER_EPOCH,
+            f"The streams group member has a smaller member epoch ({a.member_epoch}) than the "
+            f"one known by the group coordinator ({a2.member_epoch}). The member must abandon "
+            "all its partitions and rejoin.")

@@ -219,7 +219,8 @@ class StreamsGroups:
             if member is None:
                 raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID,
                                  f"Member {req.member_id} is not a member of group {req.group_id}.")
-            if epoch != member.member_epoch and epoch != member.previous_member_epoch:
+            if epoch > member.member_epoch or (
+                    epoch < member.member_epoch and not self._previous_epoch_ok(member, req)):
                 raise KafkaError(ErrorCode.FENCED_MEMBER_EPOCH,
                                  f"The streams group member has a smaller member epoch ({epoch})"
                                  f" than the one known by the group coordinator "
@@ -379,6 +380,18 @@ class StreamsGroups:
             m.task_offsets = _offsets(req.task_offsets)
         if req.task_end_offsets is not None:
             m.task_end_offsets = _offsets(req.task_end_offsets)
+
+    @staticmethod
+    def _previous_epoch_ok(member: StreamsMember, req) -> bool:
+        """Kafka accepts the previous epoch (its answer with the new one may have been lost)
+        only from a member reporting all three task lists, each within what it is assigned."""
+        if member.previous_member_epoch != req.member_epoch:
+            return False
+        if req.active_tasks is None or req.standby_tasks is None or req.warmup_tasks is None:
+            return False
+        owned = StreamsGroups._owned(req)
+        return (owned.active <= member.assigned.active and owned.standby <= member.assigned.standby
+                and owned.warmup <= member.assigned.warmup)
 
     @staticmethod
     def _owned(req) -> TaskSets | None:

@@ -98,6 +98,7 @@ class BrokerConfig(Mapping[str, Any]):
         self._dynamic_default: dict[str, Any] = {}
         self._dynamic_broker: dict[str, Any] = {}
         self._values = _resolve(known, {}, {})
+        _check_streams_standbys(self._values, ignored)
         # what Kafka 4.x's controller writes when the cluster is formatted (ELR on)
         self._dynamic_default[ELR_CONFIG] = BROKER_CONFIGS[ELR_CONFIG].to_string(
             self._values[ELR_CONFIG])
@@ -430,6 +431,20 @@ def _resolve(*levels: Mapping[str, Any]) -> dict[str, Any]:
     }
     _check(values, set(merged))
     return values
+
+
+def _check_streams_standbys(values: Mapping[str, Any], ignored: Mapping[str, Any]) -> None:
+    """Kafka's GroupCoordinatorConfig: the broker's standby count within the groups' maximum
+    (``group.streams.max.standby.replicas``, a config pykafkad only stores)."""
+    raw = ignored.get("group.streams.max.standby.replicas", 2)
+    try:
+        most = int(raw)
+    except (TypeError, ValueError):
+        return
+    if values["group.streams.num.standby.replicas"] > most:
+        raise ConfigError("group.streams.num.standby.replicas must be less than or equal to "
+                          "group.streams.max.standby.replicas",
+                          "group.streams.num.standby.replicas")
 
 
 def _check(v: Mapping[str, Any], given: set[str]) -> None:

@@ -72,6 +72,11 @@ def test_kafka_streams_word_count_matches_kafka(broker, reference_kafka):
     # stateful subtopology's tasks (the counts) have a standby on the other instance
     assert [len(t) for t in ours["two_members"]["active_tasks"]] == [2, 2]
     assert ours["two_members"]["standby_tasks"] == [[("1", 0)], [("1", 1)]]
+    # per member, on both: 2 active and 1 standby task, never a standby of its own active
+    # task, no warm-up tasks (Kafka 4.4 makes none); the one left runs all four, no standby
+    assert ours["two_members"]["shape"] == theirs["two_members"]["shape"] == [(2, 1, 0)] * 2
+    assert ours["one_member"]["shape"] == theirs["one_member"]["shape"] == [(4, 0, 0)]
+    assert ours["two_members"]["warmup_tasks"] == theirs["two_members"]["warmup_tasks"] == 0
     assert _normalize_tool(ours["tools"], "streams-wc") == \
         _normalize_tool(theirs["tools"], "streams-wc")
 

@@ -101,10 +101,13 @@ CASES = [
     ({"group.consumer.migration.policy": "sideways"},
      "Invalid value sideways for configuration group.consumer.migration.policy: String must be "
      "one of (case insensitive): DISABLED, DOWNGRADE, UPGRADE, BIDIRECTIONAL"),
+    ({"group.streams.num.standby.replicas": "3"},
+     "group.streams.num.standby.replicas must be less than or equal to "
+     "group.streams.max.standby.replicas"),
 ]  # fmt: skip
 
 #: a few of CASES asked of Apache Kafka itself (one JVM each, ~1 s)
-LIVE = [0, 2, 7, 10, 12, 17, 19, len(CASES) - 1]
+LIVE = [0, 2, 7, 10, 12, 17, 19, len(CASES) - 2, len(CASES) - 1]
 
 
 def props(changes: dict) -> dict[str, str]:

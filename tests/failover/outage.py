@@ -398,6 +398,8 @@ def streams_group_coordinator_dies(target: FailoverTarget) -> dict:
             tasks = [(t.subtopology_id, sorted(t.partitions)) for t in r.active_tasks]
         return True if tasks == [("0", [0, 1])] else None
     wait_for(assigned, "the member's two tasks")
+    with WireClient(target.bootstrap(coordinator), timeout=10) as c:
+        before = _streams_view(c.send(StreamsGroupDescribeRequest(group_ids=[group]), 0))
     offsets_partition = partition_for(group, 50)
 
     def replicated() -> bool:
@@ -416,12 +418,24 @@ def streams_group_coordinator_dies(target: FailoverTarget) -> dict:
             r = _streams_heartbeat(c, group, topic, epoch, tasks)
             if r.error_code in (14, 15, 16):  # loading / not available / not coordinator
                 return None
-            d = c.send(StreamsGroupDescribeRequest(group_ids=[group]), 0).groups[0]
+            d = c.send(StreamsGroupDescribeRequest(group_ids=[group]), 0)
         return r, d
-    r, d = wait_for(heartbeat, "the new coordinator to answer the member")
+    r, described = wait_for(heartbeat, "the new coordinator to answer the member")
     target.start_node(coordinator)
+    d = described.groups[0]
     return {"heartbeat": (r.error_code, r.member_epoch == epoch),
+            "loaded_as_it_was": _streams_view(described) == before,
             "described": (d.error_code, d.group_state, [
                 (m.member_id, m.member_epoch == epoch,
                  [(t.subtopology_id, sorted(t.partitions)) for t in m.assignment.active_tasks])
                 for m in d.members])}
+
+
+def _streams_view(described) -> tuple:
+    """What a StreamsGroupDescribe says of the group's state: epochs, topology, members with
+    their process, epochs and tasks (what the new coordinator must load unchanged)."""
+    g = described.groups[0]
+    return (g.error_code, g.group_state, g.group_epoch, g.assignment_epoch,
+            repr(g.topology), sorted((m.member_id, m.member_epoch, m.process_id, m.topology_epoch,
+                                      repr(m.assignment), repr(m.target_assignment))
+                                     for m in g.members))

@@ -51,5 +51,5 @@ def test_a_consumer_group_member_keeps_its_partitions_when_the_coordinator_dies(
 def test_a_streams_group_member_keeps_its_tasks_when_the_coordinator_dies(target):
     """KIP-1071: the new leader of the group's __consumer_offsets partition loads the group."""
     seen = streams_group_coordinator_dies(target)
-    assert seen == {"heartbeat": (0, True),
+    assert seen == {"heartbeat": (0, True), "loaded_as_it_was": True,
                     "described": (0, "Stable", [("member-s", True, [("0", [0, 1])])])}, seen

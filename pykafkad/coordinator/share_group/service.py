@@ -81,6 +81,10 @@ class ShareGroupService:
     def delivery_limit(self, group_id: str) -> int:
         return int(self.config(group_id, "share.delivery.count.limit"))
 
+    def max_record_locks(self, group_id: str) -> int:
+        """The cap on a share partition's in-flight records (Kafka's maxInFlightRecords)."""
+        return int(self.config(group_id, "share.partition.max.record.locks"))
+
     def _topic_lookup(self, name: str) -> tuple[bytes, int] | None:
         topic = self.broker.topics.get(name)
         return None if topic is None else (topic.topic_id, topic.num_partitions)

@@ -248,6 +248,8 @@ async def handle_share_fetch(ctx: RequestContext, req) -> fetch_msg.ShareFetchRe
                                  + max(0, next_lock - broker.clock()) / 1000)
             await _wait_for_records(broker, svc, wait_until)
     await _flush(svc)
+    if req.share_session_epoch == FINAL_EPOCH:
+        svc.drop_cached(group_id)
     by_topic: dict[bytes, list] = {}
     keys = list(dict.fromkeys(list(fetched) + list(ack_results)))
     for tid, index in keys:
@@ -362,6 +364,8 @@ async def handle_share_acknowledge(ctx: RequestContext, req) -> ack_msg.ShareAck
     if req.share_session_epoch == FINAL_EPOCH:
         _close_session(svc, session)
     await _flush(svc)
+    if req.share_session_epoch == FINAL_EPOCH:
+        svc.drop_cached(req.group_id)
     by_topic: dict[bytes, list] = {}
     for (tid, index), (error, message) in results.items():
         topic = ctx.broker.topics.by_id.get(tid)

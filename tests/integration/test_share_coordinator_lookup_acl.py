@@ -13,6 +13,7 @@ import time
 import uuid
 
 import pytest
+
 from pykafkad.testing import run_broker
 from tests.integration.clients import WAIT_S, needs_java
 from tests.integration.test_cluster_denials import EVERY_ACL, OPEN, REFUSED_HOST, refusing
@@ -26,6 +27,7 @@ from wire.framing import (
 from wire.messages.find_coordinator_request import FindCoordinatorRequest
 from wire.messages.find_coordinator_response import FindCoordinatorResponse
 from wire.primitives import Reader
+
 
 def kafka_uuid(n: int) -> str:
     """Kafka's Uuid.toString: URL-safe base64 without padding."""

@@ -84,8 +84,8 @@ async def handle_find_coordinator(ctx: RequestContext, req) -> FindCoordinatorRe
     coordinator_of: dict[str, object] = {}
 
     def answer(key: str) -> tuple[int, str | None]:
-        if req.key_type == SHARE_KEY_TYPE and not valid_share_key(key):
-            return ErrorCode.INVALID_REQUEST, ""
+        if req.key_type == SHARE_KEY_TYPE and (v < 6 or not valid_share_key(key)):
+            return ErrorCode.INVALID_REQUEST, ""  # share keys came with v6
         if req.key_type == GROUP_KEY_TYPE and not authorized(ctx, GROUP, DESCRIBE, key):
             return ErrorCode.GROUP_AUTHORIZATION_FAILED, "Group authorization failed."
         if req.key_type == TRANSACTION_KEY_TYPE and not authorized(

@@ -76,6 +76,8 @@ def lookups(bootstrap: str) -> dict:
             "share, allowed": found(bootstrap, "127.0.0.1"),
             "group, refused host": found(bootstrap, REFUSED_HOST, 0, ["g1"]),
             "share, malformed": found(bootstrap, "127.0.0.1", 2, MALFORMED + SHARE_KEYS),
+            "share, v5": find(bootstrap, 2, SHARE_KEYS, "127.0.0.1", version=5),
+            "share, v5 refused": find(bootstrap, 2, SHARE_KEYS, REFUSED_HOST, version=5),
         }
     finally:
         for f in admin.delete_acls([EVERY_ACL]).values():
@@ -98,6 +100,9 @@ def test_share_key_lookup_needs_cluster_action():
     assert [row[1] for row in got["share, allowed"]] == [0, 0]
     assert [row[1] for row in got["group, refused host"]] == [0]
     assert [row[1] for row in got["share, malformed"]] == [42] * len(MALFORMED) + [0, 0]
+    # before v6 a share key is an invalid request, and the cluster is not checked
+    assert [row[1] for row in got["share, v5"]] == [42, 42]
+    assert got["share, v5 refused"] == got["share, v5"]
 
 
 def test_share_key_lookup_without_authorizer_is_answered():

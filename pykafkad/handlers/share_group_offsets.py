@@ -11,21 +11,49 @@ start - the offsets past it whose delivery is complete; altering initializes the
 
 from __future__ import annotations
 
+import trio
+
 from pykafkad.controller.result import DEFAULT_MESSAGES
 from pykafkad.coordinator.share_group.group import ShareGroup
 from pykafkad.coordinator.share_group.service import service_of
 from pykafkad.dispatch import RequestContext, handles
+from pykafkad.network.client import NodeUnavailableError
 from pykafkad.security.api_acls import authorized
 from pykafkad.security.authorizer import DELETE, DESCRIBE, GROUP, READ, TOPIC
 from wire.errors import ErrorCode, KafkaError
 from wire.messages import alter_share_group_offsets_response as alter_msg
 from wire.messages import delete_share_group_offsets_response as delete_msg
 from wire.messages import describe_share_group_offsets_response as describe_msg
+from wire.messages import list_offsets_request as list_offsets
 
 _NO_TOPIC_ID = bytes(16)
 _NOT_HOSTED = "This server does not host this topic-partition."
 GROUP_DENIED = DEFAULT_MESSAGES[ErrorCode.GROUP_AUTHORIZATION_FAILED]
 TOPIC_DENIED = DEFAULT_MESSAGES[ErrorCode.TOPIC_AUTHORIZATION_FAILED]
+
+
+async def _latest_offset(broker, svc, name: str, index: int) -> int | None:
+    """The partition's latest offset (its HW) as its leader has it: Kafka's group
+    coordinator asks the leaders with ListOffsets for the lag; None when it cannot say."""
+    endpoint = broker.leader_endpoint(name, index)
+    if endpoint is None or endpoint[0] < 0:
+        return None
+    node_id, host, port = endpoint
+    if node_id == broker.node_id:
+        try:
+            return broker.replicas.get_partition_or_error(name, index).high_watermark
+        except KafkaError:
+            return None
+    request = list_offsets.ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=[
+        list_offsets.ListOffsetsTopic(name=name, partitions=[list_offsets.ListOffsetsPartition(
+            partition_index=index, current_leader_epoch=-1, timestamp=-1)])])
+    try:
+        response = await svc.persister.client(node_id, host, port).request(
+            request, timeout_s=broker.config["request.timeout.ms"] / 1000)
+    except (NodeUnavailableError, trio.TooSlowError, OSError):
+        return None
+    p = response.topics[0].partitions[0]
+    return p.offset if p.error_code == 0 else None
 
 
 def _forget_here(svc, key) -> None:
@@ -95,11 +123,8 @@ async def handle_describe_share_group_offsets(ctx: RequestContext, req):
             _, _, start, done = state
             done = max(done, 0)
             leader, epoch = broker.replicas.current_leader(name, index)
-            try:
-                hw = broker.replicas.get_partition_or_error(name, index).high_watermark
-                lag = max(hw - start - done, 0) if start >= 0 else -1
-            except KafkaError:
-                lag = -1
+            hw = await _latest_offset(broker, svc, name, index)
+            lag = max(hw - start - done, 0) if hw is not None and start >= 0 else -1
             topic_out.partitions.append(describe_msg.DescribeShareGroupOffsetsResponsePartition(
                 partition_index=index, start_offset=start, leader_epoch=epoch, lag=lag))
         groups.append(describe_msg.DescribeShareGroupOffsetsResponseGroup(

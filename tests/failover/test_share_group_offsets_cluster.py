@@ -13,6 +13,7 @@ import base64
 import uuid
 
 from confluent_kafka import AcknowledgeType
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from compat.failover import FailoverTarget
 from compat.wire_client import WireClient
@@ -24,6 +25,7 @@ from tests.failover.share_scenario import (
     poll_until,
     produce,
     share_consumer,
+    topic_view,
 )
 from wire.messages import alter_share_group_offsets_request as alter
 from wire.messages import delete_share_group_offsets_request as delete_offsets
@@ -167,3 +169,29 @@ def test_share_group_offsets_through_the_persister(target):
     assert first["offsets deleted"] == [0, 0], first
     assert first["described after delete"] == [0, (0, -1, -1, 0), (1, -1, -1, 0), (2, -1, -1, 0)]
     assert first["stored after delete"] == [(0, 0, -1), (1, 0, -1), (2, 0, -1)], first
+
+
+def lag_where_the_coordinator_has_no_replica(target: FailoverTarget) -> dict:
+    """A topic of one replica a partition (each on its own node, mostly not the group
+    coordinator's): the lag needs each leader's latest offset, which Kafka's group
+    coordinator asks for (ListOffsets)."""
+    bootstrap = _bootstrap(target)
+    prefix = f"share-rf1-{uuid.uuid4().hex[:6]}"
+    topic = f"{prefix}-t"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, len(PARTITIONS), 1)])[topic].result(30)
+    parts = wait_for(lambda: (lambda v: v[1] if len(v[1]) == len(PARTITIONS) and all(
+        leader >= 0 for leader, _ in v[1].values()) else None)(topic_view(bootstrap, topic)),
+        "the topic's leaders")
+    produce(bootstrap, topic, PARTITIONS, RECORDS)
+    group, (node, address) = next(iter(_groups_on_every_node(target, prefix).items()))
+    earliest(bootstrap, group)
+    _read(bootstrap, group, topic, 4)
+    return {"led elsewhere": sum(leader != node for leader, _ in parts.values()),
+            "described": _describe(address, group, topic)}
+
+
+def test_lag_of_partitions_the_coordinator_does_not_host(target):
+    seen = lag_where_the_coordinator_has_no_replica(target)
+    assert seen["led elsewhere"] >= 2, seen
+    assert seen["described"] == [0, (0, 0, 6, 0), (1, 0, 6, 0), (2, 0, 6, 0)], seen

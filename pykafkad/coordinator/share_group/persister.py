@@ -174,6 +174,10 @@ class SharePersister:
         p = response.results[0].partitions[0]
         return p.error_code, response
 
+    def client(self, node_id: int, host: str, port: int) -> NodeClient:
+        """This node's connection to another broker's inter-broker listener."""
+        return self._client(node_id, host, port)
+
     def _client(self, node_id: int, host: str, port: int) -> NodeClient:
         client = self._clients.get(node_id)
         if client is None or (client.host, client.port) != (host, port):

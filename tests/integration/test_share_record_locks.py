@@ -32,12 +32,15 @@ def _produce_batches(bootstrap: str, topic: str) -> None:
         assert p.flush(WAIT_S) == 0
 
 
-def _scenario(bootstrap: str, prefix: str) -> list:
-    """The offset ranges of each non-empty poll: records held (not acknowledged) until the
-    first poll's are all acknowledged, then polled to the end."""
+def _scenario(bootstrap: str, prefix: str, group_config: bool = True) -> list:
+    """The offset ranges of each non-empty poll, every record ACCEPTed as it comes (the cap
+    as a group config, or else the broker's)."""
     topic, group = f"{prefix}-locks", f"{prefix}-locks-g"
     create_led_topic(bootstrap, topic)
-    _earliest(bootstrap, group, share_partition_max_record_locks=str(CAP))
+    if group_config:
+        _earliest(bootstrap, group, share_partition_max_record_locks=str(CAP))
+    else:
+        _earliest(bootstrap, group)
     _produce_batches(bootstrap, topic)
     c = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group,
                        "share.acknowledgement.mode": "explicit", "max.poll.records": 1000})
@@ -67,6 +70,13 @@ def test_in_flight_records_are_capped_at_whole_batches():
         polls = _scenario(b.bootstrap_servers, prefix)
     # 100 left of the cap: the first batch (70) and the whole second one (140 in flight);
     # the third only once those are acknowledged
+    assert polls == [(0, 2 * BATCH - 1), (2 * BATCH, 3 * BATCH - 1)]
+
+
+def test_the_broker_default_caps_groups_without_their_own():
+    prefix = f"share-{uuid.uuid4().hex[:8]}"
+    with run_broker(config={"group.share.partition.max.record.locks": str(CAP)}) as b:
+        polls = _scenario(b.bootstrap_servers, prefix, group_config=False)
     assert polls == [(0, 2 * BATCH - 1), (2 * BATCH, 3 * BATCH - 1)]
 
 

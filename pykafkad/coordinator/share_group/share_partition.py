@@ -183,13 +183,19 @@ class SharePartition:
 
     def acquire(self, member_id: str, batches: list[BatchBounds], max_records: int, mode: int,
                 now: int, lock_ms: int, limit_offset: int, aborted: frozenset[int] = frozenset(),
-                ) -> tuple[list[tuple[int, int, int]], int]:
+                max_in_flight: int | None = None) -> tuple[list[tuple[int, int, int]], int]:
         """Acquires records of the batches read for ``member_id``: AVAILABLE in-flight ones and
         new ones past SPEO (below ``limit_offset``, the HW or LSO).  Returns the acquired
         ranges (first, last, delivery count) and how many bytes of the read to send (whole
         batches up to the last one holding an acquired record).  Records of the batches in
         ``aborted`` (base offsets; read_committed) are archived, never handed out, as Kafka's
-        filterAbortedTransactionalAcquiredRecords."""
+        filterAbortedTransactionalAcquiredRecords.  ``max_in_flight``
+        (share.partition.max.record.locks) caps the window as Kafka's
+        lastOffsetAndMaxRecordsToAcquire does."""
+        if max_in_flight is not None:
+            max_records, limit_offset = self.capped(max_records, limit_offset, max_in_flight)
+            if max_records <= 0:
+                return [], 0
         ranges: list[list[int]] = []
         count = 0
         send_end = 0
@@ -255,6 +261,24 @@ class SharePartition:
         else:
             ranges.append([run.first, run.last, run.delivery_count])
         return len(run)
+
+    def window_size(self) -> int:
+        """Kafka's numInFlightRecords: the whole window [SPSO, SPEO), done records included
+        (those at its head leave it as SPSO moves)."""
+        return self.end_offset - self.start_offset if self.runs else 0
+
+    def capped(self, max_records: int, limit_offset: int, max_in_flight: int) -> tuple[int, int]:
+        """(records, end offset) a fetch may acquire under the in-flight cap: what is left of
+        the cap (a batch-optimized fetch still takes the whole batch holding the last one);
+        at the cap, only records released inside the window, never new ones past SPEO."""
+        room = max_in_flight - self.window_size()
+        if room > 0:
+            return min(max_records, room), limit_offset
+        fetch_offset = self.first_fetch_offset()
+        if fetch_offset >= self.end_offset:
+            return 0, limit_offset
+        return (min(max_records, self.end_offset - fetch_offset),
+                min(limit_offset, self.end_offset))
 
     # -- acknowledgement -----------------------------------------------------------------------
     def acknowledge(self, member_id: str, batches: list[tuple[int, int, list[int]]], now: int,

@@ -58,13 +58,18 @@ class ConsumerGroupMember:
         return self.classic is not None
 
     def sync_assignment_epochs(self) -> None:
-        """Keeps an epoch for each assigned partition: one it keeps keeps its epoch, one it
-        was just given gets the member's current epoch (Kafka 4.4 tags each assigned
+        """Keeps an epoch for each partition the member holds (assigned or pending
+        revocation): one it keeps keeps its epoch, one it was just given gets the member's
+        current epoch (Kafka 4.4 tags each assigned
         partition with the epoch it was assigned at, to validate offset commits)."""
         epoch = max(self.member_epoch, 0)
+        held: Partitions = {}
+        for parts in (self.assigned, self.pending_revocation):
+            for t, ps in parts.items():
+                held.setdefault(t, set()).update(ps)
         self.assignment_epochs = {
             t: {p: self.assignment_epochs.get(t, {}).get(p, epoch) for p in ps}
-            for t, ps in self.assigned.items() if ps}
+            for t, ps in held.items() if ps}
 
 
 @dataclass

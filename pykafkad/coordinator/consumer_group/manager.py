@@ -490,9 +490,14 @@ class ConsumerGroupManager(ClassicMembers, GroupRecords):
                 return
             member.pending_revocation = {}
             self.timer.cancel(_rebalance_key(group.group_id, member.member_id))
-        if member.state == STABLE and member.member_epoch == group.assignment_epoch:
+        # Kafka 4.4 moves a member only towards the part of its target it still subscribes
+        # to: partitions of a topic it dropped are revoked at once, before a new target
+        subscribed = self._subscribed_topic_ids(group, member)
+        target = {t: ps for t, ps in group.target.get(member.member_id, {}).items()
+                  if t in subscribed}
+        if member.state == STABLE and member.member_epoch == group.assignment_epoch and \
+                all(t in subscribed for t in member.assigned):
             return
-        target = group.target.get(member.member_id, {})
         kept = {t: member.assigned.get(t, set()) & ps for t, ps in target.items()}
         kept = {t: ps for t, ps in kept.items() if ps}
         revoke = _minus(member.assigned, target)
@@ -520,6 +525,14 @@ class ConsumerGroupManager(ClassicMembers, GroupRecords):
         # as Kafka's CurrentAssignmentBuilder: every step records the epoch it came from
         member.previous_member_epoch = member.member_epoch
         member.member_epoch = group.assignment_epoch
+
+    @staticmethod
+    def _subscribed_topic_ids(group: ConsumerGroup, member: ConsumerGroupMember) -> set[bytes]:
+        names = set(member.subscribed_topic_names)
+        if member.subscribed_topic_regex is not None:
+            names |= group.resolved_regexes.get(member.subscribed_topic_regex, set())
+        meta = group.subscription_metadata or {}
+        return {meta[n][0] for n in names if n in meta}
 
     # -- leaving and fencing -------------------------------------------------------------------
     def _leave(self, hb: Heartbeat) -> HeartbeatResult:

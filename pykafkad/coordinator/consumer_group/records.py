@@ -270,7 +270,7 @@ def current_assignment_value(m: ConsumerGroupMember) -> bytes:
     w.int32(m.previous_member_epoch)
     w.int8(STATE_BYTES[m.state])
     _write_partitions(w, m.assigned, m.assignment_epochs)
-    _write_partitions(w, m.pending_revocation)
+    _write_partitions(w, m.pending_revocation, m.assignment_epochs)
     return _end(w)
 
 
@@ -282,11 +282,15 @@ def read_current_assignment(m: ConsumerGroupMember, data: bytes) -> None:
     m.state = STATES.get(r.int8(), STABLE)
     epochs: AssignmentEpochs = {}
     m.assigned = _read_partitions(r, epochs)
-    m.pending_revocation = _read_partitions(r)
+    pending_epochs: AssignmentEpochs = {}
+    m.pending_revocation = _read_partitions(r, pending_epochs)
     # Kafka's assignmentFromTopicPartitions: without epochs, the member's (0 when negative)
     fallback = max(m.member_epoch, 0)
-    m.assignment_epochs = {t: epochs.get(t) or {p: fallback for p in ps}
-                           for t, ps in m.assigned.items()}
+    m.assignment_epochs = {}
+    for parts, known in ((m.assigned, epochs), (m.pending_revocation, pending_epochs)):
+        for t, ps in parts.items():
+            got = known.get(t) or {p: fallback for p in ps}
+            m.assignment_epochs.setdefault(t, {}).update(got)
 
 
 def regex_value(topics: set[str], version: int, timestamp_ms: int) -> bytes:

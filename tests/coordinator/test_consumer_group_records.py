@@ -4,6 +4,14 @@ state is written back with the same bytes."""
 
 from __future__ import annotations
 
+import uuid
+
+import pytest
+from confluent_kafka import Consumer, TopicCollection, TopicPartition
+from confluent_kafka.admin import AdminClient, NewPartitions
+
+from compat.consumer_group_scenario import wait_for_coordinator
+from compat.wire_client import WireClient
 from pykafkad.coordinator.consumer_group import records as cgr
 from pykafkad.coordinator.consumer_group.group import (
     STABLE,
@@ -11,6 +19,10 @@ from pykafkad.coordinator.consumer_group.group import (
     ConsumerGroupMember,
 )
 from pykafkad.coordinator.consumer_group.metadata_hash import group_hash, topic_hash
+from pykafkad.testing import run_broker
+from tests.integration.clients import WAIT_S, create_topic, needs_java
+from tests.integration.groups_support import wait_until
+from wire.messages.consumer_group_describe_request import ConsumerGroupDescribeRequest
 
 TOPIC_ID = bytes.fromhex("90592b0713d64aacb2b1683cde2dc374")
 #: ConsumerGroupMemberMetadataValue; Kafka ends it with its tagged field 0, the member's
@@ -109,3 +121,214 @@ def test_kafka_44_tagged_fields_replay_and_encode_back():
     assert cgr.read_group_metadata(bytes.fromhex(GROUP_EMPTY)) == (9, 0)
     key = cgr.key(cgr.REGULAR_EXPRESSION, "g", "(^x.*)")
     assert cgr.decode_key(key) == (cgr.REGULAR_EXPRESSION, "g", "(^x.*)")
+
+
+# -- the same consumer group life on pykafkad and on Apache Kafka 4.4 ---------------------------
+
+def _consumer(bootstrap: str, group: str) -> Consumer:
+    return Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                     "group.protocol": "consumer", "auto.offset.reset": "earliest",
+                     "enable.auto.commit": False})
+
+
+def _owned(*consumers: Consumer) -> list[list[tuple[str, int]]]:
+    for c in consumers:
+        c.poll(0.05)
+    return [sorted((tp.topic, tp.partition) for tp in c.assignment()) for c in consumers]
+
+
+def _group_epoch(bootstrap: str, group: str) -> int:
+    with WireClient(bootstrap) as c:
+        answer = c.request(69, 1, ConsumerGroupDescribeRequest(group_ids=[group]))
+    return answer.groups[0].group_epoch
+
+
+def _life(bootstrap: str, prefix: str) -> tuple[str, list[int]]:
+    """A plain subscription, then a regex one, a second member joining and leaving, a topic
+    made that matches the regex and partitions added to one; the group epochs
+    ConsumerGroupDescribe answered after each step."""
+    group, plain, rx1, rx2 = (f"{prefix}-g", f"{prefix}-plain", f"{prefix}-rx1",
+                              f"{prefix}-rx2")
+    create_topic(bootstrap, plain, 2)
+    create_topic(bootstrap, rx1, 2)
+    wait_for_coordinator(bootstrap, group)
+    epochs = []
+    a = _consumer(bootstrap, group)
+    a.subscribe([plain])
+    wait_until(lambda: _owned(a) == [[(plain, 0), (plain, 1)]], "a to own the plain topic")
+    epochs.append(_group_epoch(bootstrap, group))
+    a.subscribe([f"^{prefix}-rx.*"])
+    wait_until(lambda: _owned(a) == [[(rx1, 0), (rx1, 1)]], "a to own what its regex matches")
+    epochs.append(_group_epoch(bootstrap, group))
+    b = _consumer(bootstrap, group)
+    b.subscribe([f"^{prefix}-rx.*"])
+    wait_until(lambda: sorted(len(x) for x in _owned(a, b)) == [1, 1], "a and b to share")
+    epochs.append(_group_epoch(bootstrap, group))
+    b.close()
+    wait_until(lambda: _owned(a) == [[(rx1, 0), (rx1, 1)]], "a to own all again")
+    epochs.append(_group_epoch(bootstrap, group))
+    create_topic(bootstrap, rx2, 1)
+    # Kafka looks for new topics matching a regex at most every 10 s
+    wait_until(lambda: len(_owned(a)[0]) == 3, "a to own the new topic", 3 * WAIT_S)
+    epochs.append(_group_epoch(bootstrap, group))
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_partitions([NewPartitions(rx1, 3)])[rx1].result(WAIT_S)
+    wait_until(lambda: len(_owned(a)[0]) == 4, "a to own the new partition", 3 * WAIT_S)
+    epochs.append(_group_epoch(bootstrap, group))
+    a.close()
+    wait_until(lambda: _group_epoch(bootstrap, group) > epochs[-1], "a to leave")
+    epochs.append(_group_epoch(bootstrap, group))
+    return group, epochs
+
+
+def _group_records(bootstrap: str, group: str) -> list[tuple[bytes, bytes | None]]:
+    """The group's consumer-group records in __consumer_offsets, in log order."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{uuid.uuid4().hex[:6]}",
+                  "enable.auto.commit": False})
+    try:
+        n = len(c.list_topics("__consumer_offsets", timeout=WAIT_S)
+                .topics["__consumer_offsets"].partitions)
+        c.assign([TopicPartition("__consumer_offsets", i, 0) for i in range(n)])
+        ends = {i: c.get_watermark_offsets(TopicPartition("__consumer_offsets", i),
+                                           timeout=WAIT_S)[1] for i in range(n)}
+        read = {i: 0 for i in range(n)}
+        out = []
+
+        def all_read():
+            for m in c.consume(500, 0.2):
+                if m.error() is not None:
+                    continue
+                read[m.partition()] = m.offset() + 1
+                if cgr.record_type(m.key()) in cgr.TYPES and \
+                        cgr.decode_key(m.key())[1] == group:
+                    out.append((m.offset(), m.key(), m.value()))
+            return all(read[i] >= ends[i] for i in range(n))
+        wait_until(all_read, "__consumer_offsets to be read")
+    finally:
+        c.close()
+    return [(k, v) for _o, k, v in sorted(out, key=lambda r: r[0])]
+
+
+def _topic_ids(bootstrap: str, names: list[str]) -> dict[bytes, str]:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    out = {}
+    for name, f in admin.describe_topics(TopicCollection(names)).items():
+        tid = f.result(WAIT_S).topic_id
+        out[(tid.get_most_significant_bits() % 2**64).to_bytes(8, "big")
+            + (tid.get_least_significant_bits() % 2**64).to_bytes(8, "big")] = name
+    return out
+
+
+def _transcript(records, prefix: str, names: dict[bytes, str]) -> list[tuple]:
+    """The records with the broker's own values masked: member ids numbered by first
+    appearance, topic ids and the prefix replaced by the topics' short names, each metadata
+    hash by the topics (and partition counts) it is KIP-1101's hash of, times by whether
+    they are set."""
+    short = {tid: name.removeprefix(prefix + "-") for tid, name in names.items()}
+    by_name = {name: tid for tid, name in names.items()}
+    # every hash the life can produce: a set of topics, rx1 with 2 or 3 partitions
+    hashes = {0: "none"}
+    for combo in (["plain"], ["rx1"], ["rx1", "rx2"]):
+        for rx1_partitions in (2, 3):
+            counts = {"plain": 2, "rx1": rx1_partitions, "rx2": 1}
+            topics = {f"{prefix}-{t}": topic_hash(by_name[f"{prefix}-{t}"], f"{prefix}-{t}",
+                                                  [[]] * counts[t]) for t in combo}
+            hashes[group_hash(topics) & (2**64 - 1)] = "+".join(f"{t}:{counts[t]}"
+                                                                for t in combo)
+    members: dict[str, str] = {}
+
+    def mid(member_id):
+        return members.setdefault(member_id, f"m{len(members)}")
+
+    def parts(p, epochs=None):
+        return sorted((short[t], sorted((i, (epochs or {}).get(t, {}).get(i)) for i in ps))
+                      for t, ps in p.items())
+
+    out = []
+    for key, value in records:
+        kind, _group, second = cgr.decode_key(key)
+        if kind == cgr.REGULAR_EXPRESSION:
+            second = second.replace(prefix, "P")
+        elif second is not None:
+            second = mid(second)
+        if value is None:
+            out.append((kind, second, None))
+            continue
+        if kind == cgr.GROUP_METADATA:
+            epoch, h = cgr.read_group_metadata(value)
+            shown = (epoch, hashes.get(h & (2**64 - 1), f"unknown {h:x}"))
+        elif kind == cgr.TARGET_ASSIGNMENT_METADATA:
+            epoch, at = cgr.read_target_metadata(value)
+            shown = (epoch, at > 0)
+        elif kind == cgr.TARGET_ASSIGNMENT_MEMBER:
+            shown = parts(cgr.read_target_member(value))
+        elif kind == cgr.CURRENT_MEMBER_ASSIGNMENT:
+            m = ConsumerGroupMember("x")
+            cgr.read_current_assignment(m, value)
+            shown = (m.member_epoch, m.previous_member_epoch, m.state,
+                     parts(m.assigned, m.assignment_epochs),
+                     parts(m.pending_revocation, m.assignment_epochs))
+        elif kind == cgr.MEMBER_METADATA:
+            m = ConsumerGroupMember("x")
+            cgr.read_member(m, value)
+            shown = (m.instance_id, m.rack_id, m.client_id, m.client_host,
+                     [n.replace(prefix, "P") for n in m.subscribed_topic_names],
+                     (m.subscribed_topic_regex or "").replace(prefix, "P"),
+                     m.rebalance_timeout_ms, m.server_assignor, m.classic)
+        elif kind == cgr.REGULAR_EXPRESSION:
+            topics, version, at = cgr.read_regex(value)
+            shown = (sorted(t.replace(prefix, "P") for t in topics), version >= 0, at > 0)
+        else:
+            shown = value.hex()
+        out.append((kind, second, shown))
+    return out
+
+
+def _run_life(bootstrap: str) -> tuple[list[int], list[tuple]]:
+    prefix = "cgrec" + uuid.uuid4().hex[:6]
+    group, epochs = _life(bootstrap, prefix)
+    names = _topic_ids(bootstrap, [f"{prefix}-{t}" for t in ("plain", "rx1", "rx2")])
+    return epochs, _transcript(_group_records(bootstrap, group), prefix, names)
+
+
+@pytest.fixture(scope="module")
+def pykafkad_life(tmp_path_factory):
+    with run_broker(tmp_path_factory.mktemp("cg-records")) as b:
+        yield _run_life(b.bootstrap_servers)
+
+
+@pytest.fixture(scope="module")
+def kafka_life():
+    from compat.kafka_broker import run_kafka
+
+    with run_kafka(config={"group.initial.rebalance.delay.ms": "0"}) as k:
+        yield _run_life(k.bootstrap_servers)
+
+
+#: the group epochs after each step: the regex brings two bumps (the member's new
+#: subscription, then what the regex resolved to), each later step one
+EPOCHS = [2, 4, 5, 6, 7, 8, 9]
+
+
+def test_pykafkad_writes_a_consumer_group_life_as_kafka_44_does(pykafkad_life):
+    epochs, records = pykafkad_life
+    assert epochs == EPOCHS
+    kinds = [(kind, shown if kind == cgr.GROUP_METADATA else None)
+             for kind, _second, shown in records if kind in (cgr.GROUP_METADATA,
+                                                             cgr.REGULAR_EXPRESSION)]
+    # the epoch records, each with the hash of the topics subscribed then, and the regex's
+    assert kinds == [
+        (3, (2, "plain:2")), (3, (3, "none")), (16, None), (3, (4, "rx1:2")),
+        (3, (5, "rx1:2")), (3, (6, "rx1:2")), (16, None), (3, (7, "rx1:2+rx2:1")),
+        (3, (8, "rx1:3+rx2:1")), (16, None), (3, (9, "none"))], kinds
+
+
+@needs_java
+def test_the_same_life_on_kafka_44_writes_the_same_records(pykafkad_life, kafka_life):
+    kafka_epochs, kafka_records = kafka_life
+    epochs, records = pykafkad_life
+    assert kafka_epochs == EPOCHS
+    assert epochs == kafka_epochs
+    assert len(records) == len(kafka_records), (records, kafka_records)
+    for i, (mine, theirs) in enumerate(zip(records, kafka_records, strict=True)):
+        assert mine == theirs, (i, mine, theirs)

@@ -18,7 +18,12 @@ from pykafkad.coordinator.consumer_group.group import (
     UNREVOKED_PARTITIONS,
     ConsumerGroupMember,
 )
+from pykafkad.coordinator.consumer_group.manager import (
+    ConsumerGroupManager,
+    ConsumerGroupSettings,
+)
 from pykafkad.coordinator.consumer_group.metadata_hash import group_hash, topic_hash
+from pykafkad.coordinator.timer import Timer
 from pykafkad.testing import run_broker
 from tests.integration.clients import WAIT_S, create_topic, needs_java
 from tests.integration.groups_support import wait_until
@@ -284,11 +289,33 @@ def _transcript(records, prefix: str, names: dict[bytes, str]) -> list[tuple]:
     return out
 
 
-def _run_life(bootstrap: str) -> tuple[list[int], list[tuple]]:
+def _regex_resolution_first(transcript: list[tuple]) -> list[tuple]:
+    """Kafka resolves a regex in the background and writes what it matched with the epoch
+    bump that follows (a regex record, then the group's) when it is done: a member's
+    heartbeat just before may be written before or after them.  Both brokers' transcripts
+    get those two records moved ahead of the member assignments written just before."""
+    out: list[tuple] = []
+    i = 0
+    while i < len(transcript):
+        if transcript[i][0] == cgr.REGULAR_EXPRESSION and i + 1 < len(transcript) \
+                and transcript[i + 1][0] == cgr.GROUP_METADATA:
+            at = len(out)
+            while at > 0 and out[at - 1][0] == cgr.CURRENT_MEMBER_ASSIGNMENT:
+                at -= 1
+            out[at:at] = transcript[i:i + 2]
+            i += 2
+            continue
+        out.append(transcript[i])
+        i += 1
+    return out
+
+
+def _run_life(bootstrap: str) -> tuple[list[int], list[tuple], list, dict[bytes, str]]:
     prefix = "cgrec" + uuid.uuid4().hex[:6]
     group, epochs = _life(bootstrap, prefix)
     names = _topic_ids(bootstrap, [f"{prefix}-{t}" for t in ("plain", "rx1", "rx2")])
-    return epochs, _transcript(_group_records(bootstrap, group), prefix, names)
+    raw = _group_records(bootstrap, group)
+    return epochs, _transcript(raw, prefix, names), raw, names
 
 
 @pytest.fixture(scope="module")
@@ -311,7 +338,7 @@ EPOCHS = [2, 4, 5, 6, 7, 8, 9]
 
 
 def test_pykafkad_writes_a_consumer_group_life_as_kafka_44_does(pykafkad_life):
-    epochs, records = pykafkad_life
+    epochs, records, _raw, _names = pykafkad_life
     assert epochs == EPOCHS
     kinds = [(kind, shown if kind == cgr.GROUP_METADATA else None)
              for kind, _second, shown in records if kind in (cgr.GROUP_METADATA,
@@ -325,10 +352,40 @@ def test_pykafkad_writes_a_consumer_group_life_as_kafka_44_does(pykafkad_life):
 
 @needs_java
 def test_the_same_life_on_kafka_44_writes_the_same_records(pykafkad_life, kafka_life):
-    kafka_epochs, kafka_records = kafka_life
-    epochs, records = pykafkad_life
+    kafka_epochs, kafka_records, _raw, _names = kafka_life
+    epochs, records, _raw, _names = pykafkad_life
     assert kafka_epochs == EPOCHS
     assert epochs == kafka_epochs
-    assert len(records) == len(kafka_records), (records, kafka_records)
-    for i, (mine, theirs) in enumerate(zip(records, kafka_records, strict=True)):
-        assert mine == theirs, (i, mine, theirs)
+    records, kafka_records = (_regex_resolution_first(records),
+                              _regex_resolution_first(kafka_records))
+    first = next((i for i, (mine, theirs) in enumerate(
+        zip(records, kafka_records, strict=False))
+                  if mine != theirs), min(len(records), len(kafka_records)))
+    assert records == kafka_records, (first, records[first:first + 4],
+                                      kafka_records[first:first + 4])
+
+
+@needs_java
+def test_kafka_44s_records_of_the_life_replay_here(kafka_life):
+    """Kafka's records up to the last member's leaving load as the group Kafka had then, and
+    pykafkad would write nothing new for it (its records are Kafka's, byte for byte)."""
+    _epochs, _records, raw, names = kafka_life
+    leaving = next(i for i, (k, v) in enumerate(raw)
+                   if v is None and cgr.record_type(k) == cgr.CURRENT_MEMBER_ASSIGNMENT
+                   and i > len(raw) - 8)
+    manager = ConsumerGroupManager(ConsumerGroupSettings(), Timer(lambda: 0), lambda: 0)
+    for key, value in raw[:leaving]:
+        manager.replay(key, value)
+    (group,) = manager.groups.values()
+    (member,) = group.members.values()
+    ids = {name.rsplit("-", 1)[1]: tid for tid, name in names.items()}
+    assert (group.group_epoch, group.assignment_epoch) == (8, 8)
+    assert member.assigned == {ids["rx1"]: {0, 1, 2}, ids["rx2"]: {0}}
+    assert member.assignment_epochs == {ids["rx1"]: {0: 4, 1: 6, 2: 8}, ids["rx2"]: {0: 7}}
+    assert group.resolved_regexes == {member.subscribed_topic_regex: {
+        names[ids["rx1"]], names[ids["rx2"]]}}
+    assert group.metadata_hash == group_hash({
+        names[ids["rx1"]]: topic_hash(ids["rx1"], names[ids["rx1"]], [[]] * 3),
+        names[ids["rx2"]]: topic_hash(ids["rx2"], names[ids["rx2"]], [[]])})
+    rewritten, _persisted = manager.changes(group, live=True)
+    assert [(cgr.record_type(k), v) for k, v in rewritten] == []

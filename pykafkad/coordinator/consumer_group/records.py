@@ -102,11 +102,41 @@ def _skip_tags(r: Reader) -> None:
         r.raw(size)
 
 
+def _java_uuid_bucket(topic_id: bytes, table: int) -> int:
+    """The bucket of a java.util.HashMap of ``table`` buckets holding Kafka's Uuid."""
+    h = int.from_bytes(topic_id[:8], "big") ^ int.from_bytes(topic_id[8:], "big")
+    x = ((h >> 32) ^ h) & 0xFFFFFFFF
+    return (x ^ (x >> 16)) & (table - 1)
+
+
+def _java_map_table(n: int, initial: int) -> int:
+    """The buckets of a java.util.HashMap that started with ``initial`` and holds ``n``."""
+    table = initial
+    while n > table * 3 // 4:
+        table *= 2
+    return table
+
+
+def _in_java_map_order(parts: Partitions, initial: int) -> list[tuple[bytes, set[int]]]:
+    """The topics as Kafka iterates its Map<Uuid, Set<Integer>> when it writes them: by hash
+    bucket (the id's order where two share one)."""
+    items = [(t, ps) for t, ps in parts.items() if ps]
+    table = _java_map_table(len(items), initial)
+    return sorted(items, key=lambda item: (_java_uuid_bucket(item[0], table), item[0]))
+
+
+#: the assignors' maps are sized for their topics; the reconciled assignment's start at 16
+TARGET_MAP = 2
+CURRENT_MAP = 16
+
+
 def _write_partitions(w: Writer, parts: Partitions,
-                      epochs: AssignmentEpochs | None = None) -> None:
-    """Kafka's TopicPartitions list; with ``epochs``, each topic carries its partitions'
-    assignment epochs (tag 0, aligned with the partitions) as Kafka 4.4 writes them."""
-    items = sorted((t, ps) for t, ps in parts.items() if ps)
+                      epochs: AssignmentEpochs | None = None,
+                      initial_table: int = CURRENT_MAP) -> None:
+    """Kafka's TopicPartitions list, in the order Kafka's map gives; with ``epochs``, each
+    topic carries its partitions' assignment epochs (tag 0, aligned with the partitions)
+    as Kafka 4.4 writes them."""
+    items = _in_java_map_order(parts, initial_table)
     w.array_length(len(items), True)
     for topic_id, ps in items:
         w.uuid(topic_id)
@@ -254,7 +284,7 @@ def _read_classic(r: Reader) -> ClassicMemberMetadata | None:
 
 def target_member_value(parts: Partitions) -> bytes:
     w = _value()
-    _write_partitions(w, parts)
+    _write_partitions(w, parts, initial_table=TARGET_MAP)
     return _end(w)
 
 

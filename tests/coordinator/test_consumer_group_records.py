@@ -324,12 +324,34 @@ def _members_in_order(transcript: list[tuple]) -> list[tuple]:
     return out
 
 
-def _run_life(bootstrap: str) -> tuple[list[int], list[tuple], list, dict[bytes, str]]:
+def _regex_first_life(bootstrap: str, prefix: str) -> tuple[str, list[int]]:
+    """A new group whose first member subscribes by regex: its join bumps nothing (the regex
+    is not resolved yet), the resolution does."""
+    group, rx1 = f"{prefix}-g", f"{prefix}-rx1"
+    create_topic(bootstrap, rx1, 2)
+    wait_for_coordinator(bootstrap, group)
+    a = _consumer(bootstrap, group)
+    a.subscribe([f"^{prefix}-rx.*"])
+    wait_until(lambda: _owned(a) == [[(rx1, 0), (rx1, 1)]], "a to own what its regex matches")
+    epochs = [_group_epoch(bootstrap, group)]
+    a.close()
+    wait_until(lambda: _group_epoch(bootstrap, group) > epochs[-1], "a to leave")
+    return group, epochs + [_group_epoch(bootstrap, group)]
+
+
+def _run_life(bootstrap: str) -> dict:
     prefix = "cgrec" + uuid.uuid4().hex[:6]
     group, epochs = _life(bootstrap, prefix)
     names = _topic_ids(bootstrap, [f"{prefix}-{t}" for t in ("plain", "rx1", "rx2")])
     raw = _group_records(bootstrap, group)
-    return epochs, _transcript(raw, prefix, names), raw, names
+    rx_prefix = "cgrx" + uuid.uuid4().hex[:6]
+    rx_group, rx_epochs = _regex_first_life(bootstrap, rx_prefix)
+    rx_names = _topic_ids(bootstrap, [f"{rx_prefix}-rx1"])
+    rx_names[bytes(16)], rx_names[bytes(15) + b"1"] = f"{rx_prefix}-plain", f"{rx_prefix}-rx2"
+    return {"epochs": epochs, "records": _transcript(raw, prefix, names), "raw": raw,
+            "names": names, "regex_first_epochs": rx_epochs,
+            "regex_first_records": _transcript(_group_records(bootstrap, rx_group), rx_prefix,
+                                               rx_names)}
 
 
 @pytest.fixture(scope="module")
@@ -352,7 +374,7 @@ EPOCHS = [2, 4, 5, 6, 7, 8, 9]
 
 
 def test_pykafkad_writes_a_consumer_group_life_as_kafka_44_does(pykafkad_life):
-    epochs, records, _raw, _names = pykafkad_life
+    epochs, records = pykafkad_life["epochs"], pykafkad_life["records"]
     assert epochs == EPOCHS
     kinds = [(kind, shown if kind == cgr.GROUP_METADATA else None)
              for kind, _second, shown in records if kind in (cgr.GROUP_METADATA,
@@ -366,8 +388,8 @@ def test_pykafkad_writes_a_consumer_group_life_as_kafka_44_does(pykafkad_life):
 
 @needs_java
 def test_the_same_life_on_kafka_44_writes_the_same_records(pykafkad_life, kafka_life):
-    kafka_epochs, kafka_records, _raw, _names = kafka_life
-    epochs, records, _raw, _names = pykafkad_life
+    kafka_epochs, kafka_records = kafka_life["epochs"], kafka_life["records"]
+    epochs, records = pykafkad_life["epochs"], pykafkad_life["records"]
     assert kafka_epochs == EPOCHS
     assert epochs == kafka_epochs
     records, kafka_records = (_members_in_order(_regex_resolution_first(records)),
@@ -383,7 +405,7 @@ def test_the_same_life_on_kafka_44_writes_the_same_records(pykafkad_life, kafka_
 def test_kafka_44s_records_of_the_life_replay_here(kafka_life):
     """Kafka's records up to the last member's leaving load as the group Kafka had then, and
     pykafkad would write nothing new for it (its records are Kafka's, byte for byte)."""
-    _epochs, _records, raw, names = kafka_life
+    raw, names = kafka_life["raw"], kafka_life["names"]
     leaving = next(i for i, (k, v) in enumerate(raw)
                    if v is None and cgr.record_type(k) == cgr.CURRENT_MEMBER_ASSIGNMENT
                    and i > len(raw) - 8)
@@ -403,3 +425,18 @@ def test_kafka_44s_records_of_the_life_replay_here(kafka_life):
         names[ids["rx2"]]: topic_hash(ids["rx2"], names[ids["rx2"]], [[]])})
     rewritten, _persisted = manager.changes(group, live=True)
     assert [(cgr.record_type(k), v) for k, v in rewritten] == []
+
+
+def test_a_new_groups_first_member_by_regex_bumps_once_its_regex_is_resolved(pykafkad_life):
+    assert pykafkad_life["regex_first_epochs"] == [2, 3]
+    assert [(kind, shown if kind == cgr.GROUP_METADATA else None)
+            for kind, _m, shown in pykafkad_life["regex_first_records"]
+            if kind in (cgr.GROUP_METADATA, cgr.REGULAR_EXPRESSION)] == [
+        (16, None), (3, (2, "rx1:2")), (16, None), (3, (3, "none"))]
+
+
+@needs_java
+def test_the_regex_first_life_on_kafka_44_writes_the_same_records(pykafkad_life, kafka_life):
+    assert kafka_life["regex_first_epochs"] == pykafkad_life["regex_first_epochs"]
+    assert _members_in_order(_regex_resolution_first(kafka_life["regex_first_records"])) == \
+        _members_in_order(_regex_resolution_first(pykafkad_life["regex_first_records"]))

@@ -94,6 +94,8 @@ class ConsumerGroup:
     assignment_time: int | None = None
     #: ... as written in the target assignment metadata (0: none, as for an emptied group)
     assignment_timestamp: int = 0
+    #: a new group's epoch and target epoch (1) are not written until they change
+    initial_epochs_unwritten: bool = False
     #: the log holds a ConsumerGroupPartitionMetadata value (written before Kafka 4.1): the
     #: next epoch bump tombstones it, as Kafka does
     has_partition_metadata_record: bool = False

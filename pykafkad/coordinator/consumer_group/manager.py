@@ -273,8 +273,10 @@ class ConsumerGroupManager(ClassicMembers, GroupRecords):
         if not create:
             raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND,
                              f"Consumer group {group_id} not found.")
-        # Kafka 4.4 answers a new group's first member with epoch 2: a new group starts at 1
-        group = ConsumerGroup(group_id, group_epoch=1)
+        # Kafka 4.4 answers a new group's first member with epoch 2: a new group starts at
+        # epoch 1 with its (empty) target at 1, neither written until they change
+        group = ConsumerGroup(group_id, group_epoch=1, assignment_epoch=1,
+                              initial_epochs_unwritten=True)
         self.groups[group_id] = group
         return group
 
@@ -292,10 +294,11 @@ class ConsumerGroupManager(ClassicMembers, GroupRecords):
                         raise KafkaError(ErrorCode.GROUP_MAX_SIZE_REACHED,
                                          "The consumer group has reached its maximum capacity "
                                          f"of {self.settings.max_size} members.")
+                    # a new member rebalances through its subscription (Kafka compares it with
+                    # an empty one): a regex not resolved yet does not, until it is
                     member_id = hb.member_id or _new_member_id()
                     member = ConsumerGroupMember(member_id)
                     group.members[member_id] = member
-                    bump = True
                 elif member.member_epoch != 0:
                     # a rejoin: the member gave up everything it owned
                     member.assigned, member.pending_revocation = {}, {}
@@ -353,7 +356,7 @@ class ConsumerGroupManager(ClassicMembers, GroupRecords):
                 member_id = hb.member_id or _new_member_id()
                 member = ConsumerGroupMember(member_id, instance_id=hb.instance_id)
                 group.members[member_id] = member
-                return member, True, None
+                return member, False, None
             if existing.member_epoch != LEAVE_STATIC_EPOCH:
                 raise KafkaError(ErrorCode.UNRELEASED_INSTANCE_ID,
                                  f"Static member {hb.member_id} with instance id "

@@ -29,13 +29,17 @@ class GroupRecords:
         group; tombstones only when not ``live``) and what is then written."""
         gid = group.group_id
         now: dict[bytes, tuple[int, bytes]] = {}
+        unwritten = group.initial_epochs_unwritten
         if live:
-            now[cgr.key(cgr.GROUP_METADATA, gid)] = (
-                cgr.GROUP_METADATA,
-                cgr.group_metadata_value(group.group_epoch, group.metadata_hash))
-            now[cgr.key(cgr.TARGET_ASSIGNMENT_METADATA, gid)] = (
-                cgr.TARGET_ASSIGNMENT_METADATA,
-                cgr.target_metadata_value(group.assignment_epoch, group.assignment_timestamp))
+            if not (unwritten and group.group_epoch == 1):
+                now[cgr.key(cgr.GROUP_METADATA, gid)] = (
+                    cgr.GROUP_METADATA,
+                    cgr.group_metadata_value(group.group_epoch, group.metadata_hash))
+            if not (unwritten and group.assignment_epoch == 1):
+                now[cgr.key(cgr.TARGET_ASSIGNMENT_METADATA, gid)] = (
+                    cgr.TARGET_ASSIGNMENT_METADATA,
+                    cgr.target_metadata_value(group.assignment_epoch,
+                                              group.assignment_timestamp))
             for m in group.members.values():
                 m.sync_assignment_epochs()
                 now[cgr.key(cgr.MEMBER_METADATA, gid, m.member_id)] = (

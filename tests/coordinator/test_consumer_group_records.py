@@ -440,3 +440,26 @@ def test_the_regex_first_life_on_kafka_44_writes_the_same_records(pykafkad_life,
     assert kafka_life["regex_first_epochs"] == pykafkad_life["regex_first_epochs"]
     assert _members_in_order(_regex_resolution_first(kafka_life["regex_first_records"])) == \
         _members_in_order(_regex_resolution_first(pykafkad_life["regex_first_records"]))
+
+
+def test_a_pre_4_1_partition_metadata_record_is_tombstoned_with_the_next_bump():
+    """Kafka 4.4 no longer reads ConsumerGroupPartitionMetadata: a group that still has one
+    writes its tombstone right after the next epoch record, and a deleted group always
+    writes one (Kafka's group tombstones include it)."""
+    manager = ConsumerGroupManager(ConsumerGroupSettings(), Timer(lambda: 0), lambda: 0)
+    manager.replay(cgr.key(cgr.GROUP_METADATA, "g"), cgr.group_metadata_value(5, 0))
+    manager.replay(cgr.key(cgr.TARGET_ASSIGNMENT_METADATA, "g"), cgr.target_metadata_value(5, 0))
+    manager.replay(cgr.key(cgr.PARTITION_METADATA, "g"), bytes.fromhex("0000000000"))
+    group = manager.groups["g"]
+    assert manager.changes(group, live=True)[0] == []
+    group.group_epoch += 1
+    records = manager.take_changes(group, live=True)
+    assert [(cgr.record_type(k), v is None) for k, v in records] == [
+        (cgr.GROUP_METADATA, False), (cgr.PARTITION_METADATA, True)]
+    group.assignment_epoch += 1
+    assert [cgr.record_type(k) for k, _v in manager.take_changes(group, live=True)] == [
+        cgr.TARGET_ASSIGNMENT_METADATA]
+    del manager.groups["g"]
+    assert [(cgr.record_type(k), v) for k, v in manager.take_changes(group, live=False)] == [
+        (cgr.TARGET_ASSIGNMENT_METADATA, None), (cgr.PARTITION_METADATA, None),
+        (cgr.GROUP_METADATA, None)]

@@ -144,12 +144,13 @@ def convert_to_classic(coordinator, group: ConsumerGroup, leaving_member_id: str
     ids = list(group.members)
     for key in group.persisted:
         kind, _gid, member_id = cgr.decode_key(key)
-        if member_id is not None and member_id not in ids:
+        if kind != cgr.REGULAR_EXPRESSION and member_id is not None and member_id not in ids:
             ids.append(member_id)
     records = [(cgr.key(cgr.CURRENT_MEMBER_ASSIGNMENT, gid, m), None) for m in ids]
     records += [(cgr.key(cgr.TARGET_ASSIGNMENT_MEMBER, gid, m), None) for m in ids]
     records.append((cgr.key(cgr.TARGET_ASSIGNMENT_METADATA, gid), None))
     records += [(cgr.key(cgr.MEMBER_METADATA, gid, m), None) for m in ids]
+    records += [(cgr.key(cgr.REGULAR_EXPRESSION, gid, rx), None) for rx in group.resolved_regexes]
     records.append((cgr.key(cgr.PARTITION_METADATA, gid), None))
     records.append((cgr.key(cgr.GROUP_METADATA, gid), None))
     records.append(group_metadata_record(

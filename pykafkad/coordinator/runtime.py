@@ -49,6 +49,30 @@ class BrokerTopics:
     def names(self):
         return list(self.broker.topics.topics)
 
+    def _image(self):
+        return getattr(getattr(self.broker, "metadata_cache", None), "image", None)
+
+    def partition_racks(self, name: str) -> list[list[str]]:
+        topic = self.broker.topics.get(name)
+        cache = getattr(self.broker, "metadata_cache", None)
+        if topic is None or cache is None:
+            return []
+        image = self._image()
+        if image is not None:
+            racks = {node: b.rack for node, b in image.cluster.items()}
+        else:  # one node: every replica is this broker
+            racks = {None: self.broker.config["broker.rack"]}
+        out = []
+        for p in range(topic.num_partitions):
+            replicas = cache.partition(name, p).replicas
+            found = [racks.get(r if image is not None else None) for r in replicas]
+            out.append([r for r in found if r])
+        return out
+
+    def metadata_offset(self) -> int:
+        image = self._image()
+        return max(image.offset, 0) if image is not None else 0
+
 
 class GroupCoordinatorService:
     def __init__(self, broker: Any, leader_epoch: int):

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 #: topic id -> partitions
 Partitions = dict[bytes, set[int]]
+#: topic id -> partition -> the member epoch at which the member was given it (KIP-1251)
+AssignmentEpochs = dict[bytes, dict[int, int]]
 
 STABLE = "stable"
 UNREVOKED_PARTITIONS = "unrevoked_partitions"
@@ -46,12 +48,28 @@ class ConsumerGroupMember:
     state: str = STABLE
     assigned: Partitions = field(default_factory=dict)
     pending_revocation: Partitions = field(default_factory=dict)
+    #: when each assigned partition was given to the member (see ``sync_assignment_epochs``)
+    assignment_epochs: AssignmentEpochs = field(default_factory=dict)
     #: set when the member speaks the classic protocol (online migration)
     classic: ClassicMemberMetadata | None = None
 
     @property
     def uses_classic_protocol(self) -> bool:
         return self.classic is not None
+
+    def sync_assignment_epochs(self) -> None:
+        """Keeps an epoch for each partition the member holds (assigned or pending
+        revocation): one it keeps keeps its epoch, one it was just given gets the member's
+        current epoch (Kafka 4.4 tags each assigned
+        partition with the epoch it was assigned at, to validate offset commits)."""
+        epoch = max(self.member_epoch, 0)
+        held: Partitions = {}
+        for parts in (self.assigned, self.pending_revocation):
+            for t, ps in parts.items():
+                held.setdefault(t, set()).update(ps)
+        self.assignment_epochs = {
+            t: {p: self.assignment_epochs.get(t, {}).get(p, epoch) for p in ps}
+            for t, ps in held.items() if ps}
 
 
 @dataclass
@@ -65,10 +83,22 @@ class ConsumerGroup:
     #: topic name -> (topic id, partition count) the target was computed from (None: not
     #: known yet, after a load: the first look does not count as a change)
     subscription_metadata: dict[str, tuple[bytes, int]] | None = field(default_factory=dict)
-    #: regex -> topic names it resolved to
+    #: regex -> topic names it resolved to (a regex a member just brought is resolved after
+    #: its heartbeat, as Kafka's asynchronous resolution: until then it matches nothing)
     resolved_regexes: dict[str, set[str]] = field(default_factory=dict)
+    #: regex -> (metadata version, resolution time ms) of its ConsumerGroupRegularExpression
+    regex_resolutions: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: KIP-1101's hash of the subscribed topics when the epoch was last bumped
+    metadata_hash: int = 0
     #: when the last target assignment was computed (clock ms)
     assignment_time: int | None = None
+    #: ... as written in the target assignment metadata (0: none, as for an emptied group)
+    assignment_timestamp: int = 0
+    #: a new group's epoch and target epoch (1) are not written until they change
+    initial_epochs_unwritten: bool = False
+    #: the log holds a ConsumerGroupPartitionMetadata value (written before Kafka 4.1): the
+    #: next epoch bump tombstones it, as Kafka does
+    has_partition_metadata_record: bool = False
     #: record key -> value as last written to __consumer_offsets
     persisted: dict[bytes, bytes] = field(default_factory=dict)
     #: records to write ahead of the group's own next ones (an upgraded classic group's
@@ -133,6 +163,10 @@ class ConsumerGroup:
                 if self.owner_of(topic_id, p, member.member_id) is not None:
                     return True
         return False
+
+    def subscribed_regexes(self) -> set[str]:
+        return {m.subscribed_topic_regex for m in self.members.values()
+                if m.subscribed_topic_regex is not None}
 
     def subscribed_topics(self) -> set[str]:
         out: set[str] = set()

@@ -30,6 +30,7 @@ from pykafkad.coordinator.consumer_group.group import (
     ConsumerGroupMember,
     Partitions,
 )
+from pykafkad.coordinator.consumer_group.metadata_hash import group_hash, topic_hash
 from pykafkad.coordinator.consumer_group.persistence import GroupRecords
 from pykafkad.coordinator.timer import Timer
 from wire.errors import ErrorCode, KafkaError
@@ -53,6 +54,12 @@ class TopicsView(Protocol):
     def names(self) -> Iterable[str]:
         """Every user topic (what a subscribed regex is matched against)."""
 
+    def partition_racks(self, name: str) -> list[list[str]]:
+        """The racks of each partition's replicas, by partition (KIP-1101's topic hash)."""
+
+    def metadata_offset(self) -> int:
+        """The metadata log offset the topics are at (a resolved regex's version)."""
+
 
 class NoTopics:
     def lookup(self, name: str):
@@ -63,6 +70,12 @@ class NoTopics:
 
     def names(self):
         return ()
+
+    def partition_racks(self, name: str):
+        return []
+
+    def metadata_offset(self) -> int:
+        return 0
 
 
 @dataclass(frozen=True)
@@ -199,6 +212,7 @@ class ConsumerGroupManager(ClassicMembers, GroupRecords):
                 self.persist(group)
             except KafkaError as e:
                 return HeartbeatResult(e.code, e.message or None)
+            self._resolve_new_regexes(group)
         return result
 
     def _validate(self, hb: Heartbeat) -> None:
@@ -259,8 +273,10 @@ class ConsumerGroupManager(ClassicMembers, GroupRecords):
         if not create:
             raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND,
                              f"Consumer group {group_id} not found.")
-        # Kafka 4.4 answers a new group's first member with epoch 2: a new group starts at 1
-        group = ConsumerGroup(group_id, group_epoch=1)
+        # Kafka 4.4 answers a new group's first member with epoch 2: a new group starts at
+        # epoch 1 with its (empty) target at 1, neither written until they change
+        group = ConsumerGroup(group_id, group_epoch=1, assignment_epoch=1,
+                              initial_epochs_unwritten=True)
         self.groups[group_id] = group
         return group
 
@@ -278,13 +294,15 @@ class ConsumerGroupManager(ClassicMembers, GroupRecords):
                         raise KafkaError(ErrorCode.GROUP_MAX_SIZE_REACHED,
                                          "The consumer group has reached its maximum capacity "
                                          f"of {self.settings.max_size} members.")
+                    # a new member rebalances through its subscription (Kafka compares it with
+                    # an empty one): a regex not resolved yet does not, until it is
                     member_id = hb.member_id or _new_member_id()
                     member = ConsumerGroupMember(member_id)
                     group.members[member_id] = member
-                    bump = True
                 elif member.member_epoch != 0:
                     # a rejoin: the member gave up everything it owned
                     member.assigned, member.pending_revocation = {}, {}
+                    member.assignment_epochs = {}
                     member.state, member.member_epoch = STABLE, 0
             elif member is None:
                 raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID,
@@ -304,9 +322,12 @@ class ConsumerGroupManager(ClassicMembers, GroupRecords):
             member.subscribed_topic_names = list(hb.subscribed_topic_names)
             bump = True
         if hb.subscribed_topic_regex is not None and \
-                hb.subscribed_topic_regex != member.subscribed_topic_regex:
-            member.subscribed_topic_regex = hb.subscribed_topic_regex or None
-            bump = True
+                (hb.subscribed_topic_regex or None) != member.subscribed_topic_regex:
+            new_regex = hb.subscribed_topic_regex or None
+            # Kafka's maybeUpdateRegularExpressions: a regex the group already resolved
+            # rebalances now; a new one is resolved after the heartbeat, and that bumps
+            bump |= new_regex in group.resolved_regexes
+            member.subscribed_topic_regex = new_regex
         if hb.server_assignor is not None and hb.server_assignor != member.server_assignor:
             member.server_assignor = hb.server_assignor
             bump = True
@@ -335,7 +356,7 @@ class ConsumerGroupManager(ClassicMembers, GroupRecords):
                 member_id = hb.member_id or _new_member_id()
                 member = ConsumerGroupMember(member_id, instance_id=hb.instance_id)
                 group.members[member_id] = member
-                return member, True, None
+                return member, False, None
             if existing.member_epoch != LEAVE_STATIC_EPOCH:
                 raise KafkaError(ErrorCode.UNRELEASED_INSTANCE_ID,
                                  f"Static member {hb.member_id} with instance id "
@@ -380,27 +401,73 @@ class ConsumerGroupManager(ClassicMembers, GroupRecords):
 
     # -- metadata and the target assignment ----------------------------------------------------
     def _refresh_metadata(self, group: ConsumerGroup) -> bool:
-        """Resolves regexes and reads the subscribed topics' metadata; True when it changed
-        (a new topic, partitions added, a topic deleted or re-created)."""
-        regexes = {m.subscribed_topic_regex for m in group.members.values()
-                   if m.subscribed_topic_regex is not None}
-        resolved = {}
-        if regexes:
-            names = [n for n in self.topics.names() if not n.startswith("__")]
-            for rx in regexes:
-                pattern = re.compile(rx)
-                resolved[rx] = {n for n in names if pattern.fullmatch(n)}
-        group.resolved_regexes = resolved
-        metadata = {}
+        """Re-resolves the group's resolved regexes, forgets the ones no member subscribes to
+        any more, and reads the subscribed topics' metadata; True when the epoch must be
+        bumped: a regex matches other topics, or the topics' metadata hash changed (a new
+        topic, partitions added, a topic deleted or re-created)."""
+        subscribed = group.subscribed_regexes()
+        for rx in [rx for rx in group.resolved_regexes if rx not in subscribed]:
+            del group.resolved_regexes[rx]
+            group.regex_resolutions.pop(rx, None)
+        changed = False
+        for rx, topics in self._resolve(group.resolved_regexes).items():
+            if topics != group.resolved_regexes[rx]:
+                group.resolved_regexes[rx] = topics
+                group.regex_resolutions[rx] = (self.topics.metadata_offset(), self.clock())
+                changed = True
+        return self._update_metadata_hash(group) or changed
+
+    def _resolve(self, regexes: Iterable[str]) -> dict[str, set[str]]:
+        regexes = list(regexes)
+        if not regexes:
+            return {}
+        names = [n for n in self.topics.names() if not n.startswith("__")]
+        out = {}
+        for rx in regexes:
+            pattern = re.compile(rx)
+            out[rx] = {n for n in names if pattern.fullmatch(n)}
+        return out
+
+    def _update_metadata_hash(self, group: ConsumerGroup) -> bool:
+        """Reads the subscribed topics' metadata and hashes it (KIP-1101); True when the
+        hash differs from the one of the group's last epoch."""
+        metadata, hashes = {}, {}
         for name in group.subscribed_topics():
             found = self.topics.lookup(name)
             if found is not None:
                 metadata[name] = found
-        if metadata != group.subscription_metadata:
-            changed = group.subscription_metadata is not None
-            group.subscription_metadata = metadata
-            return changed
-        return False
+                hashes[name] = topic_hash(found[0], name, self._racks(name, found[1]))
+        group.subscription_metadata = metadata
+        new_hash = group_hash(hashes)
+        if new_hash == group.metadata_hash:
+            return False
+        group.metadata_hash = new_hash
+        return True
+
+    def _racks(self, name: str, partitions: int) -> list[list[str]]:
+        racks = list(self.topics.partition_racks(name) or [])
+        return (racks + [[] for _ in range(partitions)])[:partitions]
+
+    def _resolve_new_regexes(self, group: ConsumerGroup) -> None:
+        """Kafka resolves a regex a member brought after its heartbeat (an asynchronous task)
+        and then writes what it matched and bumps the group epoch, apart from the heartbeat's
+        own bump: the same two bumps and records here."""
+        if self.groups.get(group.group_id) is not group:
+            return
+        new = [rx for rx in group.subscribed_regexes() if rx not in group.resolved_regexes]
+        if not new:
+            return
+        bump = False
+        for rx, topics in self._resolve(new).items():
+            group.resolved_regexes[rx] = topics
+            group.regex_resolutions[rx] = (self.topics.metadata_offset(), self.clock())
+            bump |= bool(topics)
+        if self._update_metadata_hash(group) or bump:
+            group.group_epoch += 1
+        try:
+            self.persist(group)
+        except KafkaError as e:
+            log.warning("could not write the regexes of %s: %s", group.group_id, e)
 
     def _compute_target(self, group: ConsumerGroup) -> None:
         meta = group.subscription_metadata or {}
@@ -414,6 +481,7 @@ class ConsumerGroupManager(ClassicMembers, GroupRecords):
         assignor = ASSIGNORS[group.preferred_assignor(self.settings.assignors[0])]
         group.target = assignor(subscriptions, partitions, group.target)
         group.assignment_epoch = group.group_epoch
+        group.assignment_timestamp = self.clock()
 
     # -- reconciliation ------------------------------------------------------------------------
     def _reconcile(self, group: ConsumerGroup, member: ConsumerGroupMember,
@@ -425,9 +493,14 @@ class ConsumerGroupManager(ClassicMembers, GroupRecords):
                 return
             member.pending_revocation = {}
             self.timer.cancel(_rebalance_key(group.group_id, member.member_id))
-        if member.state == STABLE and member.member_epoch == group.assignment_epoch:
+        # Kafka 4.4 moves a member only towards the part of its target it still subscribes
+        # to: partitions of a topic it dropped are revoked at once, before a new target
+        subscribed = self._subscribed_topic_ids(group, member)
+        target = {t: ps for t, ps in group.target.get(member.member_id, {}).items()
+                  if t in subscribed}
+        if member.state == STABLE and member.member_epoch == group.assignment_epoch and \
+                all(t in subscribed for t in member.assigned):
             return
-        target = group.target.get(member.member_id, {})
         kept = {t: member.assigned.get(t, set()) & ps for t, ps in target.items()}
         kept = {t: ps for t, ps in kept.items() if ps}
         revoke = _minus(member.assigned, target)
@@ -455,6 +528,14 @@ class ConsumerGroupManager(ClassicMembers, GroupRecords):
         # as Kafka's CurrentAssignmentBuilder: every step records the epoch it came from
         member.previous_member_epoch = member.member_epoch
         member.member_epoch = group.assignment_epoch
+
+    @staticmethod
+    def _subscribed_topic_ids(group: ConsumerGroup, member: ConsumerGroupMember) -> set[bytes]:
+        names = set(member.subscribed_topic_names)
+        if member.subscribed_topic_regex is not None:
+            names |= group.resolved_regexes.get(member.subscribed_topic_regex, set())
+        meta = group.subscription_metadata or {}
+        return {meta[n][0] for n in names if n in meta}
 
     # -- leaving and fencing -------------------------------------------------------------------
     def _leave(self, hb: Heartbeat) -> HeartbeatResult:
@@ -490,8 +571,10 @@ class ConsumerGroupManager(ClassicMembers, GroupRecords):
         group.group_epoch += 1
         self._refresh_metadata(group)
         if not group.members:
-            # nothing to assign: an empty group's target is current at once
+            # nothing to assign: an empty group's target is current at once (Kafka writes
+            # its epoch without an assignment timestamp)
             group.target, group.assignment_epoch = {}, group.group_epoch
+            group.assignment_timestamp = 0
 
     def _cancel_timers(self, group_id: str, member_id: str) -> None:
         self.timer.cancel(_session_key(group_id, member_id))

@@ -204,7 +204,7 @@ class ShareCoordinator:
         return self._append(key, sr.SNAPSHOT, sr.ShareStateValue(
             snapshot_epoch=0 if current is None else current.snapshot_epoch + 1,
             leader_epoch=0, start_offset=start_offset, state_epoch=state_epoch,
-            create_timestamp=now, write_timestamp=now, delivery_complete_count=0))
+            create_timestamp=now, write_timestamp=now, delivery_complete_count=-1))
 
     def delete(self, key: Key):
         """DeleteShareGroupState: tombstones for the key."""

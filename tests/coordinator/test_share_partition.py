@@ -138,13 +138,14 @@ def test_heartbeat_epochs_join_leave_and_fencing():
     # a new group's first epoch is 2 (as Kafka 4.4's); nothing is assigned before its share
     # state is initialized, at the group epoch
     assert (r.error, r.member_epoch, r.assignment) == (0, 2, {})
-    assert (r.initialize, r.state_epoch) == ([(t, 0), (t, 1)], 2)
+    assert (r.initialize, r.state_epoch) == ([(t, 0, -1), (t, 1, -1)], 2)
     # being initialized: not handed out again
     assert coord.heartbeat("g", "m1", 2, None, None, "c", "/h").initialize == []
     coord.initialized("g", [(t, 0)], [(t, 1)])
     r = coord.heartbeat("g", "m1", 2, None, None, "c", "/h")
-    assert (r.member_epoch, r.assignment, r.initialize) == (3, {t: [0]}, [(t, 1)])
-    coord.initialized("g", r.initialize, [])
+    # a partition of a topic already initialized starts at offset 0
+    assert (r.member_epoch, r.assignment, r.initialize) == (3, {t: [0]}, [(t, 1, 0)])
+    coord.initialized("g", [(t, 1)], [])
     r = coord.heartbeat("g", "m1", 3, None, None, "c", "/h")
     assert (r.member_epoch, r.assignment) == (4, {t: [0, 1]})
     r = coord.heartbeat("g", "m2", 0, None, ["topic"], "c", "/h")

@@ -28,6 +28,8 @@ from wire.errors import ErrorCode, KafkaError
 log = logging.getLogger("pykafkad.share")
 
 EMPTY, STABLE, DEAD = "Empty", "Stable", "Dead"
+#: Kafka's PartitionFactory.UNINITIALIZED_START_OFFSET
+UNINITIALIZED_START_OFFSET = -1
 LEAVE_EPOCH = -1
 
 
@@ -98,8 +100,9 @@ class HeartbeatResult:
     member_epoch: int = 0
     heartbeat_interval_ms: int = 0
     assignment: dict[bytes, list[int]] | None = None
-    #: share partitions (topic id, partition) to initialize now, at ``state_epoch``
-    initialize: list[tuple[bytes, int]] = field(default_factory=list)
+    #: share partitions (topic id, partition, start offset) to initialize now, at
+    #: ``state_epoch``
+    initialize: list[tuple[bytes, int, int]] = field(default_factory=list)
     state_epoch: int = 0
 
 
@@ -238,7 +241,7 @@ class ShareGroupCoordinator:
         try:
             self._flush()
         except KafkaError:
-            for tid, p in initialize:  # not recorded: the next heartbeat starts them again
+            for tid, p, _ in initialize:  # not recorded: the next heartbeat starts them again
                 self._initializing.discard((group_id, tid, p))
             raise
         return HeartbeatResult(member_id=member_id, member_epoch=member.member_epoch,
@@ -250,16 +253,20 @@ class ShareGroupCoordinator:
         self._record(group.group_id, gr.STATE_PARTITIONS, None, gr.state_partitions(
             group.initializing, group.initialized, group.deleting))
 
-    def _start_initialize(self, group: ShareGroup) -> list[tuple[bytes, int]]:
+    def _start_initialize(self, group: ShareGroup) -> list[tuple[bytes, int, int]]:
         """The subscribed partitions whose share state is neither initialized nor being
         initialized by this coordinator: recorded as initializing (the heartbeat's last
-        record, as Kafka writes it) and returned for InitializeShareGroupState."""
+        record, as Kafka writes it) and returned for InitializeShareGroupState, with their
+        start offset: -1 (the leader resolves share.auto.offset.reset), but 0 for a new
+        partition of a topic already initialized, whose every record is to be read (as
+        Kafka 4.4 does after CreatePartitions)."""
         out = []
         for name, (tid, n) in sorted(self._metadata(group).items()):
             done = group.initialized.get(tid, (name, set()))[1]
+            start = 0 if done else UNINITIALIZED_START_OFFSET
             for p in range(n):
                 if p not in done and (group.group_id, tid, p) not in self._initializing:
-                    out.append((tid, p))
+                    out.append((tid, p, start))
                     self._initializing.add((group.group_id, tid, p))
                     group.initializing.setdefault(tid, (name, set()))[1].add(p)
         if out:
@@ -269,9 +276,8 @@ class ShareGroupCoordinator:
     def initialized(self, group_id: str, done: list[tuple[bytes, int]],
                     failed: list[tuple[bytes, int]]) -> None:
         """The answer of InitializeShareGroupState: ``done`` partitions become initialized
-        (the next heartbeat bumps the group epoch, so the assignor hands them out), ``failed``
-        ones stop
-        initializing (a later heartbeat sends them again)."""
+        (the next heartbeat bumps the group epoch, so the assignor hands them out),
+        ``failed`` ones stop initializing (a later heartbeat sends them again)."""
         for tid, p in done + failed:
             self._initializing.discard((group_id, tid, p))
         group = self.groups.get(group_id)

@@ -15,7 +15,11 @@ from pykafkad.coordinator.coordinator import RECORD_REPLAYERS
 from pykafkad.coordinator.metadata_hash import topic_hash
 from pykafkad.coordinator.share_group import group_records
 from pykafkad.coordinator.share_group import state_records as sr
-from pykafkad.coordinator.share_group.group import ShareGroupCoordinator, replay
+from pykafkad.coordinator.share_group.group import (
+    UNINITIALIZED_START_OFFSET,
+    ShareGroupCoordinator,
+    replay,
+)
 from pykafkad.coordinator.share_group.persister import SharePersister
 from pykafkad.coordinator.share_group.share_coordinator import ShareCoordinator
 from pykafkad.coordinator.share_group.share_partition import SharePartition
@@ -25,8 +29,6 @@ from wire.errors import KafkaError
 
 log = logging.getLogger("pykafkad.coordinator.share")
 _ATTR = "_share_group_service"
-#: Kafka's PartitionFactory.UNINITIALIZED_START_OFFSET
-UNINITIALIZED_START_OFFSET = -1
 RECORD_REPLAYERS.update(dict.fromkeys(group_records.RECORD_TYPES, replay))
 
 
@@ -113,18 +115,18 @@ class ShareGroupService:
         return None
 
     async def initialize_share_state(self, group_id: str, state_epoch: int,
-                                     partitions: list[tuple[bytes, int]]) -> None:
+                                     partitions: list[tuple[bytes, int, int]]) -> None:
         """InitializeShareGroupState for the partitions the group coordinator recorded as
-        initializing: at the group epoch and start offset -1 (the share-partition leader
-        resolves share.auto.offset.reset on its first read), as Kafka's group coordinator
-        sends it; then they become initialized, or are sent again on a later heartbeat."""
+        initializing, at the group epoch and the start offset it chose (-1: the
+        share-partition leader resolves share.auto.offset.reset on its first read), as
+        Kafka's group coordinator sends it; then they become initialized, or are sent again
+        on a later heartbeat."""
         done: list[tuple[bytes, int]] = []
         failed: list[tuple[bytes, int]] = []
 
-        async def one(tid: bytes, index: int) -> None:
+        async def one(tid: bytes, index: int, start: int) -> None:
             try:
-                await self.persister.initialize((group_id, tid, index), state_epoch,
-                                                UNINITIALIZED_START_OFFSET)
+                await self.persister.initialize((group_id, tid, index), state_epoch, start)
             except (KafkaError, trio.TooSlowError) as e:
                 log.info("cannot initialize the share state of %s-%d in group %s: %s",
                          tid.hex(), index, group_id, e)
@@ -134,8 +136,8 @@ class ShareGroupService:
 
         try:
             async with trio.open_nursery() as nursery:
-                for tid, index in partitions:
-                    nursery.start_soon(one, tid, index)
+                for tid, index, start in partitions:
+                    nursery.start_soon(one, tid, index, start)
             self.coordinator.initialized(group_id, done, failed)
         except KafkaError as e:  # the group's records could not be written: retried later
             log.warning("cannot record the share state of group %s: %s", group_id, e)

@@ -62,8 +62,6 @@ class ShareGroup:
     initialized: gr.StateTopics = field(default_factory=dict)
     #: topic id -> name of the topics whose share state is being deleted
     deleting: dict[bytes, str] = field(default_factory=dict)
-    #: share state was initialized since the last group epoch
-    needs_assignment: bool = False
 
     @property
     def state(self) -> str:
@@ -225,7 +223,8 @@ class ShareGroupCoordinator:
         member.client_id, member.client_host = client_id, client_host
         if rack_id is not None:
             member.rack_id = rack_id
-        if self._group_hash(group) != group.metadata_hash or group.needs_assignment:
+        if self._group_hash(group) != group.metadata_hash or (
+                group.group_epoch == group.assignment_epoch and self._unassigned(group)):
             self._bump(group)
         if group.group_epoch > group.assignment_epoch:
             self._assign(group)
@@ -296,9 +295,7 @@ class ShareGroupCoordinator:
             changed = True
         if not changed:
             return
-        self._state_partitions_record(group)
-        if done:  # the next heartbeat bumps the group epoch (and the assignor runs)
-            group.needs_assignment = True
+        self._state_partitions_record(group)  # the next heartbeat bumps the group epoch
         self._flush()
 
     def _metadata(self, group: ShareGroup) -> dict[str, tuple[bytes, int]]:
@@ -308,6 +305,18 @@ class ShareGroupCoordinator:
             if found is not None:
                 out[name] = found
         return out
+
+    def _unassigned(self, group: ShareGroup) -> bool:
+        """Whether a partition's share state was initialized since the target assignment
+        (the assignor hands every initialized partition to some member): the next heartbeat
+        bumps the group epoch for it, also on a coordinator that loaded the group."""
+        if not group.members:
+            return False
+        targeted = {(tid, p) for a in group.target.values() for tid, ps in a.items()
+                    for p in ps}
+        return any((tid, p) not in targeted
+                   for tid, n in self._metadata(group).values()
+                   for p in group.initialized.get(tid, ("", set()))[1] if p < n)
 
     def _group_hash(self, group: ShareGroup) -> int:
         """KIP-1101's metadata hash of the group's subscribed topics (those that exist)."""
@@ -325,7 +334,6 @@ class ShareGroupCoordinator:
         group.group_epoch += 1
         group.metadata_hash = self._group_hash(group)
         group.subscribed_metadata = self._metadata(group)
-        group.needs_assignment = False
         self._record(group.group_id, gr.GROUP_METADATA, None,
                      gr.group_metadata(group.group_epoch, group.metadata_hash))
         if not group.members:  # nobody heartbeats to an empty group: its target now

@@ -154,6 +154,10 @@ def _summary(group) -> dict:
     return {"state": group.group_state, "members": len(group.members),
             "active_tasks": sorted(a for a, _ in tasks),
             "standby_tasks": sorted(s for _, s in tasks),
+            # per member: (active tasks, standby tasks, standbys of its own active tasks)
+            "shape": sorted((len(a), len(s), len(set(a) & set(s))) for a, s in tasks),
+            "warmup_tasks": sum(len(t.partitions) for m in group.members
+                                for t in m.assignment.warmup_tasks),
             "subtopologies": sorted(s.subtopology_id for s in group.topology.subtopologies)
             if group.topology else []}
 

@@ -64,3 +64,37 @@ def test_confluent_kafka_pythons_named_tests_pass_on_apache_kafka(confluent_outc
 def test_confluent_kafka_pythons_named_tests_pass_on_pykafkad(confluent_outcomes, name):
     ours, kafkas = confluent_outcomes
     assert (name, ours[name]) == (name, kafkas[name])
+
+
+# -- franz-go's own integration tests (pkg/kgo) ------------------------------------------------
+
+from compat import client_suites_franzgo as franz_go  # noqa: E402
+
+#: TestTxnEtl chains transactional consumers in classic groups (range, cooperative-sticky,
+#: static) and KIP-848 ones; the two smallest share-group tests.  40-60 s with 5,000 records
+#: (the first run also builds the test binary: about a minute more).
+FRANZ_GO_CHECKED = ("TestTxnEtl", "TestShareGroup", "TestShareGroupAckOnClose")
+FRANZ_GO_EXPECTED = {name: "pass" for name in (
+    *FRANZ_GO_CHECKED,
+    *(f"TestTxnEtl/{sub}" for sub in (
+        "range", "cooperative-sticky", "cooperative-sticky/static",
+        # they are skipped unless the broker advertises ConsumerGroupHeartbeat v1
+        "range/848", "sticky/848", "sticky/848/static")),
+)}
+
+
+def test_franz_gos_txn_etl_and_share_group_tests_pass_on_pykafkad(tmp_path):
+    """franz-go decides from ApiVersions whether its KIP-848 subtests and share-group tests
+    run; both must run here and pass, as they do on Apache Kafka 4.4
+    (``scripts/client_suites.py franz-go --kafka``)."""
+    from pykafkad.testing import run_broker
+
+    franz_go.franz_go_suite_or_skip()
+    log = tmp_path / "go-test.log"
+    with run_broker(tmp_path / "data", config=franz_go.BROKER_CONFIG) as broker:
+        rc, outcomes = franz_go.run_franz_go(
+            broker.bootstrap_servers, franz_go.run_regex(FRANZ_GO_CHECKED), records=5000,
+            timeout="10m", log_path=log)
+    failed = [name for name, outcome in outcomes.items() if outcome == "fail"]
+    assert outcomes == FRANZ_GO_EXPECTED, (failed, log.read_text()[-4000:] if failed else "")
+    assert rc == 0

@@ -12,6 +12,9 @@ is built: ``--librdkafka-src``).
 confluent-kafka (issues 12 and 13): compat/client_suites_confluent.py (confluent-kafka-python's
 tests/integration from a git copy of its repository, ``CONFLUENT_KAFKA_PYTHON_SRC``), on one
 node, as its CI runs it, with the StandardAuthorizer for the ACL step.
+franz-go: compat/client_suites_franzgo.py (package pkg/kgo's tests from franz-go's module, fetched
+through the Go module proxy), on one node: ``-run REGEX`` selects them (default: the ETL and
+share-group tests).
 
     python scripts/client_suites.py kafka-python            # the six cluster admin tests
     python scripts/client_suites.py kafka-python --all      # all of test_admin_integration.py
@@ -20,8 +23,9 @@ node, as its CI runs it, with the StandardAuthorizer for the ACL step.
     python scripts/client_suites.py librdkafka --librdkafka-src DIR [--tests 0001,0002]
     python scripts/client_suites.py confluent-kafka           # the three named tests
     python scripts/client_suites.py confluent-kafka --all [--group-protocol consumer] [--kafka]
+    python scripts/client_suites.py franz-go [--kafka] [-run REGEX] [--records N] [--log FILE]
 
-Exit status: pytest's / test-runner's.
+Exit status: pytest's / test-runner's / go test's.
 """
 
 from __future__ import annotations
@@ -64,16 +68,18 @@ def kafka_cluster(nodes: int = 3, config: dict[str, str] = CLUSTER_CONFIG) -> It
 
 
 @contextlib.contextmanager
-def single_node(kafka: bool) -> Iterator[str]:
-    """One pykafkad node, or Apache Kafka 4.4.0, with confluent-kafka-python's broker settings."""
-    from compat.client_suites_confluent import BROKER_CONFIG
+def single_node(kafka: bool, config: dict[str, str] | None = None) -> Iterator[str]:
+    """One pykafkad node, or Apache Kafka 4.4.0, with ``config`` (by default
+    confluent-kafka-python's broker settings)."""
+    if config is None:
+        from compat.client_suites_confluent import BROKER_CONFIG as config
 
     t0 = time.monotonic()
     if kafka:
         from compat.kafka_broker import run_kafka as start
     else:
         from pykafkad.testing import run_broker as start
-    with start(config=BROKER_CONFIG) as node:
+    with start(config=config) as node:
         print(f"{'Apache Kafka' if kafka else 'pykafkad'} node ready in "
               f"{time.monotonic() - t0:.1f} s: {node.bootstrap_servers}", flush=True)
         yield node.bootstrap_servers
@@ -81,7 +87,7 @@ def single_node(kafka: bool) -> Iterator[str]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("suite", choices=["kafka-python", "librdkafka", "confluent-kafka"])
+    p.add_argument("suite", choices=["kafka-python", "librdkafka", "confluent-kafka", "franz-go"])
     p.add_argument("--kafka", action="store_true",
                    help="run against Apache Kafka 4.4.0 instead (3 nodes; confluent-kafka: 1)")
     p.add_argument("--bootstrap", help="run against this already running cluster")
@@ -92,7 +98,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="confluent-kafka --all: TEST_CONSUMER_GROUP_PROTOCOL (their KIP-848 runs)")
     p.add_argument("--librdkafka-src", type=Path, help="librdkafka source tree")
     p.add_argument("--tests", help="librdkafka: comma-separated test numbers (TESTS=)")
-    p.add_argument("--log", type=Path, help="librdkafka: write test-runner's output here")
+    p.add_argument("--log", type=Path,
+                   help="librdkafka, franz-go: write test-runner's / go test's output here")
+    p.add_argument("-run", "--run", dest="run",
+                   help="franz-go: go test -run REGEX (default: the ETL and share-group tests)")
+    p.add_argument("--records", type=int, default=20000,
+                   help="franz-go: KGO_TEST_RECORDS, records each ETL test produces")
     argv = sys.argv[1:] if argv is None else argv
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     a = p.parse_args(argv[:len(argv) - len(extra) - (1 if "--" in argv else 0)])
@@ -101,6 +112,10 @@ def main(argv: list[str] | None = None) -> int:
         cluster = contextlib.nullcontext(a.bootstrap)
     elif a.suite == "confluent-kafka":
         cluster = single_node(a.kafka)
+    elif a.suite == "franz-go":
+        from compat.client_suites_franzgo import BROKER_CONFIG as franz_config
+
+        cluster = single_node(a.kafka, franz_config)
     else:
         config = CLUSTER_CONFIG
         if a.suite == "librdkafka":
@@ -127,6 +142,15 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {outcome:8} {name}")
             counts = {s: list(outcomes.values()).count(s) for s in sorted(set(outcomes.values()))}
             print(f"confluent-kafka: {counts}")
+        elif a.suite == "franz-go":
+            from compat.client_suites_franzgo import NAMED_TESTS, run_franz_go, run_regex
+
+            rc, outcomes = run_franz_go(bootstrap, a.run or run_regex(NAMED_TESTS),
+                                        records=a.records, log_path=a.log)
+            for name, outcome in sorted(outcomes.items()):
+                print(f"  {outcome:5} {name}")
+            counts = {s: list(outcomes.values()).count(s) for s in sorted(set(outcomes.values()))}
+            print(f"franz-go: {counts}")
         else:
             from compat.client_suites_librdkafka import run_librdkafka
 

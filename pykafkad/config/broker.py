@@ -98,6 +98,8 @@ class BrokerConfig(Mapping[str, Any]):
         self._dynamic_default: dict[str, Any] = {}
         self._dynamic_broker: dict[str, Any] = {}
         self._values = _resolve(known, {}, {})
+        _check_streams_standbys(self._values, ignored)
+        _check_share_record_locks(ignored)
         # what Kafka 4.x's controller writes when the cluster is formatted (ELR on)
         self._dynamic_default[ELR_CONFIG] = BROKER_CONFIGS[ELR_CONFIG].to_string(
             self._values[ELR_CONFIG])
@@ -430,6 +432,53 @@ def _resolve(*levels: Mapping[str, Any]) -> dict[str, Any]:
     }
     _check(values, set(merged))
     return values
+
+
+def _check_streams_standbys(values: Mapping[str, Any], ignored: Mapping[str, Any]) -> None:
+    """Kafka's GroupCoordinatorConfig: the broker's standby count within the groups' maximum
+    (``group.streams.max.standby.replicas``, a config pykafkad only stores)."""
+    raw = ignored.get("group.streams.max.standby.replicas", 2)
+    try:
+        most = int(raw)
+    except (TypeError, ValueError):
+        return
+    if values["group.streams.num.standby.replicas"] > most:
+        raise ConfigError("group.streams.num.standby.replicas must be less than or equal to "
+                          "group.streams.max.standby.replicas",
+                          "group.streams.num.standby.replicas")
+
+
+#: Kafka's ShareGroupConfig: the share-partition record lock configs, (default, lowest,
+#: highest allowed), pykafkad storing them as given
+_RECORD_LOCKS = {
+    "group.share.partition.max.record.locks": (2000, 100, 10000),
+    "group.share.max.partition.max.record.locks": (4000, 2000, 10000),
+    "group.share.min.partition.max.record.locks": (100, 100, 2000),
+}
+
+
+def _check_share_record_locks(ignored: Mapping[str, Any]) -> None:
+    """Kafka's ShareGroupConfig: each record lock limit within its range, and the broker's
+    limit within the groups' bounds, refused at start with Kafka's messages."""
+    values = {}
+    for name, (default, lo, hi) in _RECORD_LOCKS.items():
+        raw = ignored.get(name, default)
+        try:
+            value = int(str(raw).strip())
+        except ValueError:
+            return
+        if value < lo:
+            raise ConfigError(f"Invalid value {raw} for configuration {name}: Value must be at "
+                              f"least {lo}", name)
+        if value > hi:
+            raise ConfigError(f"Invalid value {raw} for configuration {name}: Value must be no "
+                              f"more than {hi}", name)
+        values[name] = value
+    limit = "group.share.partition.max.record.locks"
+    for big, small in (("group.share.max.partition.max.record.locks", limit),
+                       (limit, "group.share.min.partition.max.record.locks")):
+        if values[big] < values[small]:
+            raise ConfigError(f"{big} must be greater than or equal to {small}", big)
 
 
 def _check(v: Mapping[str, Any], given: set[str]) -> None:

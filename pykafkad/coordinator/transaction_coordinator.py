@@ -507,8 +507,12 @@ class TransactionCoordinator:
             return ErrorCode.PRODUCER_FENCED, -1, -1
         is_retry = not v2 or retry_on_bump or retry_on_overflow
         bumps = client_transaction_version >= TV_2
-        if state == TxnState.ONGOING or (
-                bumps and not commit and not is_retry and state in _COMPLETE):
+        # a version 2 abort of a transaction with nothing added: always so for Empty (the id
+        # was just initialised, whatever version its last transaction used: franz-go aborts
+        # when a produce failed before reaching a partition), else unless it is a retry
+        empty_abort = bumps and not commit and (
+            state == TxnState.EMPTY or (not is_retry and state in _COMPLETE))
+        if state == TxnState.ONGOING or empty_abort:
             prepared = self._prepare_and_complete(
                 txn, TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT,
                 client_transaction_version=client_transaction_version,

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.handlers import authorized_operations, describe_cluster
 from pykafkad.security.api_acls import authorized
-from pykafkad.security.authorizer import CLUSTER, CLUSTER_NAME, DESCRIBE, GROUP, TRANSACTIONAL_ID
+from pykafkad.security.authorizer import (
+    CLUSTER,
+    CLUSTER_ACTION,
+    CLUSTER_NAME,
+    DESCRIBE,
+    GROUP,
+    TRANSACTIONAL_ID,
+)
 from wire.errors import ErrorCode, KafkaError
 from wire.messages.describe_cluster_response import DescribeClusterResponse
 from wire.messages.find_coordinator_response import Coordinator, FindCoordinatorResponse
@@ -17,6 +27,7 @@ SHARE_KEY_TYPE = 2
 INVALID_REQUEST_MESSAGE = (
     "This most likely occurs because of a request being malformed by the client library or "
     "the message was sent to an incompatible broker. See the broker logs for more details.")
+CLUSTER_DENIED = "Cluster authorization failed."
 
 
 @handles(60, 0, 2)
@@ -35,6 +46,25 @@ async def handle_describe_cluster(ctx: RequestContext, req) -> DescribeClusterRe
         authorized_operations.of(ctx, CLUSTER, CLUSTER_NAME))
 
 
+def valid_share_key(key: str) -> bool:
+    """Kafka's SharePartitionKey.validate: "groupId:topicId:partition", a non-blank group id,
+    a topic id in Uuid's URL-safe base64 form (16 bytes) and an int partition."""
+    tokens = key.split(":")
+    while tokens and tokens[-1] == "":  # as Java's String.split drops trailing empties
+        tokens.pop()
+    if len(tokens) != 3 or not tokens[0].strip():
+        return False
+    topic_id = tokens[1]
+    try:
+        if len(topic_id) > 24 or len(base64.b64decode(
+                topic_id + "=" * (-len(topic_id) % 4), altchars=b"-_", validate=True)) != 16:
+            return False
+        partition = int(tokens[2])
+    except (ValueError, binascii.Error):
+        return False
+    return -2**31 <= partition < 2**31 and tokens[2].strip() == tokens[2] and "_" not in tokens[2]
+
+
 @handles(10, 0, 6)
 async def handle_find_coordinator(ctx: RequestContext, req) -> FindCoordinatorResponse:
     """Versions 0-6: the single ``key`` form (v0-3) and batched ``coordinator_keys`` (v4+).
@@ -43,10 +73,19 @@ async def handle_find_coordinator(ctx: RequestContext, req) -> FindCoordinatorRe
     never set one (""), except that an unknown key type fails the request as a whole."""
     ep = ctx.endpoint
     v = ctx.version
+    if req.key_type == SHARE_KEY_TYPE and v >= 6 and not authorized(ctx, CLUSTER, CLUSTER_ACTION):
+        # share keys are looked up by share-partition leaders, brokers: Kafka's check throws,
+        # so the request as a whole fails, every key with the error's default message
+        return FindCoordinatorResponse(throttle_time_ms=0, coordinators=[Coordinator(
+            key=key, node_id=-1, host="", port=-1,
+            error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=CLUSTER_DENIED)
+            for key in req.coordinator_keys])
     locator = ctx.broker.coordinator_locator
     coordinator_of: dict[str, object] = {}
 
     def answer(key: str) -> tuple[int, str | None]:
+        if req.key_type == SHARE_KEY_TYPE and (v < 6 or not valid_share_key(key)):
+            return ErrorCode.INVALID_REQUEST, ""  # share keys came with v6
         if req.key_type == GROUP_KEY_TYPE and not authorized(ctx, GROUP, DESCRIBE, key):
             return ErrorCode.GROUP_AUTHORIZATION_FAILED, "Group authorization failed."
         if req.key_type == TRANSACTION_KEY_TYPE and not authorized(

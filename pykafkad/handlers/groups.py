@@ -209,7 +209,7 @@ async def handle_delete_groups(ctx: RequestContext, req) -> DeleteGroupsResponse
     groups = ctx.broker.groups
     names = list(dict.fromkeys(req.groups_names))
     share = service_of(ctx.broker)
-    shared = {g: share.delete_group(g) for g in names if g in share.coordinator.groups}
+    shared = {g: await share.delete_group(g) for g in names if g in share.coordinator.groups}
     results = groups.call(groups.coordinator.delete_groups, [g for g in names if g not in shared])
     results = [(g, shared[g]) if g in shared else next(r for r in results if r[0] == g)
                for g in names]

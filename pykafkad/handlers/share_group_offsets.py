@@ -2,22 +2,29 @@
 --delete-offsets): DescribeShareGroupOffsets, AlterShareGroupOffsets, DeleteShareGroupOffsets.
 
 The group and topic checks are Kafka's (DESCRIBE for describing, READ for altering,
-DELETE on the group and READ on the topics for deleting).  The start offset described is the persisted share-partition start offset, and the lag (v1,
-KIP-1226) is HW - start - the offsets past it whose delivery is complete, as Kafka computes
-them from its share-group state summary."""
+DELETE on the group and READ on the topics for deleting).  As Kafka's group coordinator, all
+three go through the persister to each share partition's share coordinator, wherever its
+__share_group_state partition is led: the start offset described is the persisted
+share-partition start offset (ReadShareGroupStateSummary), and the lag (v1, KIP-1226) is HW -
+start - the offsets past it whose delivery is complete; altering initializes the state afresh
+(InitializeShareGroupState), deleting forgets it (DeleteShareGroupState)."""
 
 from __future__ import annotations
+
+import trio
 
 from pykafkad.controller.result import DEFAULT_MESSAGES
 from pykafkad.coordinator.share_group.group import ShareGroup
 from pykafkad.coordinator.share_group.service import service_of
 from pykafkad.dispatch import RequestContext, handles
+from pykafkad.network.client import NodeUnavailableError
 from pykafkad.security.api_acls import authorized
 from pykafkad.security.authorizer import DELETE, DESCRIBE, GROUP, READ, TOPIC
 from wire.errors import ErrorCode, KafkaError
 from wire.messages import alter_share_group_offsets_response as alter_msg
 from wire.messages import delete_share_group_offsets_response as delete_msg
 from wire.messages import describe_share_group_offsets_response as describe_msg
+from wire.messages import list_offsets_request as list_offsets
 
 _NO_TOPIC_ID = bytes(16)
 _NOT_HOSTED = "This server does not host this topic-partition."
@@ -25,16 +32,35 @@ GROUP_DENIED = DEFAULT_MESSAGES[ErrorCode.GROUP_AUTHORIZATION_FAILED]
 TOPIC_DENIED = DEFAULT_MESSAGES[ErrorCode.TOPIC_AUTHORIZATION_FAILED]
 
 
-def _state_of(svc, group_id: str, topic_id: bytes, index: int):
-    """(start offset, delivery complete count) of a share partition, live or persisted."""
-    sp = svc.partitions.get((group_id, topic_id, index))
-    if sp is not None:
-        return sp.persisted or (sp.start_offset, sp.delivery_complete_count())
-    state = svc.stored_states().get((group_id, topic_id, index))
-    if state is not None:
-        done = sum(z - a + 1 for a, z, s, _ in state.state_batches if s != 0 and z >= state.start_offset)
-        return state.start_offset, done
-    return None
+async def _latest_offset(broker, svc, name: str, index: int) -> int | None:
+    """The partition's latest offset (its HW) as its leader has it: Kafka's group
+    coordinator asks the leaders with ListOffsets for the lag; None when it cannot say."""
+    endpoint = broker.leader_endpoint(name, index)
+    if endpoint is None or endpoint[0] < 0:
+        return None
+    node_id, host, port = endpoint
+    if node_id == broker.node_id:
+        try:
+            return broker.replicas.get_partition_or_error(name, index).high_watermark
+        except KafkaError:
+            return None
+    request = list_offsets.ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=[
+        list_offsets.ListOffsetsTopic(name=name, partitions=[list_offsets.ListOffsetsPartition(
+            partition_index=index, current_leader_epoch=-1, timestamp=-1)])])
+    try:
+        response = await svc.persister.client(node_id, host, port).request(
+            request, timeout_s=broker.config["request.timeout.ms"] / 1000)
+    except (NodeUnavailableError, trio.TooSlowError, OSError):
+        return None
+    p = response.topics[0].partitions[0]
+    return p.offset if p.error_code == 0 else None
+
+
+def _forget_here(svc, key) -> None:
+    """This node's cached share partition of ``key`` is read again at its next fetch."""
+    svc.partitions.pop(key, None)
+    svc.persisted.pop(key, None)
+    svc.read_epochs.pop(key, None)
 
 
 @handles(90, 0, 1)
@@ -54,10 +80,15 @@ async def handle_describe_share_group_offsets(ctx: RequestContext, req):
             groups.append(describe_msg.DescribeShareGroupOffsetsResponseGroup(
                 group_id=g.group_id, error_code=code))
             continue
+        states: dict = {}
         if g.topics is None:
-            keys = sorted({(tid, p) for (gid, tid, p) in list(svc.partitions) + list(svc.stored_states())
-                           if gid == g.group_id})
-            wanted = [(broker.topics.by_id[tid].name, tid, p) for tid, p in keys
+            try:
+                states = await svc.group_states(g.group_id)
+            except KafkaError as e:
+                groups.append(describe_msg.DescribeShareGroupOffsetsResponseGroup(
+                    group_id=g.group_id, error_code=e.code, error_message=e.message))
+                continue
+            wanted = [(broker.topics.by_id[tid].name, tid, p) for _, tid, p in sorted(states)
                       if tid in broker.topics.by_id and
                       authorized(ctx, TOPIC, DESCRIBE, broker.topics.by_id[tid].name)]
         else:
@@ -76,18 +107,24 @@ async def handle_describe_share_group_offsets(ctx: RequestContext, req):
                     partition_index=index, start_offset=-1, leader_epoch=-1, lag=-1,
                     error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, error_message=TOPIC_DENIED))
                 continue
-            state = _state_of(svc, g.group_id, tid, index) if tid else None
+            key = (g.group_id, tid, index)
+            try:
+                state = states[key] if key in states else (
+                    await svc.summary(key) if tid and g.topics is not None else None)
+            except KafkaError as e:
+                topic_out.partitions.append(describe_msg.DescribeShareGroupOffsetsResponsePartition(
+                    partition_index=index, start_offset=-1, leader_epoch=-1, lag=-1,
+                    error_code=e.code, error_message=e.message))
+                continue
             if state is None:
                 topic_out.partitions.append(describe_msg.DescribeShareGroupOffsetsResponsePartition(
                     partition_index=index, start_offset=-1, leader_epoch=-1, lag=-1))
                 continue
-            start, done = state
+            _, _, start, done = state
+            done = max(done, 0)
             leader, epoch = broker.replicas.current_leader(name, index)
-            try:
-                hw = broker.replicas.get_partition_or_error(name, index).high_watermark
-                lag = max(hw - start - done, 0) if start >= 0 else -1
-            except KafkaError:
-                lag = -1
+            hw = await _latest_offset(broker, svc, name, index)
+            lag = max(hw - start - done, 0) if hw is not None and start >= 0 else -1
             topic_out.partitions.append(describe_msg.DescribeShareGroupOffsetsResponsePartition(
                 partition_index=index, start_offset=start, leader_epoch=epoch, lag=lag))
         groups.append(describe_msg.DescribeShareGroupOffsetsResponseGroup(
@@ -127,12 +164,17 @@ async def handle_alter_share_group_offsets(ctx: RequestContext, req):
                     raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_DENIED)
                 if topic is None:
                     raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, _NOT_HOSTED)
-                partition = broker.replicas.get_partition_or_error(t.topic_name, p.partition_index)
-                plog = partition.local_log_with_epoch(-1, require_leader=True)
-                if await svc.prepare(req.group_id, [(topic.topic_id, p.partition_index)]):
-                    raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
-                sp = svc.share_partition(req.group_id, topic.topic_id, p.partition_index, plog)
-                sp.reset(p.start_offset)
+                if not 0 <= p.partition_index < topic.num_partitions:
+                    raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, _NOT_HOSTED)
+                # a fresh state at the next state epoch, at the key's share coordinator
+                # wherever it is (Kafka's group coordinator initializes it so); the leader
+                # reads it at its next fetch (an Empty group's leaders hold no share
+                # partition in their cache)
+                key = (req.group_id, topic.topic_id, p.partition_index)
+                state = await svc.summary(key)
+                await svc.persister.initialize(key, 0 if state is None else state[0] + 1,
+                                               p.start_offset)
+                _forget_here(svc, key)
                 error, message = ErrorCode.NONE, None
             except KafkaError as e:
                 error = e.code
@@ -140,10 +182,6 @@ async def handle_alter_share_group_offsets(ctx: RequestContext, req):
             out.partitions.append(alter_msg.AlterShareGroupOffsetsResponsePartition(
                 partition_index=p.partition_index, error_code=error, error_message=message))
         (known if topic else unknown).append(out)
-    try:
-        await svc.flush()
-    except KafkaError as e:
-        return alter_msg.AlterShareGroupOffsetsResponse(error_code=e.code)
     return alter_msg.AlterShareGroupOffsetsResponse(responses=unknown + known)
 
 

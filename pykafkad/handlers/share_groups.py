@@ -251,6 +251,8 @@ async def handle_share_fetch(ctx: RequestContext, req) -> fetch_msg.ShareFetchRe
                                  + max(0, next_lock - broker.clock()) / 1000)
             await _wait_for_records(broker, svc, wait_until)
     await _flush(svc)
+    if req.share_session_epoch == FINAL_EPOCH:
+        svc.drop_cached(group_id)
     by_topic: dict[bytes, list] = {}
     keys = list(dict.fromkeys(list(fetched) + list(ack_results)))
     for tid, index in keys:
@@ -302,6 +304,7 @@ def _acquire(ctx, svc, group_id: str, member_id: str, partitions, max_records: i
     now = broker.clock()
     read_committed = svc.config(group_id, "share.isolation.level").strip().lower() \
         == "read_committed"
+    max_in_flight = svc.max_record_locks(group_id)
     for tid, index in partitions:
         topic = broker.topics.by_id.get(tid)
         if topic is None:
@@ -316,7 +319,7 @@ def _acquire(ctx, svc, group_id: str, member_id: str, partitions, max_records: i
             sp = svc.share_partition(group_id, tid, index, plog)
             limit = plog.last_stable_offset if read_committed else plog.high_watermark
             start = sp.first_fetch_offset()
-            if start >= limit:
+            if start >= limit or sp.capped(1, limit, max_in_flight)[0] <= 0:
                 out[(tid, index)] = (0, None, b"", [])
                 continue
             read = partition.read_records(start, max_bytes - total,
@@ -329,7 +332,7 @@ def _acquire(ctx, svc, group_id: str, member_id: str, partitions, max_records: i
                 aborted = frozenset(aborted_batches(
                     bounds, plog.aborted_transactions(start, bounds[-1].last_offset + 1)))
             ranges, send_end = sp.acquire(member_id, bounds, max_records - count,
-                                          mode, now, lock_ms, limit, aborted)
+                                          mode, now, lock_ms, limit, aborted, max_in_flight)
         except KafkaError as e:
             out[(tid, index)] = (e.code, e.message, b"", [])
             continue
@@ -364,6 +367,8 @@ async def handle_share_acknowledge(ctx: RequestContext, req) -> ack_msg.ShareAck
     if req.share_session_epoch == FINAL_EPOCH:
         _close_session(svc, session)
     await _flush(svc)
+    if req.share_session_epoch == FINAL_EPOCH:
+        svc.drop_cached(req.group_id)
     by_topic: dict[bytes, list] = {}
     for (tid, index), (error, message) in results.items():
         topic = ctx.broker.topics.by_id.get(tid)

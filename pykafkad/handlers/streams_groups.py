@@ -115,6 +115,12 @@ def _assignment(tasks: TaskSets) -> d.Assignment:
                         warmup_tasks=_task_ids(d.TaskIds, tasks.warmup))
 
 
+def _task_offsets(offsets: dict) -> list:
+    """A member's last reported offset sums, as Kafka 4.4's describe carries them."""
+    return [d.TaskOffset(subtopology_id=s, partition=p, offset=o)
+            for (s, p), o in sorted(offsets.items())]
+
+
 def _describe(coordinator, group_id: str, include_ops: bool) -> d.DescribedGroup:
     code = coordinator.unavailable_error(group_id)
     group = coordinator.streams.get(group_id)
@@ -147,7 +153,8 @@ def _describe(coordinator, group_id: str, include_ops: bool) -> d.DescribedGroup
         user_endpoint=None if m.user_endpoint is None else
         d.Endpoint(host=m.user_endpoint[0], port=m.user_endpoint[1]),
         client_tags=[d.KeyValue(key=k, value=val) for k, val in sorted(m.client_tags.items())],
-        task_offsets=[], task_end_offsets=[], assignment=_assignment(m.assigned),
+        task_offsets=_task_offsets(m.task_offsets),
+        task_end_offsets=_task_offsets(m.task_end_offsets), assignment=_assignment(m.assigned),
         target_assignment=_assignment(group.target.get(m.member_id, TaskSets())),
         is_classic=False) for m in group.members.values()]
     return d.DescribedGroup(

@@ -51,7 +51,8 @@ API_ACLS: dict[int, tuple[Check, ...]] = {
         _c(TOPIC, CREATE, "auto-create without CREATE on the cluster")),  # Metadata
     8: (_c(GROUP, READ), _c(TOPIC, READ)),  # OffsetCommit
     9: (_c(GROUP, DESCRIBE), _c(TOPIC, DESCRIBE)),  # OffsetFetch
-    10: (_c(GROUP, DESCRIBE, "group key"), _c(TRANSACTIONAL_ID, DESCRIBE, "txn key")),
+    10: (_c(GROUP, DESCRIBE, "group key"), _c(TRANSACTIONAL_ID, DESCRIBE, "txn key"),
+         _c(CLUSTER, CLUSTER_ACTION, "share key")),
     11: (_c(GROUP, READ),),  # JoinGroup
     12: (_c(GROUP, READ),),  # Heartbeat
     13: (_c(GROUP, READ),),  # LeaveGroup

@@ -59,7 +59,7 @@ def test_read_committed_archives_the_records_of_aborted_transactions():
     sp = SharePartition("g", b"t" * 16, 0, 0)
     ranges, _ = sp.acquire("m", read, 500, BATCH_OPTIMIZED, 0, LOCK, 7, frozenset(aborted))
     assert ranges == [(4, 4, 1), (6, 6, 1)]
-    assert [o for o, r in sp.in_flight.items() if r.state == ARCHIVED] == [5]
+    assert [(r.first, r.last) for r in sp.runs if r.state == ARCHIVED] == [(5, 5)]
     assert sp.start_offset == 4
 
 
@@ -67,14 +67,14 @@ def test_acknowledge_types_and_the_delivery_count_limit():
     sp = SharePartition("g", b"t" * 16, 0, 0)
     sp.acquire("m", batches((0, 3)), 10, BATCH_OPTIMIZED, 0, LOCK, 4)
     sp.acknowledge("m", [(0, 3, [ACCEPT, RELEASE, REJECT, GAP])], 0, LOCK, LIMIT)
-    assert [sp.in_flight[o].state for o in range(4)] == [ACKNOWLEDGED, AVAILABLE, ARCHIVED, ARCHIVED]
+    assert [sp.record(o).state for o in range(4)] == [ACKNOWLEDGED, AVAILABLE, ARCHIVED, ARCHIVED]
     assert sp.start_offset == 0  # moves at the next fetch, as Kafka's persisted SPSO
     assert sp.first_fetch_offset() == 1 and sp.start_offset == 1
     for delivery in range(2, LIMIT + 1):
         got, _ = sp.acquire("m", batches((0, 3)), 10, BATCH_OPTIMIZED, 0, LOCK, 4)
         assert got == [(1, 1, delivery)]
         sp.acknowledge("m", [(1, 1, [RELEASE])], 0, LOCK, LIMIT)
-    assert sp.in_flight[1].state == ARCHIVED  # released at the limit: archived
+    assert sp.record(1).state == ARCHIVED  # released at the limit: archived
     assert sp.first_fetch_offset() == 4 and sp.start_offset == 4
 
 
@@ -87,7 +87,7 @@ def test_acknowledging_what_the_member_does_not_hold_fails_whole():
     with pytest.raises(KafkaError) as e:
         sp.acknowledge("a", [(0, 0, [ACCEPT]), (1, 2, [ACCEPT])], 0, LOCK, LIMIT)
     assert e.value.code == ErrorCode.INVALID_RECORD_STATE
-    assert sp.in_flight[0].member_id == "a"  # nothing applied
+    assert sp.record(0).member_id == "a"  # nothing applied
 
 
 def test_locks_expire_on_the_clock_and_renew_extends_them():
@@ -96,7 +96,7 @@ def test_locks_expire_on_the_clock_and_renew_extends_them():
     sp.acknowledge("a", [(1, 1, [RENEW])], 20_000, LOCK, LIMIT)
     assert not sp.expire_locks(1000 + LOCK - 1, LIMIT)
     assert sp.expire_locks(1000 + LOCK, LIMIT)
-    assert sp.in_flight[0].state == AVAILABLE and sp.in_flight[1].state != AVAILABLE
+    assert sp.record(0).state == AVAILABLE and sp.record(1).state != AVAILABLE
     assert sp.next_lock_deadline() == 20_000 + LOCK
     got, _ = sp.acquire("b", batches((0, 1)), 10, BATCH_OPTIMIZED, 2000, LOCK, 2)
     assert got == [(0, 0, 2)]
@@ -119,7 +119,7 @@ def test_state_batches_round_trip_through_kafkas_record_layout():
     restored = SharePartition.from_state("g", b"t" * 16, 3, back.start_offset, 0,
                                          back.state_batches)
     assert restored.start_offset == 2 and restored.first_fetch_offset() == 2
-    assert restored.in_flight[2].delivery_count == 1 and restored.end_offset == 6
+    assert restored.record(2).delivery_count == 1 and restored.end_offset == 6
 
 
 def test_simple_assignor_spreads_partitions_and_shares_them_when_members_outnumber():
@@ -162,3 +162,20 @@ def test_heartbeat_epochs_join_leave_and_fencing():
     assert r.member_epoch == 6 and r.assignment == {t: [0, 1]}
     assert coord.heartbeat("g", "m1", -1, None, None, "c", "/h").member_epoch == -1
     assert coord.describe("g").state == "Empty"
+
+
+def test_a_large_window_stays_a_few_runs():
+    """The window is kept as runs (Kafka's in-flight batches), so acquiring and
+    acknowledging 100,000 records costs per batch and per acknowledged range, not per record."""
+    sp = SharePartition("g", b"t" * 16, 0, 0)
+    read = batches(*[(i, i + 9_999) for i in range(0, 100_000, 10_000)])
+    got, _ = sp.acquire("m", read, 100_000, BATCH_OPTIMIZED, 0, LOCK, 100_000)
+    assert got == [(0, 99_999, 1)] and len(sp.runs) == 1
+    sp.acknowledge("m", [(0, 49_999, [ACCEPT]), (50_000, 50_000, [RELEASE]),
+                         (50_001, 99_999, [ACCEPT])], 0, LOCK, LIMIT)
+    assert [(r.first, r.last, r.state) for r in sp.runs] == [
+        (0, 49_999, ACKNOWLEDGED), (50_000, 50_000, AVAILABLE), (50_001, 99_999, ACKNOWLEDGED)]
+    assert sp.state_batches(only_changed=True) == [
+        (0, 49_999, ACKNOWLEDGED, 1), (50_000, 50_000, AVAILABLE, 1),
+        (50_001, 99_999, ACKNOWLEDGED, 1)]
+    assert sp.first_fetch_offset() == 50_000 and sp.delivery_complete_count() == 49_999

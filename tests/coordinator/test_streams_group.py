@@ -214,3 +214,64 @@ def test_a_static_member_that_leaves_is_replaced_by_its_successor(setup):
     assert beat(groups, "m2", -1).member_epoch == -1
     assert (group.state, group.group_epoch, group.target_epoch) == ("Empty", epoch + 1,
                                                                     epoch + 1)
+
+
+def test_reported_task_offsets_steer_the_assignment_and_duplicates_are_refused(setup):
+    """A member that reports changelog offsets for a task (state on its disk, e.g. after a
+    restart with a new member id) is preferred for it over other members, as by Kafka 4.4's
+    assignor; a task listed twice is refused with Kafka's message."""
+    groups, clock, topics = setup
+    topics.update({"app-rep": 2, "app-store-changelog": 2})
+    a = join(groups, "a")
+    clock.now += 3000
+    assert beat(groups, "a", a.member_epoch, owned=set()).tasks.active == {
+        ("0", 0), ("0", 1), ("1", 0), ("1", 1)}
+    join(groups, "b")
+    c = groups.heartbeat(m.StreamsGroupHeartbeatRequest(
+        group_id="app", member_id="c", member_epoch=0, endpoint_information_epoch=0,
+        rebalance_timeout_ms=30000, topology=_topology(), active_tasks=[], standby_tasks=[],
+        warmup_tasks=[], process_id="c", client_tags=[],
+        task_offsets=[m.TaskOffset(subtopology_id="1", partition=1, offset=500)],
+        task_end_offsets=[m.TaskOffset(subtopology_id="1", partition=1, offset=900)]),
+        "client", "/127.0.0.1")
+    group = groups.get("app")
+    assert c.member_epoch == group.target_epoch
+    assert group.members["c"].task_offsets == {("1", 1): 500}
+    assert group.members["c"].task_end_offsets == {("1", 1): 900}
+    # "a" keeps its quota (two tasks, by partition); "c" has the state of 1_1, "b" gets 0_1
+    assert group.target["a"].active == {("0", 0), ("1", 0)}
+    assert group.target["c"].active == {("1", 1)}
+    assert group.target["b"].active == {("0", 1)}
+    with pytest.raises(KafkaError) as e:
+        groups.heartbeat(m.StreamsGroupHeartbeatRequest(
+            group_id="app", member_id="b", member_epoch=group.members["b"].member_epoch,
+            endpoint_information_epoch=0, task_offsets=[
+                m.TaskOffset(subtopology_id="1", partition=0, offset=1),
+                m.TaskOffset(subtopology_id="1", partition=0, offset=2)]),
+            "client", "/127.0.0.1")
+    assert (e.value.code, e.value.message) == (
+        ErrorCode.INVALID_REQUEST,
+        "Task offsets contain a duplicate entry for subtopology 1 and partition 0.")
+
+
+def test_the_previous_epoch_is_accepted_only_with_owned_tasks_within_the_assignment(setup):
+    """Kafka 4.4's epoch check: a smaller epoch passes only if it is the previous one and the
+    member reports all its task lists, each within what it is assigned."""
+    groups, clock, topics = setup
+    topics.update({"app-rep": 2, "app-store-changelog": 2})
+    a = join(groups, "a")
+    clock.now += 3000
+    a2 = beat(groups, "a", a.member_epoch, owned=set())
+    member = groups.get("app").members["a"]
+    assert (member.previous_member_epoch, member.member_epoch) == (a.member_epoch,
+                                                                   a2.member_epoch)
+    assert a2.member_epoch > a.member_epoch
+    assert beat(groups, "a", a.member_epoch, owned={("0", 0)}).member_epoch == a2.member_epoch
+    for owned in (None, {("0", 0), ("9", 9)}):  # no lists, or a task it is not assigned
+        with pytest.raises(KafkaError) as e:
+            beat(groups, "a", a.member_epoch, owned=owned)
+        assert (e.value.code, e.value.message) == (
+            ErrorCode.FENCED_MEMBER_EPOCH,
+            f"The streams group member has a smaller member epoch ({a.member_epoch}) than the "
+            f"one known by the group coordinator ({a2.member_epoch}). The member must abandon "
+            "all its partitions and rejoin.")

@@ -349,3 +349,93 @@ def consumer_group_coordinator_dies(target: FailoverTarget) -> dict:
         for m in d.members])
     target.start_node(coordinator)
     return seen
+
+
+def _streams_heartbeat(c: WireClient, group: str, topic: str, epoch: int, active=()):
+    """A StreamsGroupHeartbeat of member-s: a one-subtopology, stateless topology reading
+    ``topic`` (no internal topics to wait for), reporting the ``active`` tasks it owns."""
+    import wire.messages.streams_group_heartbeat_request as hb
+
+    full = epoch == 0
+    return c.send(hb.StreamsGroupHeartbeatRequest(
+        group_id=group, member_id="member-s", member_epoch=epoch,
+        endpoint_information_epoch=0, rebalance_timeout_ms=30000 if full else -1,
+        topology=hb.Topology(epoch=0, subtopologies=[hb.Subtopology(
+            subtopology_id="0", source_topics=[topic], source_topic_regex=[],
+            state_changelog_topics=[], repartition_sink_topics=[], repartition_source_topics=[],
+            copartition_groups=[])]) if full else None,
+        active_tasks=[hb.TaskIds(subtopology_id=s, partitions=list(p)) for s, p in active],
+        standby_tasks=[], warmup_tasks=[], process_id="process-s" if full else None,
+        user_endpoint=None, client_tags=[] if full else None,
+        task_offsets=[], task_end_offsets=[]), 0)
+
+
+def streams_group_coordinator_dies(target: FailoverTarget) -> dict:
+    """KIP-1071: a streams-group member holds its tasks when the group's coordinator is
+    killed; the new leader of the group's __consumer_offsets partition loads the group (its
+    topology, members and assignment records), and the member goes on with its epoch."""
+    from pykafkad.coordinator.partitioning import partition_for
+    from wire.messages.streams_group_describe_request import StreamsGroupDescribeRequest
+
+    bootstrap = ",".join(target.bootstrap(n) for n in target.node_ids)
+    topic = f"failover-sg-{uuid.uuid4().hex[:6]}"
+    group = f"{topic}-app"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 2, 3)])[topic].result(WAIT_S)
+    wait_for(lambda: len(metadata(target.bootstrap(1), topic)[3]) == 3, "the topic in sync")
+    coordinator = wait_for(lambda: group_coordinator(bootstrap, group) if group_coordinator(
+        bootstrap, group) >= 0 else None, "a group coordinator")
+    epoch, tasks = 0, []
+
+    def assigned():
+        nonlocal epoch, tasks
+        with WireClient(target.bootstrap(coordinator), timeout=10) as c:
+            r = _streams_heartbeat(c, group, topic, epoch, tasks)
+        if r.error_code:
+            return None
+        epoch = r.member_epoch
+        if r.active_tasks is not None:
+            tasks = [(t.subtopology_id, sorted(t.partitions)) for t in r.active_tasks]
+        return True if tasks == [("0", [0, 1])] else None
+    wait_for(assigned, "the member's two tasks")
+    with WireClient(target.bootstrap(coordinator), timeout=10) as c:
+        before = _streams_view(c.send(StreamsGroupDescribeRequest(group_ids=[group]), 0))
+    offsets_partition = partition_for(group, 50)
+
+    def replicated() -> bool:
+        logs = replica_logs(target, "__consumer_offsets", offsets_partition)
+        return bool(logs[0]) and all(log == logs[0] for log in logs[1:])
+    wait_for(replicated, "the group's records on every replica")
+    target.kill_node(coordinator)
+    survivors = [n for n in target.node_ids if n != coordinator]
+    survivor_bootstrap = ",".join(target.bootstrap(n) for n in survivors)
+
+    def heartbeat():
+        node = group_coordinator(survivor_bootstrap, group)
+        if node not in survivors:
+            return None
+        with WireClient(target.bootstrap(node), timeout=10) as c:
+            r = _streams_heartbeat(c, group, topic, epoch, tasks)
+            if r.error_code in (14, 15, 16):  # loading / not available / not coordinator
+                return None
+            d = c.send(StreamsGroupDescribeRequest(group_ids=[group]), 0)
+        return r, d
+    r, described = wait_for(heartbeat, "the new coordinator to answer the member")
+    target.start_node(coordinator)
+    d = described.groups[0]
+    return {"heartbeat": (r.error_code, r.member_epoch == epoch),
+            "loaded_as_it_was": _streams_view(described) == before,
+            "described": (d.error_code, d.group_state, [
+                (m.member_id, m.member_epoch == epoch,
+                 [(t.subtopology_id, sorted(t.partitions)) for t in m.assignment.active_tasks])
+                for m in d.members])}
+
+
+def _streams_view(described) -> tuple:
+    """What a StreamsGroupDescribe says of the group's state: epochs, topology, members with
+    their process, epochs and tasks (what the new coordinator must load unchanged)."""
+    g = described.groups[0]
+    return (g.error_code, g.group_state, g.group_epoch, g.assignment_epoch,
+            repr(g.topology), sorted((m.member_id, m.member_epoch, m.process_id, m.topology_epoch,
+                                      repr(m.assignment), repr(m.target_assignment))
+                                     for m in g.members))

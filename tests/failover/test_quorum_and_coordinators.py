@@ -8,11 +8,19 @@ pykafkad and on Apache Kafka 4.4 (tests/failover/outage.py):
 - the broker coordinating an open transaction dies: the producer's commit finds the new
   coordinator (the new leader of the __transaction_state partition, which loaded the
   transaction on its election) and completes, and a read_committed consumer reads the
-  transaction's records once."""
+  transaction's records once;
+- the coordinator of a KIP-848 consumer group, or of a KIP-1071 streams group, dies: the new
+  leader of the group's __consumer_offsets partition loads the group, and its member goes on
+  with its epoch and its partitions or tasks."""
 
 from __future__ import annotations
 
-from tests.failover.outage import consumer_group_coordinator_dies, quorum_lost, txn_coordinator_dies
+from tests.failover.outage import (
+    consumer_group_coordinator_dies,
+    quorum_lost,
+    streams_group_coordinator_dies,
+    txn_coordinator_dies,
+)
 from wire.errors import ErrorCode
 
 
@@ -38,3 +46,10 @@ def test_a_consumer_group_member_keeps_its_partitions_when_the_coordinator_dies(
     seen = consumer_group_coordinator_dies(target)
     assert seen == {"heartbeat": (0, True),
                     "described": (0, "Stable", [("member-a", True, [0, 1])])}, seen
+
+
+def test_a_streams_group_member_keeps_its_tasks_when_the_coordinator_dies(target):
+    """KIP-1071: the new leader of the group's __consumer_offsets partition loads the group."""
+    seen = streams_group_coordinator_dies(target)
+    assert seen == {"heartbeat": (0, True), "loaded_as_it_was": True,
+                    "described": (0, "Stable", [("member-s", True, [("0", [0, 1])])])}, seen

@@ -51,13 +51,35 @@ def test_wire_scenario_answers_as_kafka(broker, reference_kafka):
         for key in ("described_ongoing", "offsets_partition_added"):
             seen[name][key] = str(seen[name][key]).replace(topic, "T")
         seen[name]["timed_out"] = txn_v2_wire.run_timed_out(bs, topic, _unique("timeout"))
+        seen[name]["fresh_empty_abort"] = txn_v2_wire.run_fresh_empty_abort(bs, _unique("fresh"))
     ours = seen["pykafkad"]
     assert ours["produce_v12"] == [0, 0]
     assert ours["described_ongoing"] == str((0, "Ongoing", [("T", [0, 1])]))
     assert ours["end_commit"] == (0, True, 1)
     assert ours["partition_epochs"] == {0: [1], 1: [1]}
     assert ours["timed_out"]["end_abort_old_epoch"] == (0, 1)
+    assert ours["fresh_empty_abort"] == FRESH_EMPTY_ABORT
     assert ours == seen["kafka"]
+
+
+#: Apache Kafka 4.4's answers to run_fresh_empty_abort: a version 2 abort of a just-initialised
+#: id bumps the epoch (and its retry at the old epoch gets the same answer); a commit is refused
+FRESH_EMPTY_ABORT = {
+    "abort_first": (0, (True, 1)),
+    "abort_retry": (0, (True, 1)),
+    "abort_state": (0, "CompleteAbort", []),
+    "commit_first": (ErrorCode.INVALID_TXN_STATE, (-1, -1)),
+    "commit_retry": (ErrorCode.INVALID_TXN_STATE, (-1, -1)),
+}
+
+
+def test_version_2_abort_of_a_fresh_transactional_id(broker):
+    """franz-go's TestTxnEtl: a transaction whose first produce failed before reaching a
+    partition is aborted with EndTxn v5 right after InitProducerId.  Kafka bumps the epoch and
+    answers NONE (pykafkad answered INVALID_TXN_STATE when the id's last transaction was not
+    version 2, and franz-go's flush failed)."""
+    assert txn_v2_wire.run_fresh_empty_abort(
+        broker.bootstrap_servers, _unique("fresh")) == FRESH_EMPTY_ABORT
 
 
 def test_transaction_log_records_carry_the_v2_fields_and_survive_a_restart(tmp_path):
@@ -233,3 +255,33 @@ def test_transaction_version_downgrade_as_kafka(broker, reference_kafka, topic_n
         p.commit_transaction(TXN_WAIT)
         assert {v for v, _ in _log_values(broker, txn_id)} == {value_version}
     assert sorted(read_all(bs, topic_name, (0,), "read_committed")) == [b"0", b"1"]
+
+
+def _java_empty_abort(bootstrap: str) -> list[str]:
+    """compat/java/EmptyAbortProbe.java's ``##`` lines on a new one-partition topic."""
+    import subprocess
+
+    from compat import maven
+    from compat.clients import java
+
+    topic = _unique("empty-abort")
+    create_topic(bootstrap, topic, 1)
+    p = subprocess.run(
+        ["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp",
+         maven.classpath(java.jars_dir()), str(java.SOURCE.with_name("EmptyAbortProbe.java")),
+         bootstrap, topic, _unique("empty-abort-txn")], capture_output=True, text=True,
+        timeout=180)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return [line for line in p.stdout.splitlines() if line.startswith("##")]
+
+
+@needs_java
+def test_java_client_aborts_a_transaction_whose_record_never_left_it(broker, reference_kafka):
+    """kafka-clients 4.4 (transaction version 2): send() then abortTransaction() before the
+    batch is drained sends EndTxn v5 abort for an id the coordinator has Empty.  Kafka accepts
+    it and the next transaction commits; pykafkad answered INVALID_TXN_STATE (the abort threw
+    InvalidTxnStateException and the producer was unusable), which also failed franz-go's
+    TestTxnEtl."""
+    ours = _java_empty_abort(broker.bootstrap_servers)
+    assert ours == ["##ABORT OK", "##COMMIT OK"]
+    assert ours == _java_empty_abort(reference_kafka.bootstrap_servers)

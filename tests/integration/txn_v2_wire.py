@@ -168,3 +168,31 @@ def run_timed_out(bootstrap: str, topic: str, txn_id: str) -> dict:
         seen["end_commit_old_epoch"] = r.error_code
         seen["produce_old_epoch"] = _produce(wc, 12, txn_id, topic, 0, pid, epoch, 1, b"y")
     return seen
+
+
+def run_fresh_empty_abort(bootstrap: str, txn_id: str) -> dict:
+    """What franz-go does when a transaction's first produce fails before it reaches a
+    partition: EndTxn v5 abort right after InitProducerId (the id is Empty, nothing added),
+    then, once the abort is complete, the same abort again at the epoch it knew (a retry); and
+    EndTxn v5 commit of another fresh id.  Epochs are relative to InitProducerId's."""
+    seen: dict = {}
+
+    def end(wc, tid, pid, epoch, commit):
+        r = wc.send(EndTxnRequest(transactional_id=tid, producer_id=pid,
+                                  producer_epoch=epoch, committed=commit), 5)
+        return (r.error_code, (r.producer_id == pid, r.producer_epoch - epoch)
+                if r.error_code == 0 else (r.producer_id, r.producer_epoch))
+
+    with WireClient(bootstrap) as wc:
+        for name, commit in (("abort", False), ("commit", True)):
+            tid = f"{txn_id}-{name}"
+            _retry(lambda t=tid: wc.send(FindCoordinatorRequest(key=t, key_type=1), 3),
+                   "FindCoordinator")
+            init = _retry(lambda t=tid: wc.send(InitProducerIdRequest(
+                transactional_id=t, transaction_timeout_ms=60000), 5), "InitProducerId")
+            pid, epoch = init.producer_id, init.producer_epoch
+            seen[f"{name}_first"] = end(wc, tid, pid, epoch, commit)
+            if seen[f"{name}_first"][0] == 0:
+                seen[f"{name}_state"] = _wait_state(wc, tid, "CompleteAbort")
+            seen[f"{name}_retry"] = end(wc, tid, pid, epoch, commit)
+    return seen

@@ -101,10 +101,24 @@ CASES = [
     ({"group.consumer.migration.policy": "sideways"},
      "Invalid value sideways for configuration group.consumer.migration.policy: String must be "
      "one of (case insensitive): DISABLED, DOWNGRADE, UPGRADE, BIDIRECTIONAL"),
+    ({"group.streams.num.standby.replicas": "3"},
+     "group.streams.num.standby.replicas must be less than or equal to "
+     "group.streams.max.standby.replicas"),
+    ({"group.share.partition.max.record.locks": "50"},
+     "Invalid value 50 for configuration group.share.partition.max.record.locks: Value must be "
+     "at least 100"),
+    ({"group.share.partition.max.record.locks": "5000"},
+     "group.share.max.partition.max.record.locks must be greater than or equal to "
+     "group.share.partition.max.record.locks"),
+    ({"group.share.min.partition.max.record.locks": "1500",
+      "group.share.partition.max.record.locks": "1000"},
+     "group.share.partition.max.record.locks must be greater than or equal to "
+     "group.share.min.partition.max.record.locks"),
 ]  # fmt: skip
 
 #: a few of CASES asked of Apache Kafka itself (one JVM each, ~1 s)
-LIVE = [0, 2, 7, 10, 12, 17, 19, len(CASES) - 1]
+LIVE = [0, 2, 7, 10, 12, 17, 19, len(CASES) - 5, len(CASES) - 4, len(CASES) - 3,
+        len(CASES) - 2, len(CASES) - 1]
 
 
 def props(changes: dict) -> dict[str, str]:

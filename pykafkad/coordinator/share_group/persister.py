@@ -20,6 +20,7 @@ from wire.errors import ErrorCode, KafkaError
 from wire.messages import delete_share_group_state_request as delete_req
 from wire.messages import initialize_share_group_state_request as init_req
 from wire.messages import read_share_group_state_request as read_req
+from wire.messages import read_share_group_state_summary_request as summary_req
 from wire.messages import write_share_group_state_request as write_req
 
 log = logging.getLogger("pykafkad.coordinator.share")
@@ -66,6 +67,31 @@ class SharePersister:
             state_epoch=p.state_epoch,
             state_batches=[(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count)
                            for b in p.state_batches])
+
+    async def summary(self, key: Key) -> tuple[int, int, int, int] | None:
+        """ReadShareGroupStateSummary: (state epoch, leader epoch, start offset, delivery
+        complete count) of the stored state, None for a share partition never initialized
+        (what the group coordinator's admin APIs describe, wherever the state lives)."""
+        group_id, topic_id, partition = key
+        request = summary_req.ReadShareGroupStateSummaryRequest(group_id=group_id, topics=[
+            summary_req.ReadStateSummaryData(topic_id=topic_id, partitions=[
+                summary_req.PartitionData(partition=partition, leader_epoch=0)])])
+
+        async def local():
+            return ErrorCode.NONE, self.coordinator.summary(key)
+
+        code, answer = await self._call(key, local, request)
+        if code:
+            raise KafkaError(code)
+        if answer is None or isinstance(answer, sr.ShareStateValue):
+            state = answer
+            return None if state is None else (state.state_epoch, state.leader_epoch,
+                                               state.start_offset,
+                                               state.delivery_complete_count)
+        p = answer.results[0].partitions[0]
+        if p.start_offset < 0:
+            return None
+        return p.state_epoch, p.leader_epoch, p.start_offset, p.delivery_complete_count
 
     async def write(self, key: Key, state_epoch: int, leader_epoch: int, start_offset: int,
                     batches: list[tuple[int, int, int, int]], done: int) -> None:
@@ -147,6 +173,10 @@ class SharePersister:
             return ErrorCode.NETWORK_EXCEPTION, None
         p = response.results[0].partitions[0]
         return p.error_code, response
+
+    def client(self, node_id: int, host: str, port: int) -> NodeClient:
+        """This node's connection to another broker's inter-broker listener."""
+        return self._client(node_id, host, port)
 
     def _client(self, node_id: int, host: str, port: int) -> NodeClient:
         client = self._clients.get(node_id)

@@ -88,6 +88,10 @@ class ShareGroupService:
     def delivery_limit(self, group_id: str) -> int:
         return int(self.config(group_id, "share.delivery.count.limit"))
 
+    def max_record_locks(self, group_id: str) -> int:
+        """The cap on a share partition's in-flight records (Kafka's maxInFlightRecords)."""
+        return int(self.config(group_id, "share.partition.max.record.locks"))
+
     def _topic_lookup(self, name: str) -> tuple[bytes, int] | None:
         topic = self.broker.topics.get(name)
         return None if topic is None else (topic.topic_id, topic.num_partitions)
@@ -242,14 +246,15 @@ class ShareGroupService:
             key = (sp.group_id, sp.topic_id, sp.partition)
             done = sp.delivery_complete_count()
             start = sp.start_offset
-            changed = set(sp.changed)
+            pending = sp.changed  # a reset replaces the list: then nothing here is cleared
+            written = len(pending)
             try:
                 await self.persister.write(key, sp.state_epoch, self.read_epochs.get(key, -1),
                                            start, sp.state_batches(only_changed=True), done)
             except KafkaError as e:
                 failed = e
                 continue
-            sp.changed -= changed
+            del pending[:written]
             sp.dirty = bool(sp.changed)
             sp.persisted = (start, done)
         if failed is not None:
@@ -273,12 +278,57 @@ class ShareGroupService:
     def group_partitions(self, group_id: str) -> list[SharePartition]:
         return [sp for (g, _, _), sp in self.partitions.items() if g == group_id]
 
-    def delete_group(self, group_id: str) -> int:
-        """DeleteGroups for a share group: only an Empty one, with its share state."""
+    async def delete_group(self, group_id: str) -> int:
+        """DeleteGroups for a share group: only an Empty one, with its share state, forgotten
+        here and at each share partition's share coordinator (DeleteShareGroupState through
+        the persister where that is another node), as Kafka's group coordinator does."""
         code = self.coordinator.delete(group_id)
         if code == 0:
+            keys = set(await self.group_states(group_id))
             self.delete_group_state(group_id)
+            for key in sorted(keys):
+                try:
+                    await self.persister.delete(key)
+                except KafkaError as e:
+                    log.warning("cannot forget the share state of %s: %s", key, e)
         return code
+
+    async def summary(self, key: tuple[str, bytes, int]) -> tuple[int, int, int, int] | None:
+        """(state epoch, leader epoch, start offset, delivery complete count) as the key's
+        share coordinator has it, wherever that is; None when never initialized."""
+        if self.broker.topics.get(SHARE_GROUP_STATE_TOPIC) is None:
+            return None  # no share state anywhere yet
+        return await self.persister.summary(key)
+
+    async def group_states(self, group_id: str, topic_ids=None) -> dict:
+        """{key: summary} of the group's initialized share partitions (of ``topic_ids`` only,
+        when given), asked of their share coordinators: the partitions known here and every
+        partition of the cluster's topics (the group coordinator keeps no list of them)."""
+        from pykafkad.cluster import INTERNAL_TOPICS
+
+        keys = {k for k in list(self.partitions) + list(self.stored_states()) if k[0] == group_id}
+        for topic in list(self.broker.topics.by_id.values()):
+            if topic.name not in INTERNAL_TOPICS:
+                keys.update((group_id, topic.topic_id, i) for i in range(topic.num_partitions))
+        out = {}
+        for key in sorted(keys):
+            if topic_ids is not None and key[1] not in topic_ids:
+                continue
+            state = await self.summary(key)
+            if state is not None:
+                out[key] = state
+        return out
+
+    def drop_cached(self, group_id: str) -> None:
+        """The group's last share session here closed (Kafka's onGroupEmpty): its share
+        partitions leave this leader's cache once written, so the next fetch reads the state
+        again (offsets may be altered or deleted meanwhile, on another node)."""
+        if any(g == group_id for g, _ in self.sessions.sessions):
+            return
+        for key in [k for k, sp in self.partitions.items() if k[0] == group_id and not sp.dirty]:
+            self.partitions.pop(key, None)
+            self.persisted.pop(key, None)
+            self.read_epochs.pop(key, None)
 
     def delete_group_state(self, group_id: str) -> None:
         """DeleteGroups: the group's share partitions are forgotten (tombstones written)."""

@@ -68,6 +68,11 @@ class HeartbeatResult:
     create_topics: list[topo.InternalTopic] = field(default_factory=list)
 
 
+def _offsets(entries) -> dict:
+    """A heartbeat's TaskOffsets or TaskEndOffsets: (subtopology, partition) -> offset sum."""
+    return {(t.subtopology_id, t.partition): t.offset for t in entries}
+
+
 class StreamsGroups:
     def __init__(self, config: StreamsConfig, timer: Timer, clock: Callable[[], int],
                  partitions_of: Callable[[str], int | None]):
@@ -214,7 +219,8 @@ class StreamsGroups:
             if member is None:
                 raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID,
                                  f"Member {req.member_id} is not a member of group {req.group_id}.")
-            if epoch != member.member_epoch and epoch != member.previous_member_epoch:
+            if epoch > member.member_epoch or (
+                    epoch < member.member_epoch and not self._previous_epoch_ok(member, req)):
                 raise KafkaError(ErrorCode.FENCED_MEMBER_EPOCH,
                                  f"The streams group member has a smaller member epoch ({epoch})"
                                  f" than the one known by the group coordinator "
@@ -346,6 +352,13 @@ class StreamsGroups:
             invalid(f"MemberEpoch is {epoch}, but must be greater than or equal to -2.")
         if epoch != 0 and req.topology is not None:
             invalid("Topology can only be provided when (re-)joining.")
+        for offsets in (req.task_offsets, req.task_end_offsets):
+            seen = set()
+            for t in offsets or ():
+                if (t.subtopology_id, t.partition) in seen:
+                    invalid("Task offsets contain a duplicate entry for subtopology "
+                            f"{t.subtopology_id} and partition {t.partition}.")
+                seen.add((t.subtopology_id, t.partition))
 
     def _update_member(self, group: StreamsGroup, m: StreamsMember, req) -> None:
         if req.process_id is not None:
@@ -363,6 +376,22 @@ class StreamsGroups:
                 group.endpoint_epoch += 1
         if req.client_tags is not None:
             m.client_tags = {kv.key: kv.value for kv in req.client_tags}
+        if req.task_offsets is not None:
+            m.task_offsets = _offsets(req.task_offsets)
+        if req.task_end_offsets is not None:
+            m.task_end_offsets = _offsets(req.task_end_offsets)
+
+    @staticmethod
+    def _previous_epoch_ok(member: StreamsMember, req) -> bool:
+        """Kafka accepts the previous epoch (its answer with the new one may have been lost)
+        only from a member reporting all three task lists, each within what it is assigned."""
+        if member.previous_member_epoch != req.member_epoch:
+            return False
+        if req.active_tasks is None or req.standby_tasks is None or req.warmup_tasks is None:
+            return False
+        owned = StreamsGroups._owned(req)
+        return (owned.active <= member.assigned.active and owned.standby <= member.assigned.standby
+                and owned.warmup <= member.assigned.warmup)
 
     @staticmethod
     def _owned(req) -> TaskSets | None:
@@ -376,8 +405,7 @@ class StreamsGroups:
     def _compute_target(self, group: StreamsGroup) -> None:
         counts = group.configured.task_counts if group.configured and group.configured.ready \
             else {}
-        members = [AssignorMember(m.member_id, m.process_id,
-                                  group.target.get(m.member_id, m.assigned))
+        members = [AssignorMember(m.member_id, m.process_id, m.assigned, m.task_offsets)
                    for m in group.members.values()]
         stateful = {sub.subtopology_id for sub in group.topology.subtopologies
                     if sub.changelog_topics} if group.topology else set()

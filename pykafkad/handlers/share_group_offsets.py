@@ -11,6 +11,8 @@ start - the offsets past it whose delivery is complete; altering initializes the
 
 from __future__ import annotations
 
+import logging
+
 import trio
 
 from pykafkad.controller.result import DEFAULT_MESSAGES
@@ -25,6 +27,8 @@ from wire.messages import alter_share_group_offsets_response as alter_msg
 from wire.messages import delete_share_group_offsets_response as delete_msg
 from wire.messages import describe_share_group_offsets_response as describe_msg
 from wire.messages import list_offsets_request as list_offsets
+
+log = logging.getLogger("pykafkad.share")
 
 _NO_TOPIC_ID = bytes(16)
 _NOT_HOSTED = "This server does not host this topic-partition."
@@ -158,6 +162,7 @@ async def handle_alter_share_group_offsets(ctx: RequestContext, req):
         out = alter_msg.AlterShareGroupOffsetsResponseTopic(
             topic_name=t.topic_name, topic_id=topic.topic_id if topic else _NO_TOPIC_ID,
             partitions=[])
+        altered: list[int] = []
         for p in t.partitions:
             try:
                 if not authorized(ctx, TOPIC, READ, t.topic_name):
@@ -175,12 +180,19 @@ async def handle_alter_share_group_offsets(ctx: RequestContext, req):
                 await svc.persister.initialize(key, 0 if state is None else state[0] + 1,
                                                p.start_offset)
                 _forget_here(svc, key)
+                altered.append(p.partition_index)
                 error, message = ErrorCode.NONE, None
             except KafkaError as e:
                 error = e.code
                 message = _NOT_HOSTED if e.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION else e.message
             out.partitions.append(alter_msg.AlterShareGroupOffsetsResponsePartition(
                 partition_index=p.partition_index, error_code=error, error_message=message))
+        if altered:
+            try:
+                svc.coordinator.record_initialized(req.group_id, topic.topic_id, t.topic_name,
+                                                   altered)
+            except KafkaError as e:  # the state is altered; a join initializes it again
+                log.warning("cannot record the share partitions of %s: %s", req.group_id, e)
         (known if topic else unknown).append(out)
     return alter_msg.AlterShareGroupOffsetsResponse(responses=unknown + known)
 

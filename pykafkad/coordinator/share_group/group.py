@@ -298,6 +298,23 @@ class ShareGroupCoordinator:
         self._state_partitions_record(group)  # the next heartbeat bumps the group epoch
         self._flush()
 
+    def record_initialized(self, group_id: str, topic_id: bytes, name: str,
+                           partitions: list[int]) -> None:
+        """Share partitions AlterShareGroupOffsets initialized: recorded as initialized (as
+        Kafka's ShareGroupStatePartitionMetadata lists them), so the group coordinator does
+        not initialize them again when a member joins (the altered offsets would be lost)."""
+        group = self.groups.get(group_id)
+        if group is None or not partitions:
+            return
+        entry = group.initializing.get(topic_id)
+        if entry is not None:
+            entry[1].difference_update(partitions)
+            if not entry[1]:
+                del group.initializing[topic_id]
+        group.initialized.setdefault(topic_id, (name, set()))[1].update(partitions)
+        self._state_partitions_record(group)
+        self._flush()
+
     def _metadata(self, group: ShareGroup) -> dict[str, tuple[bytes, int]]:
         out = {}
         for name in sorted(group.subscribed_topics()):

@@ -71,6 +71,13 @@ class ShareGroup:
         return {t for m in self.members.values() for t in m.subscribed_topic_names}
 
 
+def new_group(group_id: str) -> ShareGroup:
+    """A share group made by its first member or by AlterShareGroupOffsets: at epoch 1, as
+    Kafka 4.4 makes it (its first ShareGroupMetadata is at epoch 2, and the state epoch of
+    offsets altered before any member joined is 1; both seen on the reference broker)."""
+    return ShareGroup(group_id, group_epoch=1, assignment_epoch=1)
+
+
 def simple_assignment(members: list[str], partitions: list[tuple[bytes, int]]
                       ) -> dict[str, dict[bytes, list[int]]]:
     """Round robin of the partitions over the members (sorted, so every coordinator computes
@@ -187,9 +194,7 @@ class ShareGroupCoordinator:
             if member_epoch != 0:
                 return HeartbeatResult(ErrorCode.GROUP_ID_NOT_FOUND,
                                        f"Group {group_id} not found.")
-            # a new group's first epoch is 2 in Kafka 4.4's records (seen on the reference
-            # broker, whatever the subscription): it is made at epoch 1
-            group = self.groups[group_id] = ShareGroup(group_id, group_epoch=1, assignment_epoch=1)
+            group = self.groups[group_id] = new_group(group_id)
         member = group.members.get(member_id)
         if member is None:
             if member_epoch != 0:
@@ -298,20 +303,17 @@ class ShareGroupCoordinator:
         self._state_partitions_record(group)  # the next heartbeat bumps the group epoch
         self._flush()
 
-    def record_initialized(self, group_id: str, topic_id: bytes, name: str,
-                           partitions: list[int]) -> None:
-        """Share partitions AlterShareGroupOffsets initialized: recorded as initialized (as
-        Kafka's ShareGroupStatePartitionMetadata lists them), so the group coordinator does
-        not initialize them again when a member joins (the altered offsets would be lost)."""
+    def record_initializing(self, group_id: str, topic_id: bytes, name: str,
+                            partitions: list[int]) -> None:
+        """Share partitions AlterShareGroupOffsets is about to initialize: recorded as
+        initializing (``initialized`` records the outcome), as Kafka records them, so a
+        member that joins later does not initialize them again over the altered offsets."""
         group = self.groups.get(group_id)
         if group is None or not partitions:
             return
-        entry = group.initializing.get(topic_id)
-        if entry is not None:
-            entry[1].difference_update(partitions)
-            if not entry[1]:
-                del group.initializing[topic_id]
-        group.initialized.setdefault(topic_id, (name, set()))[1].update(partitions)
+        group.initializing.setdefault(topic_id, (name, set()))[1].update(partitions)
+        for p in partitions:
+            self._initializing.add((group_id, topic_id, p))
         self._state_partitions_record(group)
         self._flush()
 
@@ -438,7 +440,7 @@ def replay(coordinator, key: bytes, value: bytes | None) -> None:
     if group is None:
         if value is None:
             return
-        group = groups[group_id] = ShareGroup(group_id)
+        group = groups[group_id] = new_group(group_id)
     if record_type == gr.TARGET_METADATA and value is not None:
         group.assignment_epoch = gr.decode_group_epoch(value)
     elif record_type == gr.STATE_PARTITIONS:

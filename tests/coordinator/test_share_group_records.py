@@ -2,7 +2,8 @@
 held to Apache Kafka 4.4.  Two lives, run the same on both brokers with librdkafka's
 ShareConsumer: one member joins a group on a 2-partition topic, gets its partitions once their
 share state is initialized, leaves, and the group is deleted; and a member whose 1-partition
-topic grows to 2 partitions.  The records are read raw and compared type by type, key by key
+topic grows to 2 partitions; and a group whose offsets are altered (AlterShareGroupOffsets)
+before its first member joins.  The records are read raw and compared type by type, key by key
 and value by value, with member ids, the topic id and assignment times masked, and the
 metadata hash checked to be KIP-1101's hash of the topic on each broker.  The first
 ShareSnapshot of the share partitions in __share_group_state (the group coordinator's
@@ -16,6 +17,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, ShareConsumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions
 
+from compat.wire_client import WireClient
 from pykafkad.coordinator.metadata_hash import group_hash, topic_hash
 from pykafkad.coordinator.partitioning import partition_for
 from pykafkad.coordinator.share_group import group_records as gr
@@ -24,6 +26,8 @@ from pykafkad.testing import run_broker
 from tests.failover.outage import wait_for
 from tests.failover.share_scenario import STATE_TOPIC, state_partition
 from tests.integration.clients import WAIT_S, create_led_topic, needs_java
+from wire.messages import alter_share_group_offsets_request as alter
+from wire.messages.find_coordinator_request import FindCoordinatorRequest
 
 pytestmark = needs_java
 
@@ -31,6 +35,7 @@ RUN = uuid.uuid4().hex[:6]
 #: (topic, group) of each life: the same names on both brokers
 LIFE = (f"share-life-{RUN}", f"share-life-{RUN}-g")
 GROWN = (f"share-grown-{RUN}", f"share-grown-{RUN}-g")
+ALTERED = (f"share-altered-{RUN}", f"share-altered-{RUN}-g")
 OFFSETS_PARTITIONS = 50
 
 
@@ -49,7 +54,8 @@ def kafka_records():
 
 
 def _lives(bootstrap: str) -> dict:
-    return {"life": _life(bootstrap), "grown": _grown(bootstrap)}
+    return {"life": _life(bootstrap), "grown": _grown(bootstrap),
+            "altered": _altered(bootstrap)}
 
 
 def _consume_until(bootstrap: str, consumer, topic: str, partitions, done, what: str) -> None:
@@ -113,6 +119,43 @@ def _grown(bootstrap: str) -> tuple[list, list]:
     _consume_until(bootstrap, consumer, topic, (0,), holds_both, "the new partition assigned")
     records = _close_and_delete(bootstrap, consumer, group)
     return records, [_first_snapshot(bootstrap, group, _topic_id(records), 1)]
+
+
+def _altered(bootstrap: str) -> tuple[list, list, list]:
+    """Offsets altered to 2 on a 1-partition topic of 5 records before any member: the
+    member then reads from 2 (the group coordinator does not initialize the partition
+    again)."""
+    topic, group = ALTERED
+    create_led_topic(bootstrap, topic, 1)
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for _ in range(5):
+        producer.produce(topic, b"x", partition=0)
+    assert producer.flush(WAIT_S) == 0
+    with WireClient(bootstrap) as w:
+        wait_for(lambda: w.request(10, 6, FindCoordinatorRequest(
+            key_type=0, coordinator_keys=[group])).coordinators[0].error_code == 0,
+            "the group coordinator")
+        answers = []
+
+        def altered():
+            r = w.request(91, 0, alter.AlterShareGroupOffsetsRequest(group_id=group, topics=[
+                alter.AlterShareGroupOffsetsRequestTopic(topic_name=topic, partitions=[
+                    alter.AlterShareGroupOffsetsRequestPartition(
+                        partition_index=0, start_offset=2)])]))
+            answers[:] = [r.error_code] + [p.error_code for t in r.responses
+                                           for p in t.partitions]
+            return answers == [0, 0]
+        wait_for(altered, f"the offsets altered (last answer {answers})")
+    consumer = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group})
+    consumer.subscribe([topic])
+    offsets: list[int] = []
+
+    def read():
+        offsets.extend(m.offset() for m in consumer.poll(0.5) if m.error() is None)
+        return len(offsets) >= 3
+    wait_for(read, "the records from offset 2", 2 * WAIT_S)
+    records = _close_and_delete(bootstrap, consumer, group)
+    return records, [_first_snapshot(bootstrap, group, _topic_id(records), 0)], offsets
 
 
 def _holds(records: list, n: int) -> bool:
@@ -250,3 +293,13 @@ def test_the_member_ends_with_both_partitions(pykafkad_records):
     epoch, assignment = gr.decode_current_member(current[-1])
     assert epoch == 3
     assert [sorted(p) for p in assignment.values()] == [[0, 1]]
+
+
+def test_altered_offsets_write_kafkas_records(pykafkad_records, kafka_records):
+    """The partition is recorded initializing, then initialized, by the alter (at state
+    epoch 1, the new group's epoch); the first member (epoch 2) reads from offset 2."""
+    topic = ALTERED[0]
+    ours, theirs = pykafkad_records["altered"], kafka_records["altered"]
+    assert _masked(ours[0], topic) == _masked(theirs[0], topic)
+    assert ours[1] == theirs[1] == [(0, 1, 0, 2, 0)]
+    assert ours[2][:3] == theirs[2][:3] == [2, 3, 4]

@@ -11,10 +11,12 @@ start - the offsets past it whose delivery is complete; altering initializes the
 
 from __future__ import annotations
 
+import logging
+
 import trio
 
 from pykafkad.controller.result import DEFAULT_MESSAGES
-from pykafkad.coordinator.share_group.group import ShareGroup
+from pykafkad.coordinator.share_group.group import new_group
 from pykafkad.coordinator.share_group.service import service_of
 from pykafkad.dispatch import RequestContext, handles
 from pykafkad.network.client import NodeUnavailableError
@@ -25,6 +27,8 @@ from wire.messages import alter_share_group_offsets_response as alter_msg
 from wire.messages import delete_share_group_offsets_response as delete_msg
 from wire.messages import describe_share_group_offsets_response as describe_msg
 from wire.messages import list_offsets_request as list_offsets
+
+log = logging.getLogger("pykafkad.share")
 
 _NO_TOPIC_ID = bytes(16)
 _NOT_HOSTED = "This server does not host this topic-partition."
@@ -151,13 +155,24 @@ async def handle_alter_share_group_offsets(ctx: RequestContext, req):
             error_code=ErrorCode.NON_EMPTY_GROUP,
             error_message="The group is not empty.")
     if group is None:
-        svc.coordinator.groups[req.group_id] = ShareGroup(req.group_id)
+        svc.coordinator.groups[req.group_id] = new_group(req.group_id)
     unknown, known = [], []
     for t in req.topics:
         topic = broker.topics.get(t.topic_name)
         out = alter_msg.AlterShareGroupOffsetsResponseTopic(
             topic_name=t.topic_name, topic_id=topic.topic_id if topic else _NO_TOPIC_ID,
             partitions=[])
+        altered: list[int] = []
+        # the partitions to initialize are recorded first (one record), as Kafka does
+        initializing = [p.partition_index for p in t.partitions if topic is not None
+                        and authorized(ctx, TOPIC, READ, t.topic_name)
+                        and 0 <= p.partition_index < topic.num_partitions]
+        if initializing:
+            try:
+                svc.coordinator.record_initializing(req.group_id, topic.topic_id,
+                                                    t.topic_name, initializing)
+            except KafkaError as e:
+                log.warning("cannot record the share partitions of %s: %s", req.group_id, e)
         for p in t.partitions:
             try:
                 if not authorized(ctx, TOPIC, READ, t.topic_name):
@@ -172,15 +187,25 @@ async def handle_alter_share_group_offsets(ctx: RequestContext, req):
                 # partition in their cache)
                 key = (req.group_id, topic.topic_id, p.partition_index)
                 state = await svc.summary(key)
-                await svc.persister.initialize(key, 0 if state is None else state[0] + 1,
-                                               p.start_offset)
+                # at the group epoch (Kafka 4.4: 1 for a group made here), past the state's
+                epoch = svc.coordinator.groups[req.group_id].group_epoch
+                await svc.persister.initialize(
+                    key, epoch if state is None else max(epoch, state[0] + 1), p.start_offset)
                 _forget_here(svc, key)
+                altered.append(p.partition_index)
                 error, message = ErrorCode.NONE, None
             except KafkaError as e:
                 error = e.code
                 message = _NOT_HOSTED if e.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION else e.message
             out.partitions.append(alter_msg.AlterShareGroupOffsetsResponsePartition(
                 partition_index=p.partition_index, error_code=error, error_message=message))
+        if initializing:
+            try:
+                svc.coordinator.initialized(
+                    req.group_id, [(topic.topic_id, i) for i in altered],
+                    [(topic.topic_id, i) for i in initializing if i not in altered])
+            except KafkaError as e:  # the state is altered; a join initializes it again
+                log.warning("cannot record the share partitions of %s: %s", req.group_id, e)
         (known if topic else unknown).append(out)
     return alter_msg.AlterShareGroupOffsetsResponse(responses=unknown + known)
 

@@ -75,6 +75,9 @@ async def handle_share_group_heartbeat(ctx: RequestContext, req) -> ShareGroupHe
     if r.error:
         return ShareGroupHeartbeatResponse(error_code=r.error, error_message=r.message,
                                            member_epoch=0)
+    if r.initialize:  # async with respect to the heartbeat, as Kafka's persister call
+        trio.lowlevel.spawn_system_task(svc.initialize_share_state, req.group_id,
+                                        r.state_epoch, r.initialize)
     assignment = None if r.assignment is None else Assignment(topic_partitions=[
         TopicPartitions(topic_id=tid, partitions=parts) for tid, parts in r.assignment.items()])
     return ShareGroupHeartbeatResponse(

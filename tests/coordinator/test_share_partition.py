@@ -131,22 +131,35 @@ def test_simple_assignor_spreads_partitions_and_shares_them_when_members_outnumb
 
 def test_heartbeat_epochs_join_leave_and_fencing():
     now = [0]
-    coord = ShareGroupCoordinator(lambda: now[0], lambda name: (b"t" * 16, 2),
+    t = b"t" * 16
+    coord = ShareGroupCoordinator(lambda: now[0], lambda name: (t, 2),
                                   lambda g: 45_000, lambda g: 5_000)
     r = coord.heartbeat("g", "m1", 0, None, ["topic"], "c", "/h")
-    assert (r.error, r.member_epoch, r.assignment) == (0, 1, {b"t" * 16: [0, 1]})
+    # a new group's first epoch is 2 (as Kafka 4.4's); nothing is assigned before its share
+    # state is initialized, at the group epoch
+    assert (r.error, r.member_epoch, r.assignment) == (0, 2, {})
+    assert (r.initialize, r.state_epoch) == ([(t, 0, -1), (t, 1, -1)], 2)
+    # being initialized: not handed out again
+    assert coord.heartbeat("g", "m1", 2, None, None, "c", "/h").initialize == []
+    coord.initialized("g", [(t, 0)], [(t, 1)])
+    r = coord.heartbeat("g", "m1", 2, None, None, "c", "/h")
+    # a partition of a topic already initialized starts at offset 0
+    assert (r.member_epoch, r.assignment, r.initialize) == (3, {t: [0]}, [(t, 1, 0)])
+    coord.initialized("g", [(t, 1)], [])
+    r = coord.heartbeat("g", "m1", 3, None, None, "c", "/h")
+    assert (r.member_epoch, r.assignment) == (4, {t: [0, 1]})
     r = coord.heartbeat("g", "m2", 0, None, ["topic"], "c", "/h")
-    assert r.member_epoch == 2
-    r = coord.heartbeat("g", "m1", 1, None, None, "c", "/h")
-    assert r.member_epoch == 2 and r.assignment == {b"t" * 16: [0]}
+    assert r.member_epoch == 5
+    r = coord.heartbeat("g", "m1", 4, None, None, "c", "/h")
+    assert r.member_epoch == 5 and r.assignment == {t: [0]}
     assert coord.heartbeat("g", "m1", 7, None, None, "c", "/h").error == ErrorCode.FENCED_MEMBER_EPOCH
     assert coord.heartbeat("g", "zz", 3, None, None, "c", "/h").error == ErrorCode.UNKNOWN_MEMBER_ID
     assert coord.heartbeat("g", "", 0, None, ["topic"], "c", "/h").error == ErrorCode.INVALID_REQUEST
     now[0] = 40_000
-    assert coord.heartbeat("g", "m1", 2, None, None, "c", "/h").assignment is None
+    assert coord.heartbeat("g", "m1", 5, None, None, "c", "/h").assignment is None
     now[0] = 46_000  # m2 never heartbeated again: its session timed out
-    r = coord.heartbeat("g", "m1", 2, None, None, "c", "/h")
-    assert r.member_epoch == 3 and r.assignment == {b"t" * 16: [0, 1]}
+    r = coord.heartbeat("g", "m1", 5, None, None, "c", "/h")
+    assert r.member_epoch == 6 and r.assignment == {t: [0, 1]}
     assert coord.heartbeat("g", "m1", -1, None, None, "c", "/h").member_epoch == -1
     assert coord.describe("g").state == "Empty"
 

@@ -3,6 +3,13 @@ members join with a client-chosen member id at epoch 0, leave at epoch -1, and a
 ``share.session.timeout.ms`` without a heartbeat.  There is no revocation: a new target
 assignment is handed out on each member's next heartbeat.
 
+A partition is assigned only once its share state is initialized, as Kafka's group
+coordinator does: a heartbeat that finds subscribed partitions without share state records
+them as initializing (ShareGroupStatePartitionMetadata) and hands them back for
+InitializeShareGroupState at the group epoch; once that succeeded they are recorded as
+initialized and the group epoch is bumped, so the assignor hands them out.  The group epoch
+also follows the subscribed topics' metadata hash (KIP-1101).
+
 The assignment is Kafka's simple share assignor for a homogeneous subscription: partitions are
 spread round robin over the members, and when there are more members than partitions each
 partition goes to several members (so every member gets work).
@@ -14,12 +21,15 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from pykafkad.coordinator.metadata_hash import group_hash
 from pykafkad.coordinator.share_group import group_records as gr
 from wire.errors import ErrorCode, KafkaError
 
 log = logging.getLogger("pykafkad.share")
 
 EMPTY, STABLE, DEAD = "Empty", "Stable", "Dead"
+#: Kafka's PartitionFactory.UNINITIALIZED_START_OFFSET
+UNINITIALIZED_START_OFFSET = -1
 LEAVE_EPOCH = -1
 
 
@@ -45,8 +55,13 @@ class ShareGroup:
     target: dict[str, dict[bytes, list[int]]] = field(default_factory=dict)
     #: what the target was computed from: topic name -> (topic id, partition count)
     subscribed_metadata: dict[str, tuple[bytes, int]] = field(default_factory=dict)
-    #: the share-state partitions of the last ShareGroupStatePartitionMetadata record
-    initialized_topics: list = field(default_factory=list)
+    #: KIP-1101's hash of the subscribed topics, as of the last group epoch
+    metadata_hash: int = 0
+    #: topic id -> (name, partitions) whose share state is being initialized / is initialized
+    initializing: gr.StateTopics = field(default_factory=dict)
+    initialized: gr.StateTopics = field(default_factory=dict)
+    #: topic id -> name of the topics whose share state is being deleted
+    deleting: dict[bytes, str] = field(default_factory=dict)
 
     @property
     def state(self) -> str:
@@ -54,6 +69,13 @@ class ShareGroup:
 
     def subscribed_topics(self) -> set[str]:
         return {t for m in self.members.values() for t in m.subscribed_topic_names}
+
+
+def new_group(group_id: str) -> ShareGroup:
+    """A share group made by its first member or by AlterShareGroupOffsets: at epoch 1, as
+    Kafka 4.4 makes it (its first ShareGroupMetadata is at epoch 2, and the state epoch of
+    offsets altered before any member joined is 1; both seen on the reference broker)."""
+    return ShareGroup(group_id, group_epoch=1, assignment_epoch=1)
 
 
 def simple_assignment(members: list[str], partitions: list[tuple[bytes, int]]
@@ -83,6 +105,10 @@ class HeartbeatResult:
     member_epoch: int = 0
     heartbeat_interval_ms: int = 0
     assignment: dict[bytes, list[int]] | None = None
+    #: share partitions (topic id, partition, start offset) to initialize now, at
+    #: ``state_epoch``
+    initialize: list[tuple[bytes, int, int]] = field(default_factory=list)
+    state_epoch: int = 0
 
 
 class ShareGroupCoordinator:
@@ -92,9 +118,15 @@ class ShareGroupCoordinator:
     def __init__(self, clock: Callable[[], int], topic_lookup: Callable[[str], tuple[bytes, int] | None],
                  session_timeout_ms: Callable[[str], int], heartbeat_interval_ms: Callable[[str], int],
                  max_size: int = 200, groups: dict[str, ShareGroup] | None = None,
-                 write: Callable[[str, list[gr.Record]], None] | None = None):
+                 write: Callable[[str, list[gr.Record]], None] | None = None,
+                 topic_hash: Callable[[str], int | None] | None = None):
         self.clock = clock
         self.topic_lookup = topic_lookup
+        #: a topic's KIP-1101 hash (None for no such topic)
+        self.topic_hash = topic_hash
+        #: (group id, topic id, partition) whose InitializeShareGroupState this coordinator
+        #: has sent and not yet seen answered (others still initializing are sent again)
+        self._initializing: set[tuple[str, bytes, int]] = set()
         self.session_timeout_ms = session_timeout_ms
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.max_size = max_size
@@ -162,7 +194,7 @@ class ShareGroupCoordinator:
             if member_epoch != 0:
                 return HeartbeatResult(ErrorCode.GROUP_ID_NOT_FOUND,
                                        f"Group {group_id} not found.")
-            group = self.groups[group_id] = ShareGroup(group_id)
+            group = self.groups[group_id] = new_group(group_id)
         member = group.members.get(member_id)
         if member is None:
             if member_epoch != 0:
@@ -196,8 +228,11 @@ class ShareGroupCoordinator:
         member.client_id, member.client_host = client_id, client_host
         if rack_id is not None:
             member.rack_id = rack_id
-        if self._metadata(group) != group.subscribed_metadata:
+        if self._group_hash(group) != group.metadata_hash or (
+                group.group_epoch == group.assignment_epoch and self._unassigned(group)):
             self._bump(group)
+        if group.group_epoch > group.assignment_epoch:
+            self._assign(group)
         send = None
         if member.member_epoch != group.assignment_epoch or member_epoch == 0:
             previous = member.member_epoch
@@ -206,10 +241,81 @@ class ShareGroupCoordinator:
             send = member.assignment
             self._record(group_id, gr.CURRENT_MEMBER, member_id, gr.current_member(
                 member.member_epoch, previous, member.assignment))
-        self._flush()
+        initialize = self._start_initialize(group)
+        try:
+            self._flush()
+        except KafkaError:
+            for tid, p, _ in initialize:  # not recorded: the next heartbeat starts them again
+                self._initializing.discard((group_id, tid, p))
+            raise
         return HeartbeatResult(member_id=member_id, member_epoch=member.member_epoch,
                                heartbeat_interval_ms=self.heartbeat_interval_ms(group_id),
-                               assignment=send)
+                               assignment=send, initialize=initialize,
+                               state_epoch=group.group_epoch)
+
+    def _state_partitions_record(self, group: ShareGroup) -> None:
+        self._record(group.group_id, gr.STATE_PARTITIONS, None, gr.state_partitions(
+            group.initializing, group.initialized, group.deleting))
+
+    def _start_initialize(self, group: ShareGroup) -> list[tuple[bytes, int, int]]:
+        """The subscribed partitions whose share state is neither initialized nor being
+        initialized by this coordinator: recorded as initializing (the heartbeat's last
+        record, as Kafka writes it) and returned for InitializeShareGroupState, with their
+        start offset: -1 (the leader resolves share.auto.offset.reset), but 0 for a new
+        partition of a topic already initialized, whose every record is to be read (as
+        Kafka 4.4 does after CreatePartitions)."""
+        out = []
+        for name, (tid, n) in sorted(self._metadata(group).items()):
+            done = group.initialized.get(tid, (name, set()))[1]
+            start = 0 if done else UNINITIALIZED_START_OFFSET
+            for p in range(n):
+                if p not in done and (group.group_id, tid, p) not in self._initializing:
+                    out.append((tid, p, start))
+                    self._initializing.add((group.group_id, tid, p))
+                    group.initializing.setdefault(tid, (name, set()))[1].add(p)
+        if out:
+            self._state_partitions_record(group)
+        return out
+
+    def initialized(self, group_id: str, done: list[tuple[bytes, int]],
+                    failed: list[tuple[bytes, int]]) -> None:
+        """The answer of InitializeShareGroupState: ``done`` partitions become initialized
+        (the next heartbeat bumps the group epoch, so the assignor hands them out),
+        ``failed`` ones stop initializing (a later heartbeat sends them again)."""
+        for tid, p in done + failed:
+            self._initializing.discard((group_id, tid, p))
+        group = self.groups.get(group_id)
+        if group is None:
+            return
+        changed = False
+        for tid, p in done + failed:
+            entry = group.initializing.get(tid)
+            if entry is None or p not in entry[1]:
+                continue
+            entry[1].discard(p)
+            if not entry[1]:
+                del group.initializing[tid]
+            if (tid, p) in done:
+                group.initialized.setdefault(tid, (entry[0], set()))[1].add(p)
+            changed = True
+        if not changed:
+            return
+        self._state_partitions_record(group)  # the next heartbeat bumps the group epoch
+        self._flush()
+
+    def record_initializing(self, group_id: str, topic_id: bytes, name: str,
+                            partitions: list[int]) -> None:
+        """Share partitions AlterShareGroupOffsets is about to initialize: recorded as
+        initializing (``initialized`` records the outcome), as Kafka records them, so a
+        member that joins later does not initialize them again over the altered offsets."""
+        group = self.groups.get(group_id)
+        if group is None or not partitions:
+            return
+        group.initializing.setdefault(topic_id, (name, set()))[1].update(partitions)
+        for p in partitions:
+            self._initializing.add((group_id, topic_id, p))
+        self._state_partitions_record(group)
+        self._flush()
 
     def _metadata(self, group: ShareGroup) -> dict[str, tuple[bytes, int]]:
         out = {}
@@ -219,14 +325,45 @@ class ShareGroupCoordinator:
                 out[name] = found
         return out
 
+    def _unassigned(self, group: ShareGroup) -> bool:
+        """Whether a partition's share state was initialized since the target assignment
+        (the assignor hands every initialized partition to some member): the next heartbeat
+        bumps the group epoch for it, also on a coordinator that loaded the group."""
+        if not group.members:
+            return False
+        targeted = {(tid, p) for a in group.target.values() for tid, ps in a.items()
+                    for p in ps}
+        return any((tid, p) not in targeted
+                   for tid, n in self._metadata(group).values()
+                   for p in group.initialized.get(tid, ("", set()))[1] if p < n)
+
+    def _group_hash(self, group: ShareGroup) -> int:
+        """KIP-1101's metadata hash of the group's subscribed topics (those that exist)."""
+        if self.topic_hash is None:
+            return 0
+        hashes = {}
+        for name in group.subscribed_topics():
+            h = self.topic_hash(name)
+            if h is not None:
+                hashes[name] = h
+        return group_hash(hashes)
+
     def _bump(self, group: ShareGroup) -> None:
-        """A membership, subscription or metadata change: a new group epoch and target
-        assignment (the simple assignor runs at once)."""
+        """A membership, subscription, metadata or share-state change: a new group epoch."""
         group.group_epoch += 1
+        group.metadata_hash = self._group_hash(group)
         group.subscribed_metadata = self._metadata(group)
+        self._record(group.group_id, gr.GROUP_METADATA, None,
+                     gr.group_metadata(group.group_epoch, group.metadata_hash))
+        if not group.members:  # nobody heartbeats to an empty group: its target now
+            self._assign(group)
+
+    def _assign(self, group: ShareGroup) -> None:
+        """The target assignment at the group epoch, computed on a member's heartbeat after
+        a bump (as Kafka's) over the partitions whose share state is initialized."""
         members = sorted(group.members)
         partitions = [(tid, p) for _, (tid, n) in sorted(group.subscribed_metadata.items())
-                      for p in range(n)]
+                      for p in sorted(group.initialized.get(tid, ("", set()))[1]) if p < n]
         homogeneous = {}
         for m in members:
             subs = set(group.members[m].subscribed_topic_names)
@@ -240,17 +377,12 @@ class ShareGroupCoordinator:
         for parts, ms in by_subscription.items():
             target.update(simple_assignment(ms, list(parts)))
         gid = group.group_id
-        self._record(gid, gr.GROUP_METADATA, None, gr.group_metadata(group.group_epoch))
         for m, assignment in target.items():
             if group.target.get(m) != assignment:
                 self._record(gid, gr.TARGET_MEMBER, m, gr.target_member(assignment))
-        self._record(gid, gr.TARGET_METADATA, None,
-                     gr.target_metadata(group.group_epoch, self.clock()))
-        initialized = [(tid, name, list(range(n)))
-                       for name, (tid, n) in sorted(group.subscribed_metadata.items())]
-        if initialized != group.initialized_topics:
-            group.initialized_topics = initialized
-            self._record(gid, gr.STATE_PARTITIONS, None, gr.state_partitions(initialized))
+        # Kafka stamps the assignment time only when there are members to assign to
+        self._record(gid, gr.TARGET_METADATA, None, gr.target_metadata(
+            group.group_epoch, self.clock() if members else None))
         group.target = target
         group.assignment_epoch = group.group_epoch
 
@@ -268,7 +400,14 @@ class ShareGroupCoordinator:
             return ErrorCode.GROUP_ID_NOT_FOUND
         if group.members:
             return ErrorCode.NON_EMPTY_GROUP
-        for record_type in (gr.STATE_PARTITIONS, gr.TARGET_METADATA, gr.GROUP_METADATA):
+        # the share state's topics are recorded as deleting first, as Kafka does
+        deleting = {tid: name for tid, (name, _) in {**group.initializing,
+                                                     **group.initialized}.items()}
+        if deleting:
+            group.initializing, group.initialized = {}, {}
+            group.deleting = {**group.deleting, **deleting}
+            self._state_partitions_record(group)
+        for record_type in (gr.TARGET_METADATA, gr.STATE_PARTITIONS, gr.GROUP_METADATA):
             self._record(group_id, record_type, None, None)
         self._flush()
         del self.groups[group_id]
@@ -294,16 +433,22 @@ def replay(coordinator, key: bytes, value: bytes | None) -> None:
         if value is None:
             groups.pop(group_id, None)
         else:
-            groups.setdefault(group_id, ShareGroup(group_id)).group_epoch = \
-                gr.decode_group_epoch(value)
+            group = groups.setdefault(group_id, ShareGroup(group_id))
+            group.group_epoch, group.metadata_hash = gr.decode_group_metadata(value)
         return
     group = groups.get(group_id)
     if group is None:
         if value is None:
             return
-        group = groups[group_id] = ShareGroup(group_id)
+        group = groups[group_id] = new_group(group_id)
     if record_type == gr.TARGET_METADATA and value is not None:
         group.assignment_epoch = gr.decode_group_epoch(value)
+    elif record_type == gr.STATE_PARTITIONS:
+        if value is None:
+            group.initializing, group.initialized, group.deleting = {}, {}, {}
+        else:
+            group.initializing, group.initialized, group.deleting = \
+                gr.decode_state_partitions(value)
     elif record_type == gr.MEMBER_METADATA:
         if value is None:
             group.members.pop(member_id, None)

@@ -71,9 +71,13 @@ def group_metadata(epoch: int, metadata_hash: int = 0) -> bytes:
     return w.getvalue()
 
 
-def target_metadata(assignment_epoch: int, timestamp: int) -> bytes:
+def target_metadata(assignment_epoch: int, timestamp: int | None) -> bytes:
+    """``timestamp`` None: no AssignmentTimestamp (Kafka writes none for an empty group)."""
     w = _value()
     w.int32(assignment_epoch)
+    if timestamp is None:
+        w.uvarint(0)
+        return w.getvalue()
     w.uvarint(1)  # tagged AssignmentTimestamp (tag 0)
     w.uvarint(0)
     w.uvarint(8)
@@ -98,20 +102,64 @@ def current_member(epoch: int, previous_epoch: int, assignment: dict[bytes, list
     return w.getvalue()
 
 
-def state_partitions(initialized: list[tuple[bytes, str, list[int]]]) -> bytes:
+#: topic id -> (topic name, partitions): the share-state partitions of one kind
+StateTopics = dict[bytes, tuple[str, set[int]]]
+
+
+def state_partitions(initializing: StateTopics, initialized: StateTopics,
+                     deleting: dict[bytes, str]) -> bytes:
+    """ShareGroupStatePartitionMetadata: the partitions whose share state is being
+    initialized, is initialized, and the topics whose state is being deleted."""
     w = _value()
-    w.uvarint(1)  # InitializingTopics: none (state is initialized on first fetch)
-    w.uvarint(len(initialized) + 1)
-    for tid, name, parts in initialized:
+    for topics in (initializing, initialized):
+        w.uvarint(len(topics) + 1)
+        for tid in sorted(topics):
+            name, parts = topics[tid]
+            w.uuid(tid)
+            w.compact_string(name)
+            w.uvarint(len(parts) + 1)
+            for p in sorted(parts):
+                w.int32(p)
+            w.uvarint(0)
+    w.uvarint(len(deleting) + 1)
+    for tid in sorted(deleting):
         w.uuid(tid)
-        w.compact_string(name)
-        w.uvarint(len(parts) + 1)
-        for p in parts:
-            w.int32(p)
+        w.compact_string(deleting[tid])
         w.uvarint(0)
-    w.uvarint(1)  # DeletingTopics
     w.uvarint(0)
     return w.getvalue()
+
+
+def decode_state_partitions(value: bytes) -> tuple[StateTopics, StateTopics, dict[bytes, str]]:
+    r = Reader(value)
+    r.int16()
+    out: list[StateTopics] = []
+    for _ in range(2):
+        topics: StateTopics = {}
+        for _ in range(r.uvarint() - 1):
+            tid, name = r.uuid(), r.compact_string()
+            topics[tid] = (name, {r.int32() for _ in range(r.uvarint() - 1)})
+            _skip_tags(r)
+        out.append(topics)
+    deleting = {}
+    for _ in range(r.uvarint() - 1):
+        tid = r.uuid()
+        deleting[tid] = r.compact_string()
+        _skip_tags(r)
+    return out[0], out[1], deleting
+
+
+def decode_group_metadata(value: bytes) -> tuple[int, int]:
+    """(group epoch, metadata hash) of ShareGroupMetadata."""
+    r = Reader(value)
+    r.int16()
+    return r.int32(), r.int64()
+
+
+def _skip_tags(r: Reader) -> None:
+    for _ in range(r.uvarint()):
+        r.uvarint()
+        r._need(r.uvarint())
 
 
 def decode_group_epoch(value: bytes) -> int:
@@ -149,7 +197,5 @@ def _read_partitions(r: Reader) -> dict[bytes, list[int]]:
     for _ in range(r.uvarint() - 1):
         tid = r.uuid()
         out[tid] = [r.int32() for _ in range(r.uvarint() - 1)]
-        for _ in range(r.uvarint()):
-            r.uvarint()
-            r._need(r.uvarint())
+        _skip_tags(r)
     return out

@@ -4,6 +4,7 @@ read per group (a group config override, else the broker's ``group.share.*`` val
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterable
 
@@ -11,9 +12,14 @@ import trio
 
 from pykafkad.config.group import BROKER_SYNONYMS, GROUP_CONFIGS, broker_value
 from pykafkad.coordinator.coordinator import RECORD_REPLAYERS
+from pykafkad.coordinator.metadata_hash import topic_hash
 from pykafkad.coordinator.share_group import group_records
 from pykafkad.coordinator.share_group import state_records as sr
-from pykafkad.coordinator.share_group.group import ShareGroupCoordinator, replay
+from pykafkad.coordinator.share_group.group import (
+    UNINITIALIZED_START_OFFSET,
+    ShareGroupCoordinator,
+    replay,
+)
 from pykafkad.coordinator.share_group.persister import SharePersister
 from pykafkad.coordinator.share_group.share_coordinator import ShareCoordinator
 from pykafkad.coordinator.share_group.share_partition import SharePartition
@@ -46,7 +52,8 @@ class ShareGroupService:
             _broker_int(broker, "group.share.max.size", 200),
             groups=broker.groups.coordinator.__dict__.setdefault("share_groups", {}),
             write=lambda group_id, records: broker.groups.coordinator.storage.append(
-                group_id, records))
+                group_id, records),
+            topic_hash=self._topic_hash)
         self.sessions = ShareSessionCache(
             _broker_int(broker, "group.share.max.share.sessions", 2000))
         #: (group id, topic id, partition) -> its share partition
@@ -89,6 +96,58 @@ class ShareGroupService:
         topic = self.broker.topics.get(name)
         return None if topic is None else (topic.topic_id, topic.num_partitions)
 
+    def _topic_hash(self, name: str) -> int | None:
+        """KIP-1101's hash of a topic: its id, name, partitions and their replicas' racks."""
+        topic = self.broker.topics.get(name)
+        if topic is None:
+            return None
+        cache = self.broker.metadata_cache
+        racks = []
+        for index in range(topic.num_partitions):
+            replicas = cache.partition(name, index).replicas
+            racks.append([r for r in map(self._rack_of, replicas) if r is not None])
+        return topic_hash(topic.topic_id, name, racks)
+
+    def _rack_of(self, broker_id: int) -> str | None:
+        """A registered broker's rack (fenced or not, as Kafka's cluster image has it)."""
+        image = getattr(self.broker.metadata_cache, "image", None)
+        if image is not None:
+            b = image.cluster.get(broker_id)
+            return None if b is None else b.rack
+        if broker_id == self.broker.node_id:
+            return self.broker.config["broker.rack"]
+        return None
+
+    async def initialize_share_state(self, group_id: str, state_epoch: int,
+                                     partitions: list[tuple[bytes, int, int]]) -> None:
+        """InitializeShareGroupState for the partitions the group coordinator recorded as
+        initializing, at the group epoch and the start offset it chose (-1: the
+        share-partition leader resolves share.auto.offset.reset on its first read), as
+        Kafka's group coordinator sends it; then they become initialized, or are sent again
+        on a later heartbeat."""
+        done: list[tuple[bytes, int]] = []
+        failed: list[tuple[bytes, int]] = []
+
+        async def one(tid: bytes, index: int, start: int) -> None:
+            try:
+                await self.persister.initialize((group_id, tid, index), state_epoch, start)
+            except (KafkaError, trio.TooSlowError) as e:
+                log.info("cannot initialize the share state of %s-%d in group %s: %s",
+                         tid.hex(), index, group_id, e)
+                failed.append((tid, index))
+            else:
+                done.append((tid, index))
+
+        try:
+            async with trio.open_nursery() as nursery:
+                for tid, index, start in partitions:
+                    nursery.start_soon(one, tid, index, start)
+            self.coordinator.initialized(group_id, done, failed)
+        except KafkaError as e:  # the group's records could not be written: retried later
+            log.warning("cannot record the share state of group %s: %s", group_id, e)
+        except Exception:  # a system task: never take the broker down
+            log.exception("initializing the share state of group %s", group_id)
+
     # -- share partitions ----------------------------------------------------------------------
     def share_partition(self, group_id: str, topic_id: bytes, index: int, plog) -> SharePartition:
         """The group's share partition, initialized on first fetch from
@@ -126,6 +185,12 @@ class ShareGroupService:
                 continue
             try:
                 state = await self.persister.read(key, epoch)
+                if state is not None and state.start_offset == UNINITIALIZED_START_OFFSET:
+                    # initialized by the group coordinator: the leader picks the start
+                    plog = self.broker.replicas.get_partition_or_error(
+                        topic.name, index).local_log_with_epoch(-1, require_leader=True)
+                    state = dataclasses.replace(
+                        state, start_offset=self._reset_offset(group_id, plog))
                 if state is None:
                     plog = self.broker.replicas.get_partition_or_error(
                         topic.name, index).local_log_with_epoch(-1, require_leader=True)

@@ -204,7 +204,9 @@ class ShareCoordinator:
         return self._append(key, sr.SNAPSHOT, sr.ShareStateValue(
             snapshot_epoch=0 if current is None else current.snapshot_epoch + 1,
             leader_epoch=0, start_offset=start_offset, state_epoch=state_epoch,
-            create_timestamp=now, write_timestamp=now, delivery_complete_count=0))
+            create_timestamp=now, write_timestamp=now,
+            # Kafka 4.4: unknown (-1) until the leader picks the start, else none done yet
+            delivery_complete_count=-1 if start_offset == -1 else 0))
 
     def delete(self, key: Key):
         """DeleteShareGroupState: tombstones for the key."""

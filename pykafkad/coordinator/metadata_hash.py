@@ -161,7 +161,7 @@ def topic_hash(topic_id: bytes, name: str, partition_racks: list[Iterable[str]])
     for i, racks in enumerate(partition_racks):
         out += struct.pack("<i", i)
         for rack in sorted(racks):
-            out += struct.pack("<i", len(rack)) + _string(rack)
+            out += struct.pack("<i", len(rack.encode("utf-16-le")) // 2) + _string(rack)
     return _signed(xxh3_64(bytes(out)))
 
 

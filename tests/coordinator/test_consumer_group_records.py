@@ -22,7 +22,7 @@ from pykafkad.coordinator.consumer_group.manager import (
     ConsumerGroupManager,
     ConsumerGroupSettings,
 )
-from pykafkad.coordinator.consumer_group.metadata_hash import group_hash, topic_hash
+from pykafkad.coordinator.metadata_hash import group_hash, topic_hash
 from pykafkad.coordinator.timer import Timer
 from pykafkad.testing import run_broker
 from tests.integration.clients import WAIT_S, create_topic, needs_java

@@ -30,8 +30,8 @@ from pykafkad.coordinator.consumer_group.group import (
     ConsumerGroupMember,
     Partitions,
 )
-from pykafkad.coordinator.consumer_group.metadata_hash import group_hash, topic_hash
 from pykafkad.coordinator.consumer_group.persistence import GroupRecords
+from pykafkad.coordinator.metadata_hash import group_hash, topic_hash
 from pykafkad.coordinator.timer import Timer
 from wire.errors import ErrorCode, KafkaError
 

@@ -28,6 +28,8 @@ from pykafkad.coordinator.share_group.state_store import SHARE_GROUP_STATE_TOPIC
 from wire.errors import KafkaError
 
 log = logging.getLogger("pykafkad.coordinator.share")
+#: group_states: read the group's list of share partitions itself
+_ASK = object()
 _ATTR = "_share_group_service"
 RECORD_REPLAYERS.update(dict.fromkeys(group_records.RECORD_TYPES, replay))
 
@@ -282,9 +284,10 @@ class ShareGroupService:
         """DeleteGroups for a share group: only an Empty one, with its share state, forgotten
         here and at each share partition's share coordinator (DeleteShareGroupState through
         the persister where that is another node), as Kafka's group coordinator does."""
+        listed = self._listed_partitions(group_id)  # the group's records go with it
         code = self.coordinator.delete(group_id)
         if code == 0:
-            keys = set(await self.group_states(group_id))
+            keys = set(await self.group_states(group_id, listed=listed))
             self.delete_group_state(group_id)
             for key in sorted(keys):
                 try:
@@ -300,16 +303,22 @@ class ShareGroupService:
             return None  # no share state anywhere yet
         return await self.persister.summary(key)
 
-    async def group_states(self, group_id: str, topic_ids=None) -> dict:
+    async def group_states(self, group_id: str, topic_ids=None, listed=_ASK) -> dict:
         """{key: summary} of the group's initialized share partitions (of ``topic_ids`` only,
-        when given), asked of their share coordinators: the partitions known here and every
-        partition of the cluster's topics (the group coordinator keeps no list of them)."""
-        from pykafkad.cluster import INTERNAL_TOPICS
-
+        when given), asked of their share coordinators: those the group's
+        ShareGroupStatePartitionMetadata lists, as Kafka's group coordinator asks; for a group
+        written before pykafkad kept that list, every partition of the cluster's topics."""
         keys = {k for k in list(self.partitions) + list(self.stored_states()) if k[0] == group_id}
-        for topic in list(self.broker.topics.by_id.values()):
-            if topic.name not in INTERNAL_TOPICS:
-                keys.update((group_id, topic.topic_id, i) for i in range(topic.num_partitions))
+        if listed is _ASK:
+            listed = self._listed_partitions(group_id)
+        if listed is not None:
+            keys |= listed
+        else:
+            from pykafkad.cluster import INTERNAL_TOPICS
+
+            for topic in list(self.broker.topics.by_id.values()):
+                if topic.name not in INTERNAL_TOPICS:
+                    keys.update((group_id, topic.topic_id, i) for i in range(topic.num_partitions))
         out = {}
         for key in sorted(keys):
             if topic_ids is not None and key[1] not in topic_ids:
@@ -318,6 +327,15 @@ class ShareGroupService:
             if state is not None:
                 out[key] = state
         return out
+
+    def _listed_partitions(self, group_id: str) -> set[tuple[str, bytes, int]] | None:
+        """The share partitions the group's ShareGroupStatePartitionMetadata lists as
+        initializing or initialized; None when the group has no such record."""
+        group = self.coordinator.groups.get(group_id)
+        if group is None or not (group.initializing or group.initialized):
+            return None
+        return {(group_id, tid, p) for lists in (group.initializing, group.initialized)
+                for tid, (_, partitions) in lists.items() for p in partitions}
 
     def drop_cached(self, group_id: str) -> None:
         """The group's last share session here closed (Kafka's onGroupEmpty): its share

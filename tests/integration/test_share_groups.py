@@ -51,6 +51,26 @@ def _earliest(bootstrap: str, group: str, **more: str) -> None:
         f.result(WAIT_S)
 
 
+def _wait_for_lag(bootstrap: str, group: str, topic: str, lag: int) -> None:
+    """Until DescribeShareGroupOffsets gives partition 0 of ``topic`` ``lag`` (what the
+    share coordinator has written)."""
+    from compat.wire_client import WireClient
+    from wire.messages import describe_share_group_offsets_request as describe
+
+    deadline = time.monotonic() + WAIT_S
+    with WireClient(bootstrap) as w:
+        while True:
+            (g,) = w.request(90, 1, describe.DescribeShareGroupOffsetsRequest(groups=[
+                describe.DescribeShareGroupOffsetsRequestGroup(group_id=group, topics=[
+                    describe.DescribeShareGroupOffsetsRequestTopic(topic_name=topic,
+                                                                   partitions=[0])])])).groups
+            seen = [p.lag for t in g.topics for p in t.partitions]
+            if seen == [lag]:
+                return
+            assert time.monotonic() < deadline, f"lag {seen}, not {lag}"
+            time.sleep(0.1)
+
+
 def _produce(bootstrap: str, topic: str, n: int) -> None:
     p = Producer({"bootstrap.servers": bootstrap})
     for i in range(n):
@@ -124,6 +144,9 @@ def test_librdkafka_share_consumer_acknowledgements_survive_a_restart(tmp_path):
         finally:
             c.close()
         assert [d for o, d in first if o < 5] == [1] * 5
+        # the close's acknowledgements may still be on their way (librdkafka does not wait
+        # for them): the restart waits until they are written (5 records left to deliver)
+        _wait_for_lag(bs, group, topic, 5)
     with run_broker(tmp_path / "data") as b:
         c = _share_consumer(b.bootstrap_servers, group, topic)
         try:

@@ -179,3 +179,22 @@ def test_a_large_window_stays_a_few_runs():
         (0, 49_999, ACKNOWLEDGED, 1), (50_000, 50_000, AVAILABLE, 1),
         (50_001, 99_999, ACKNOWLEDGED, 1)]
     assert sp.first_fetch_offset() == 50_000 and sp.delivery_complete_count() == 49_999
+
+
+def test_a_share_update_is_written_over_its_snapshot_by_ranges():
+    """The share coordinator applies a ShareUpdate over its snapshot with range arithmetic:
+    the update's batches replace the offsets they cover, the rest keeps the snapshot's."""
+    from pykafkad.coordinator.share_group.state_store import _apply_update
+
+    def value(start, batches):
+        return sr.ShareStateValue(snapshot_epoch=1, leader_epoch=0, start_offset=start,
+                                  state_batches=batches, state_epoch=0, create_timestamp=1,
+                                  write_timestamp=2, delivery_complete_count=-1)
+    snapshot = value(0, [(0, 99_999, AVAILABLE, 1), (100_000, 100_009, ARCHIVED, 5)])
+    update = value(-1, [(10, 19, ACKNOWLEDGED, 1), (99_990, 100_004, AVAILABLE, 2)])
+    merged = _apply_update(snapshot, update)
+    assert merged.start_offset == 0 and merged.state_batches == [
+        (0, 9, AVAILABLE, 1), (10, 19, ACKNOWLEDGED, 1), (20, 99_989, AVAILABLE, 1),
+        (99_990, 100_004, AVAILABLE, 2), (100_005, 100_009, ARCHIVED, 5)]
+    assert _apply_update(snapshot, value(50_000, [])).state_batches == [
+        (50_000, 99_999, AVAILABLE, 1), (100_000, 100_009, ARCHIVED, 5)]

@@ -93,18 +93,15 @@ def _apply_update(base: sr.ShareStateValue, update: sr.ShareStateValue) -> sr.Sh
     """ShareUpdate over a snapshot: a new start offset (unless -1) and the updated batches
     replacing the offsets they cover."""
     start = base.start_offset if update.start_offset == -1 else update.start_offset
-    per_offset = {}
-    for batches in (base.state_batches, update.state_batches):
-        for first, last, state, count in batches:
-            for o in range(first, last + 1):
-                per_offset[o] = (state, count)
     merged: list[list[int]] = []
-    for o in sorted(x for x in per_offset if x >= start):
-        state, count = per_offset[o]
-        if merged and merged[-1][1] == o - 1 and merged[-1][2:] == [state, count]:
-            merged[-1][1] = o
+    for first, last, state, count in _overlay(base.state_batches, update.state_batches):
+        first = max(first, start)
+        if first > last:
+            continue
+        if merged and merged[-1][1] == first - 1 and merged[-1][2:] == [state, count]:
+            merged[-1][1] = last
         else:
-            merged.append([o, o, state, count])
+            merged.append([first, last, state, count])
     return sr.ShareStateValue(
         snapshot_epoch=update.snapshot_epoch, leader_epoch=update.leader_epoch,
         start_offset=start, state_batches=[tuple(m) for m in merged],
@@ -113,3 +110,23 @@ def _apply_update(base: sr.ShareStateValue, update: sr.ShareStateValue) -> sr.Sh
         delivery_complete_count=(base.delivery_complete_count
                                  if update.delivery_complete_count == -1
                                  else update.delivery_complete_count))
+
+
+def _overlay(base, update) -> list[tuple[int, int, int, int]]:
+    """(first, last, state, count) runs of ``base`` with ``update``'s runs written over them,
+    in offset order: range arithmetic, so a write costs per batch, not per offset."""
+    update = sorted(update)
+    out = list(update)
+    skip = 0
+    for first, last, state, count in sorted(base):
+        while skip < len(update) and update[skip][1] < first:
+            skip += 1
+        at, k = first, skip
+        while at <= last and k < len(update) and update[k][0] <= last:
+            if update[k][0] > at:
+                out.append((at, update[k][0] - 1, state, count))
+            at = max(at, update[k][1] + 1)
+            k += 1
+        if at <= last:
+            out.append((at, last, state, count))
+    return sorted(out)

@@ -25,6 +25,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".cache" / "client_suites"
 
+#: broker settings for a client suite on one node: the internal topics at replication factor 1
+INTERNAL_TOPICS_ON_ONE_NODE = {
+    "transaction.state.log.replication.factor": "1",
+    "transaction.state.log.min.isr": "1",
+    "offsets.topic.replication.factor": "1",
+    "share.coordinator.state.topic.replication.factor": "1",
+    "share.coordinator.state.topic.min.isr": "1",
+}
+
 #: the kafka-python tests issue 10 names: each needs several brokers or a KRaft quorum
 KAFKA_PYTHON_CLUSTER_TESTS = (
     "test_describe_log_dirs",

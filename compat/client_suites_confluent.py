@@ -26,7 +26,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from compat.client_suites import CACHE, junit_outcomes
+from compat.client_suites import CACHE, INTERNAL_TOPICS_ON_ONE_NODE, junit_outcomes
 
 #: where the suite's source is looked for when CONFLUENT_KAFKA_PYTHON_SRC is not set: a
 #: snapshot of the GitHub repository (newest there: v2.15.0; no v2.16.1 tag)
@@ -67,11 +67,7 @@ STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 #: Less their ``offsets.topic.min.isr=1``: no Kafka config has that name (Kafka 4.4 starts
 #: and logs it as unused), and pykafkad refuses a server.properties with an unknown name
 BROKER_CONFIG = {
-    "transaction.state.log.replication.factor": "1",
-    "transaction.state.log.min.isr": "1",
-    "offsets.topic.replication.factor": "1",
-    "share.coordinator.state.topic.replication.factor": "1",
-    "share.coordinator.state.topic.min.isr": "1",
+    **INTERNAL_TOPICS_ON_ONE_NODE,
     "group.share.record.lock.duration.ms": "1000",
     "group.share.min.record.lock.duration.ms": "1000",
     "authorizer.class.name": STANDARD_AUTHORIZER,

@@ -22,7 +22,7 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-from compat.client_suites import CACHE
+from compat.client_suites import CACHE, INTERNAL_TOPICS_ON_ONE_NODE
 
 FRANZ_GO_MODULE = "github.com/twmb/franz-go"
 FRANZ_GO_VERSION = "v1.22.3"
@@ -35,13 +35,7 @@ SINGLE_NODE_ENV = {"KGO_TEST_RF": "1"}
 
 #: a broker config for the kgo tests on one node: the internal topics at replication factor 1
 #: (the share-group tests set their groups' own configs through IncrementalAlterConfigs)
-BROKER_CONFIG = {
-    "transaction.state.log.replication.factor": "1",
-    "transaction.state.log.min.isr": "1",
-    "offsets.topic.replication.factor": "1",
-    "share.coordinator.state.topic.replication.factor": "1",
-    "share.coordinator.state.topic.min.isr": "1",
-}
+BROKER_CONFIG = INTERNAL_TOPICS_ON_ONE_NODE
 
 #: the tests the issue names: the consumer-group and transactional ETL chains (each with three
 #: KIP-848 subtests) and the four share-group tests

@@ -292,12 +292,39 @@ def group_coordinator(bootstrap: str, group: str) -> int:
     return c.node_id if c.error_code == 0 else -1
 
 
+def _coordinator_dies(target: FailoverTarget, group: str, coordinator: int, ask):
+    """Kills the group's coordinator, then asks the new one with ``ask(client)`` (None: not
+    yet) until it answers; the old node is started again.  The coordinator answers before
+    its followers have the group's records (Kafka waits for them), so the kill waits until
+    every replica holds the same __consumer_offsets log."""
+    from pykafkad.coordinator.partitioning import partition_for
+
+    offsets_partition = partition_for(group, 50)
+
+    def replicated() -> bool:
+        logs = replica_logs(target, "__consumer_offsets", offsets_partition)
+        return bool(logs[0]) and all(log == logs[0] for log in logs[1:])
+    wait_for(replicated, "the group's records on every replica")
+    target.kill_node(coordinator)
+    survivors = [n for n in target.node_ids if n != coordinator]
+    survivor_bootstrap = ",".join(target.bootstrap(n) for n in survivors)
+
+    def answered():
+        node = group_coordinator(survivor_bootstrap, group)
+        if node not in survivors:
+            return None
+        with WireClient(target.bootstrap(node), timeout=10) as c:
+            return ask(c)
+    answer = wait_for(answered, "the new coordinator to answer the member")
+    target.start_node(coordinator)
+    return answer
+
+
 def consumer_group_coordinator_dies(target: FailoverTarget) -> dict:
     """A KIP-848 member is in a group when the group's coordinator is killed: the new leader
     of the group's __consumer_offsets partition loads the group, and the member goes on
     heartbeating with its epoch and keeps its partitions."""
     from compat.consumer_group_scenario import _hb, _join
-    from pykafkad.coordinator.partitioning import partition_for
     from wire.messages.consumer_group_describe_request import ConsumerGroupDescribeRequest
     from wire.messages.consumer_group_heartbeat_request import TopicPartitions
 
@@ -319,35 +346,18 @@ def consumer_group_coordinator_dies(target: FailoverTarget) -> dict:
     a = wait_for(joined, "the member's assignment")
     owned = [TopicPartitions(topic_id=tp.topic_id, partitions=list(tp.partitions))
              for tp in a.assignment.topic_partitions]
-    # the coordinator answers before its followers have the group's records (Kafka waits
-    # for them): the kill waits until every replica holds the same __consumer_offsets log
-    offsets_partition = partition_for(group, 50)
 
-    def replicated() -> bool:
-        logs = replica_logs(target, "__consumer_offsets", offsets_partition)
-        return bool(logs[0]) and all(log == logs[0] for log in logs[1:])
-    wait_for(replicated, "the group's records on every replica")
-    target.kill_node(coordinator)
-    survivors = [n for n in target.node_ids if n != coordinator]
-    survivor_bootstrap = ",".join(target.bootstrap(n) for n in survivors)
-
-    def heartbeat():
-        node = group_coordinator(survivor_bootstrap, group)
-        if node not in survivors:
+    def heartbeat(c: WireClient):
+        r = _hb(c, group, "member-a", a.member_epoch, topic_partitions=owned)
+        if r.error_code in (14, 15, 16):  # loading / not available / not coordinator
             return None
-        with WireClient(target.bootstrap(node), timeout=10) as c:
-            r = _hb(c, group, "member-a", a.member_epoch, topic_partitions=owned)
-            if r.error_code in (14, 15, 16):  # loading / not available / not coordinator
-                return None
-            d = c.request(69, 1, ConsumerGroupDescribeRequest(group_ids=[group])).groups[0]
-        return r, d
-    r, d = wait_for(heartbeat, "the new coordinator to answer the member")
+        return r, c.request(69, 1, ConsumerGroupDescribeRequest(group_ids=[group])).groups[0]
+    r, d = _coordinator_dies(target, group, coordinator, heartbeat)
     seen["heartbeat"] = (r.error_code, r.member_epoch == a.member_epoch)
     seen["described"] = (d.error_code, d.group_state, [
         (m.member_id, m.member_epoch == a.member_epoch,
          sorted(p for tp in m.assignment.topic_partitions for p in tp.partitions))
         for m in d.members])
-    target.start_node(coordinator)
     return seen
 
 
@@ -374,7 +384,6 @@ def streams_group_coordinator_dies(target: FailoverTarget) -> dict:
     """KIP-1071: a streams-group member holds its tasks when the group's coordinator is
     killed; the new leader of the group's __consumer_offsets partition loads the group (its
     topology, members and assignment records), and the member goes on with its epoch."""
-    from pykafkad.coordinator.partitioning import partition_for
     from wire.messages.streams_group_describe_request import StreamsGroupDescribeRequest
 
     bootstrap = ",".join(target.bootstrap(n) for n in target.node_ids)
@@ -400,28 +409,12 @@ def streams_group_coordinator_dies(target: FailoverTarget) -> dict:
     wait_for(assigned, "the member's two tasks")
     with WireClient(target.bootstrap(coordinator), timeout=10) as c:
         before = _streams_view(c.send(StreamsGroupDescribeRequest(group_ids=[group]), 0))
-    offsets_partition = partition_for(group, 50)
-
-    def replicated() -> bool:
-        logs = replica_logs(target, "__consumer_offsets", offsets_partition)
-        return bool(logs[0]) and all(log == logs[0] for log in logs[1:])
-    wait_for(replicated, "the group's records on every replica")
-    target.kill_node(coordinator)
-    survivors = [n for n in target.node_ids if n != coordinator]
-    survivor_bootstrap = ",".join(target.bootstrap(n) for n in survivors)
-
-    def heartbeat():
-        node = group_coordinator(survivor_bootstrap, group)
-        if node not in survivors:
+    def heartbeat(c: WireClient):
+        r = _streams_heartbeat(c, group, topic, epoch, tasks)
+        if r.error_code in (14, 15, 16):  # loading / not available / not coordinator
             return None
-        with WireClient(target.bootstrap(node), timeout=10) as c:
-            r = _streams_heartbeat(c, group, topic, epoch, tasks)
-            if r.error_code in (14, 15, 16):  # loading / not available / not coordinator
-                return None
-            d = c.send(StreamsGroupDescribeRequest(group_ids=[group]), 0)
-        return r, d
-    r, described = wait_for(heartbeat, "the new coordinator to answer the member")
-    target.start_node(coordinator)
+        return r, c.send(StreamsGroupDescribeRequest(group_ids=[group]), 0)
+    r, described = _coordinator_dies(target, group, coordinator, heartbeat)
     d = described.groups[0]
     return {"heartbeat": (r.error_code, r.member_epoch == epoch),
             "loaded_as_it_was": _streams_view(described) == before,

@@ -200,25 +200,19 @@ class _State:
 
 
 def _assign_active(state: _State, tasks: list[Task]) -> None:
-    tasks = sorted(tasks, key=lambda t: (t[1], t[0]))
-    left = []
-    for t in tasks:  # 1. back to the member that had it active
-        m = state.prev_active.get(t)
-        if m is not None and state.under_active_quota(m):
-            count = state.process_of(m).add_task(m.member_id, t, True)
-            state.active_added(count)
-            state.task_added(count)
-        else:
-            left.append(t)
-    tasks, left = left, []
-    for t in tasks:  # 2. to a member that had it as a standby (or has its state)
-        m = state.least_loaded_previous(state.prev_standby.get(t), None)
-        if m is not None and state.under_active_quota(m):
-            count = state.process_of(m).add_task(m.member_id, t, True)
-            state.active_added(count)
-            state.task_added(count)
-        else:
-            left.append(t)
+    left = sorted(tasks, key=lambda t: (t[1], t[0]))
+    for previous in (state.prev_active.get,  # 1. back to the member that had it active
+                     # 2. to a member that had it as a standby (or has its state)
+                     lambda t: state.least_loaded_previous(state.prev_standby.get(t), None)):
+        tasks, left = left, []
+        for t in tasks:
+            m = previous(t)
+            if m is not None and state.under_active_quota(m):
+                count = state.process_of(m).add_task(m.member_id, t, True)
+                state.active_added(count)
+                state.task_added(count)
+            else:
+                left.append(t)
     left.sort()
     queue = JavaPriorityQueue(_by_process_load)  # 3. the rest to the least loaded process
     queue.add_all(state.processes.values())

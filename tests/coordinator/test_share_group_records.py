@@ -7,7 +7,8 @@ before its first member joins.  The records are read raw and compared type by ty
 and value by value, with member ids, the topic id and assignment times masked, and the
 metadata hash checked to be KIP-1101's hash of the topic on each broker.  The first
 ShareSnapshot of the share partitions in __share_group_state (the group coordinator's
-InitializeShareGroupState) is compared too."""
+InitializeShareGroupState) is compared too, and the tombstones DeleteGroups has written
+there."""
 
 from __future__ import annotations
 
@@ -100,7 +101,8 @@ def _life(bootstrap: str) -> tuple[list, list]:
     _consume_until(bootstrap, consumer, topic, (0, 1), bool, "a record through the group")
     records = _close_and_delete(bootstrap, consumer, group)
     topic_id = _topic_id(records)
-    return records, [_first_snapshot(bootstrap, group, topic_id, p) for p in (0, 1)]
+    return (records, [_first_snapshot(bootstrap, group, topic_id, p) for p in (0, 1)],
+            [_state_tombstones(bootstrap, group, topic_id, p) for p in (0, 1)])
 
 
 def _grown(bootstrap: str) -> tuple[list, list]:
@@ -224,6 +226,32 @@ def _first_snapshot(bootstrap: str, group: str, topic_id: bytes, partition: int)
     return found[0]
 
 
+def _state_tombstones(bootstrap: str, group: str, topic_id: bytes, partition: int) -> list:
+    """The record types (0 ShareSnapshot, 1 ShareUpdate) of the tombstones the share
+    partition's keys got in __share_group_state, read to the partition's end once the
+    snapshot's tombstone is there (what DeleteGroups had its share coordinator write)."""
+    keys = {sr.encode_key(sr.ShareStateKey(t, group, topic_id, partition)): t
+            for t in (sr.SNAPSHOT, sr.UPDATE)}
+    tp = TopicPartition(STATE_TOPIC, state_partition(group, topic_id, partition), 0)
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{uuid.uuid4().hex[:6]}",
+                  "enable.auto.commit": False})
+    c.assign([tp])
+    found: list[int] = []
+    try:
+        def read():
+            for m in c.consume(100, 0.5):
+                if m.error() is None and m.key() in keys and m.value() is None:
+                    found.append(keys[m.key()])
+            if sr.SNAPSHOT not in found:
+                return False
+            end = c.get_watermark_offsets(tp, timeout=WAIT_S)[1]
+            return c.position([tp])[0].offset >= end
+        wait_for(read, "the share partition's tombstones", 2 * WAIT_S)
+    finally:
+        c.close()
+    return found
+
+
 def _masked(records: list, topic: str) -> list:
     """Member ids as m0, m1, ...; the topic id as T; the metadata hash as Hn when it is
     KIP-1101's hash of the topic with n partitions (kept as a number otherwise); assignment
@@ -269,6 +297,12 @@ def test_share_state_is_initialized_as_kafka_initializes_it(pykafkad_records, ka
     """At the group epoch of the heartbeat that found the partitions (2), start offset -1
     (the share-partition leader resolves share.auto.offset.reset), no delivery count yet."""
     assert pykafkad_records["life"][1] == kafka_records["life"][1] == [(0, 2, 0, -1, -1)] * 2
+
+
+def test_deleting_the_group_writes_kafkas_share_state_tombstones(pykafkad_records,
+                                                                 kafka_records):
+    """DeleteGroups has each share partition's state deleted: one ShareSnapshot tombstone."""
+    assert pykafkad_records["life"][2] == kafka_records["life"][2] == [[sr.SNAPSHOT]] * 2
 
 
 def test_a_grown_topic_writes_kafkas_records(pykafkad_records, kafka_records):

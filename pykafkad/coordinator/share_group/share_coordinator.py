@@ -209,8 +209,9 @@ class ShareCoordinator:
             delivery_complete_count=-1 if start_offset == -1 else 0))
 
     def delete(self, key: Key):
-        """DeleteShareGroupState: tombstones for the key."""
+        """DeleteShareGroupState: a tombstone for the key's snapshot, as Kafka's share
+        coordinator writes (the updates before it are replayed, then the tombstone drops
+        the state)."""
         if key not in self.states:
             return None
-        self._append(key, sr.SNAPSHOT, None)
-        return self._append(key, sr.UPDATE, None)
+        return self._append(key, sr.SNAPSHOT, None)

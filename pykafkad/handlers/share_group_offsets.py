@@ -243,7 +243,9 @@ async def handle_delete_share_group_offsets(ctx: RequestContext, req):
                 topic_name=t.topic_name, topic_id=_NO_TOPIC_ID,
                 error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, error_message=_NOT_HOSTED))
             continue
+        svc.coordinator.record_deleting(req.group_id, topic.topic_id, topic.name)
         await svc.delete_topic_state_everywhere(req.group_id, topic.topic_id)
+        svc.coordinator.record_deleted(req.group_id, topic.topic_id)
         out.append(delete_msg.DeleteShareGroupOffsetsResponseTopic(
             topic_name=t.topic_name, topic_id=topic.topic_id))
     return delete_msg.DeleteShareGroupOffsetsResponse(responses=out)

@@ -28,6 +28,7 @@ from tests.failover.outage import wait_for
 from tests.failover.share_scenario import STATE_TOPIC, state_partition
 from tests.integration.clients import WAIT_S, create_led_topic, needs_java
 from wire.messages import alter_share_group_offsets_request as alter
+from wire.messages import delete_share_group_offsets_request as delete_offsets
 from wire.messages.find_coordinator_request import FindCoordinatorRequest
 
 pytestmark = needs_java
@@ -37,6 +38,7 @@ RUN = uuid.uuid4().hex[:6]
 LIFE = (f"share-life-{RUN}", f"share-life-{RUN}-g")
 GROWN = (f"share-grown-{RUN}", f"share-grown-{RUN}-g")
 ALTERED = (f"share-altered-{RUN}", f"share-altered-{RUN}-g")
+OFFSETS_DELETED = (f"share-deleted-{RUN}", f"share-deleted-{RUN}-g")
 OFFSETS_PARTITIONS = 50
 
 
@@ -56,7 +58,7 @@ def kafka_records():
 
 def _lives(bootstrap: str) -> dict:
     return {"life": _life(bootstrap), "grown": _grown(bootstrap),
-            "altered": _altered(bootstrap)}
+            "altered": _altered(bootstrap), "offsets_deleted": _offsets_deleted(bootstrap)}
 
 
 def _consume_until(bootstrap: str, consumer, topic: str, partitions, done, what: str) -> None:
@@ -158,6 +160,33 @@ def _altered(bootstrap: str) -> tuple[list, list, list]:
     wait_for(read, "the records from offset 2", 2 * WAIT_S)
     records = _close_and_delete(bootstrap, consumer, group)
     return records, [_first_snapshot(bootstrap, group, _topic_id(records), 0)], offsets
+
+
+def _offsets_deleted(bootstrap: str) -> list:
+    """A member reads a record of a 1-partition topic and leaves; the group's offsets of the
+    topic are deleted (DeleteShareGroupOffsets): the group's records up to the last
+    ShareGroupStatePartitionMetadata listing the topic nowhere."""
+    topic, group = OFFSETS_DELETED
+    create_led_topic(bootstrap, topic, 1)
+    consumer = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group})
+    consumer.subscribe([topic])
+    _consume_until(bootstrap, consumer, topic, (0,), bool, "a record through the group")
+    consumer.close()
+    answers: list = []
+    with WireClient(bootstrap) as w:
+        def deleted():  # NON_EMPTY_GROUP until the leave is in
+            r = w.request(92, 0, delete_offsets.DeleteShareGroupOffsetsRequest(
+                group_id=group, topics=[
+                    delete_offsets.DeleteShareGroupOffsetsRequestTopic(topic_name=topic)]))
+            answers[:] = [r.error_code] + [t.error_code for t in r.responses]
+            return answers == [0, 0]
+        wait_for(deleted, f"the offsets deleted (last answer {answers})")
+
+    def settled(out: list) -> bool:
+        last = [v for t, _, v in out if t == gr.STATE_PARTITIONS]
+        return bool(last) and last[-1] is not None and not any(
+            gr.decode_state_partitions(last[-1]))
+    return _records(bootstrap, group, ended=settled)
 
 
 def _holds(records: list, n: int) -> bool:
@@ -337,3 +366,12 @@ def test_altered_offsets_write_kafkas_records(pykafkad_records, kafka_records):
     assert _masked(ours[0], topic) == _masked(theirs[0], topic)
     assert ours[1] == theirs[1] == [(0, 1, 0, 2, 0)]
     assert ours[2][:3] == theirs[2][:3] == [2, 3, 4]
+
+
+def test_deleted_share_offsets_write_kafkas_records(pykafkad_records, kafka_records):
+    """DeleteShareGroupOffsets takes the topic out of the group's
+    ShareGroupStatePartitionMetadata, as Kafka's group coordinator records it."""
+    topic = OFFSETS_DELETED[0]
+    ours = _masked(pykafkad_records["offsets_deleted"], topic)
+    theirs = _masked(kafka_records["offsets_deleted"], topic)
+    assert ours == theirs

@@ -317,6 +317,30 @@ class ShareGroupCoordinator:
         self._state_partitions_record(group)
         self._flush()
 
+    def record_deleting(self, group_id: str, topic_id: bytes, name: str) -> None:
+        """DeleteShareGroupOffsets of a topic: its share partitions leave the group's lists
+        and the topic is recorded deleting until its share state is gone, as Kafka records
+        it (the group epoch stays)."""
+        group = self.groups.get(group_id)
+        if group is None:
+            return
+        group.initializing.pop(topic_id, None)
+        group.initialized.pop(topic_id, None)
+        self._initializing = {k for k in self._initializing
+                              if k[0] != group_id or k[1] != topic_id}
+        group.deleting = {**group.deleting, topic_id: name}
+        self._state_partitions_record(group)
+        self._flush()
+
+    def record_deleted(self, group_id: str, topic_id: bytes) -> None:
+        """The topic's share state is deleted: it leaves the group's deleting list."""
+        group = self.groups.get(group_id)
+        if group is None or topic_id not in group.deleting:
+            return
+        group.deleting = {t: n for t, n in group.deleting.items() if t != topic_id}
+        self._state_partitions_record(group)
+        self._flush()
+
     def _metadata(self, group: ShareGroup) -> dict[str, tuple[bytes, int]]:
         out = {}
         for name in sorted(group.subscribed_topics()):

@@ -76,10 +76,12 @@ def cache_dir(cache: Path) -> Path:
 
 def franz_go_suite_or_skip(cache: Path = CACHE) -> Path:
     """``franz_go_suite`` for a test: skipped where no Go toolchain is installed or the module
-    proxy cannot be reached, except in CI (CI=true), where an unreachable proxy is a failure."""
+    proxy cannot be reached, except in CI (CI=true), where either is a failure."""
     import pytest
 
     if not Path(GO).exists():
+        if os.environ.get("CI"):
+            raise FileNotFoundError(f"no Go toolchain at {GO} (set GO to the go command)")
         pytest.skip(f"no Go toolchain at {GO}")
     try:
         return franz_go_suite(cache)
